@@ -1,0 +1,165 @@
+//! The command line: clap types, then the checked, typed configuration each
+//! command runs with. Nothing here runs a command.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::compat::{Format, Limits, Mode};
+
+/// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
+#[derive(Debug, Parser)]
+#[command(name = "schemaops", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check schema files for compatibility with the compatibility engine.
+    ///
+    /// Exit status: 0 compatible, 1 incompatible, 2 error (bad usage, or a
+    /// schema that cannot be read or is invalid).
+    Compat(CompatArgs),
+}
+
+/// Arguments of `schemaops compat`.
+#[derive(Debug, Args)]
+pub struct CompatArgs {
+    /// Schema language of the files.
+    #[arg(long, env = "SCHEMAOPS_FORMAT", default_value = "AVRO")]
+    pub format: Format,
+
+    /// Compatibility mode: BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE or NONE.
+    #[arg(long, env = "SCHEMAOPS_MODE", default_value = "BACKWARD")]
+    pub mode: Mode,
+
+    /// An earlier version of the schema; repeat it, oldest first.
+    #[arg(long = "previous", value_name = "FILE")]
+    pub previous: Vec<PathBuf>,
+
+    /// The new schema.
+    #[arg(long, value_name = "FILE", required_unless_present = "cases")]
+    pub candidate: Option<PathBuf>,
+
+    /// Run every case of a conformance JSON Lines file and print one JSON line per case.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["candidate", "previous"])]
+    pub cases: Option<PathBuf>,
+
+    /// How to print the result of a single check.
+    #[arg(long, value_enum, env = "SCHEMAOPS_OUTPUT", default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+
+    /// The largest schema file accepted, in bytes.
+    #[arg(long, env = "SCHEMAOPS_MAX_SCHEMA_BYTES", default_value_t = Limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    pub max_schema_bytes: usize,
+}
+
+/// How a single check's result is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Sentences for a person.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// What `schemaops compat` will do, checked and typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompatConfig {
+    /// Size limits for every schema read.
+    pub limits: Limits,
+    /// A single check, or a file of cases.
+    pub job: CompatJob,
+}
+
+/// The two jobs of `schemaops compat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompatJob {
+    /// Check one candidate against earlier versions.
+    Pair {
+        /// Schema language.
+        format: Format,
+        /// Compatibility mode.
+        mode: Mode,
+        /// Earlier versions, oldest first.
+        previous: Vec<PathBuf>,
+        /// The new schema.
+        candidate: PathBuf,
+        /// How to print the result.
+        output: OutputFormat,
+    },
+    /// Run every case of a conformance file.
+    Cases {
+        /// The JSON Lines file.
+        path: PathBuf,
+    },
+}
+
+impl CompatArgs {
+    /// Resolves the arguments into a configuration.
+    ///
+    /// # Errors
+    /// A message naming the argument when the combination makes no sense.
+    pub fn into_config(self) -> Result<CompatConfig, String> {
+        if self.max_schema_bytes == 0 {
+            return Err("--max-schema-bytes must be at least 1".to_owned());
+        }
+        let limits = Limits {
+            max_schema_bytes: self.max_schema_bytes,
+        };
+        let job = match (self.cases, self.candidate) {
+            (Some(path), _) => CompatJob::Cases { path },
+            (None, Some(candidate)) => CompatJob::Pair {
+                format: self.format,
+                mode: self.mode,
+                previous: self.previous,
+                candidate,
+                output: self.output,
+            },
+            (None, None) => return Err("give --candidate FILE (with --previous FILE…), or --cases FILE".to_owned()),
+        };
+        Ok(CompatConfig { limits, job })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_pair_check_resolves_into_a_pair_job() {
+        let cli = Cli::parse_from([
+            "schemaops", "compat", "--mode", "full_transitive", "--previous", "a.avsc", "--previous", "b.avsc",
+            "--candidate", "c.avsc",
+        ]);
+        let Command::Compat(args) = cli.command;
+        let config = args.into_config().unwrap();
+        assert_eq!(
+            config.job,
+            CompatJob::Pair {
+                format: Format::Avro,
+                mode: Mode::FullTransitive,
+                previous: vec!["a.avsc".into(), "b.avsc".into()],
+                candidate: "c.avsc".into(),
+                output: OutputFormat::Text,
+            }
+        );
+    }
+
+    #[test]
+    fn cases_and_candidate_together_are_refused() {
+        let parsed = Cli::try_parse_from(["schemaops", "compat", "--cases", "x.jsonl", "--candidate", "c.avsc"]);
+        assert!(parsed.is_err());
+    }
+}

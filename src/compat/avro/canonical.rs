@@ -1,0 +1,228 @@
+//! The canonical text of an Avro schema, the identity a registry keys schema
+//! IDs on: two texts that differ only in layout, in `{"type":"string"}`
+//! against `"string"`, in key order, or in how names are qualified give the
+//! same canonical text; any difference in doc, defaults, aliases, order or
+//! custom attributes gives a different one. (Avro's Parsing Canonical Form
+//! drops doc, defaults and aliases, so it cannot serve as the identity.)
+//!
+//! Every named type is written with its full name and no `namespace`, in
+//! full where it first appears and by name afterwards; named types that come
+//! from references are written by name only. Object keys are in a fixed
+//! order, custom attributes sorted, and JSON values have sorted keys.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::model::{AvroSchema, Field, Name, NodeId, Type};
+
+impl AvroSchema {
+    /// The canonical text of this schema (see the module docs).
+    pub fn canonical(&self) -> String {
+        let mut writer = Writer {
+            schema: self,
+            written: HashSet::new(),
+            out: String::new(),
+        };
+        writer.write_type(self.root);
+        writer.out
+    }
+
+    /// The SHA-256 of the canonical text, in lowercase hex.
+    pub fn fingerprint(&self) -> String {
+        let digest = Sha256::digest(self.canonical().as_bytes());
+        digest.iter().fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+    }
+}
+
+struct Writer<'s> {
+    schema: &'s AvroSchema,
+    written: HashSet<NodeId>,
+    out: String,
+}
+
+impl Writer<'_> {
+    fn write_type(&mut self, id: NodeId) {
+        let node = self.schema.node(id);
+        match &node.ty {
+            Type::Primitive(primitive) if node.properties.is_empty() => write_string(&mut self.out, primitive.name()),
+            Type::Primitive(primitive) => {
+                self.out.push_str("{\"type\":");
+                write_string(&mut self.out, primitive.name());
+                self.write_properties(&node.properties);
+                self.out.push('}');
+            }
+            Type::Array(items) => {
+                self.out.push_str("{\"type\":\"array\",\"items\":");
+                self.write_type(*items);
+                self.write_properties(&node.properties);
+                self.out.push('}');
+            }
+            Type::Map(values) => {
+                self.out.push_str("{\"type\":\"map\",\"values\":");
+                self.write_type(*values);
+                self.write_properties(&node.properties);
+                self.out.push('}');
+            }
+            Type::Union(branches) => {
+                self.out.push('[');
+                for (index, branch) in branches.iter().enumerate() {
+                    if index > 0 {
+                        self.out.push(',');
+                    }
+                    self.write_type(*branch);
+                }
+                self.out.push(']');
+            }
+            Type::Record(record) => {
+                if self.write_reference(id, &record.name) {
+                    return;
+                }
+                self.write_name("record", &record.name);
+                self.out.push_str(",\"fields\":[");
+                for (index, field) in record.fields.iter().enumerate() {
+                    if index > 0 {
+                        self.out.push(',');
+                    }
+                    self.write_field(field);
+                }
+                self.out.push(']');
+                self.write_properties(&node.properties);
+                self.out.push('}');
+            }
+            Type::Enum(enumeration) => {
+                if self.write_reference(id, &enumeration.name) {
+                    return;
+                }
+                self.write_name("enum", &enumeration.name);
+                self.out.push_str(",\"symbols\":");
+                write_strings(&mut self.out, &enumeration.symbols);
+                if let Some(default) = &enumeration.default {
+                    self.out.push_str(",\"default\":");
+                    write_string(&mut self.out, default);
+                }
+                self.write_properties(&node.properties);
+                self.out.push('}');
+            }
+            Type::Fixed(fixed) => {
+                if self.write_reference(id, &fixed.name) {
+                    return;
+                }
+                self.write_name("fixed", &fixed.name);
+                let _ = write!(self.out, ",\"size\":{}", fixed.size);
+                self.write_properties(&node.properties);
+                self.out.push('}');
+            }
+        }
+    }
+
+    /// Writes a named type by name when it comes from a reference or was
+    /// written already; returns whether it did.
+    fn write_reference(&mut self, id: NodeId, name: &Name) -> bool {
+        if id < self.schema.first_own_node || !self.written.insert(id) {
+            write_string(&mut self.out, &name.full);
+            return true;
+        }
+        false
+    }
+
+    fn write_name(&mut self, kind: &str, name: &Name) {
+        self.out.push_str("{\"type\":");
+        write_string(&mut self.out, kind);
+        self.out.push_str(",\"name\":");
+        write_string(&mut self.out, &name.full);
+        if !name.aliases.is_empty() {
+            self.out.push_str(",\"aliases\":");
+            write_strings(&mut self.out, &name.aliases);
+        }
+        if let Some(doc) = &name.doc {
+            self.out.push_str(",\"doc\":");
+            write_string(&mut self.out, doc);
+        }
+    }
+
+    fn write_field(&mut self, field: &Field) {
+        self.out.push_str("{\"name\":");
+        write_string(&mut self.out, &field.name);
+        self.out.push_str(",\"type\":");
+        self.write_type(field.ty);
+        if let Some(doc) = &field.doc {
+            self.out.push_str(",\"doc\":");
+            write_string(&mut self.out, doc);
+        }
+        if let Some(default) = &field.default {
+            self.out.push_str(",\"default\":");
+            write_value(&mut self.out, default);
+        }
+        if let Some(order) = &field.order {
+            self.out.push_str(",\"order\":");
+            write_string(&mut self.out, order);
+        }
+        if !field.aliases.is_empty() {
+            self.out.push_str(",\"aliases\":");
+            write_strings(&mut self.out, &field.aliases);
+        }
+        self.write_properties(&field.properties);
+        self.out.push('}');
+    }
+
+    fn write_properties(&mut self, properties: &BTreeMap<String, Value>) {
+        for (key, value) in properties {
+            self.out.push(',');
+            write_string(&mut self.out, key);
+            self.out.push(':');
+            write_value(&mut self.out, value);
+        }
+    }
+}
+
+fn write_string(out: &mut String, text: &str) {
+    out.push_str(&Value::from(text).to_string());
+}
+
+fn write_strings(out: &mut String, items: &[String]) {
+    out.push('[');
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        write_string(out, item);
+    }
+    out.push(']');
+}
+
+/// JSON with object keys sorted, whatever order the parser kept.
+fn write_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(entries) => {
+            let mut keys: Vec<&String> = entries.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_string(out, key);
+                out.push(':');
+                write_value(out, &entries[key]);
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}

@@ -1,0 +1,105 @@
+//! Whether a field's `default` is a value of the field's type, in Avro's JSON
+//! encoding of defaults.
+
+use serde_json::Value;
+
+use super::model::{Node, NodeId, Primitive, Type};
+use super::parse::json_kind;
+
+/// Checks `value` against the type `id`; the error says what was expected.
+///
+/// A union default may match any branch (Avro 1.12). A record default may
+/// leave out fields that have defaults of their own. Recursion follows the
+/// value, whose depth the JSON parser bounds, so recursive types terminate.
+pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), String> {
+    let ok = match &nodes[id].ty {
+        Type::Primitive(primitive) => matches_primitive(*primitive, value),
+        Type::Enum(enumeration) => value.as_str().is_some_and(|symbol| enumeration.symbols.iter().any(|s| s == symbol)),
+        Type::Fixed(fixed) => value
+            .as_str()
+            .is_some_and(|text| is_byte_string(text) && text.chars().count() as u64 == fixed.size),
+        Type::Array(items) => match value {
+            Value::Array(elements) => {
+                for element in elements {
+                    check(nodes, *items, element)?;
+                }
+                true
+            }
+            _ => false,
+        },
+        Type::Map(values) => match value {
+            Value::Object(entries) => {
+                for entry in entries.values() {
+                    check(nodes, *values, entry)?;
+                }
+                true
+            }
+            _ => false,
+        },
+        Type::Union(branches) => branches.iter().any(|branch| check(nodes, *branch, value).is_ok()),
+        Type::Record(record) => match value {
+            Value::Object(entries) => {
+                for field in &record.fields {
+                    match entries.get(&field.name) {
+                        Some(entry) => check(nodes, field.ty, entry)?,
+                        None if field.default.is_some() => {}
+                        None => {
+                            return Err(format!(
+                                "the value for record `{}` has no `{}`, and that field has no default",
+                                record.name.full, field.name
+                            ));
+                        }
+                    }
+                }
+                true
+            }
+            _ => false,
+        },
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("expected {}, found {}", expectation(nodes, id), json_kind(value)))
+    }
+}
+
+fn matches_primitive(primitive: Primitive, value: &Value) -> bool {
+    match primitive {
+        Primitive::Null => value.is_null(),
+        Primitive::Boolean => value.is_boolean(),
+        Primitive::Int => value.as_i64().is_some_and(|n| i32::try_from(n).is_ok()),
+        Primitive::Long => value.is_i64(),
+        Primitive::Float | Primitive::Double => value.is_number(),
+        Primitive::Bytes => value.as_str().is_some_and(is_byte_string),
+        Primitive::String => value.is_string(),
+    }
+}
+
+/// Bytes and fixed defaults are strings whose code points 0–255 stand for bytes.
+fn is_byte_string(text: &str) -> bool {
+    text.chars().all(|c| u32::from(c) <= 0xFF)
+}
+
+fn expectation(nodes: &[Node], id: NodeId) -> String {
+    match &nodes[id].ty {
+        Type::Primitive(Primitive::Null) => "null".to_owned(),
+        Type::Primitive(Primitive::Boolean) => "true or false".to_owned(),
+        Type::Primitive(Primitive::Int) => "a whole number from -2147483648 to 2147483647".to_owned(),
+        Type::Primitive(Primitive::Long) => "a whole number that fits in 64 bits".to_owned(),
+        Type::Primitive(Primitive::Float | Primitive::Double) => "a number".to_owned(),
+        Type::Primitive(Primitive::Bytes) => "a string of characters \\u0000 to \\u00ff (one per byte)".to_owned(),
+        Type::Primitive(Primitive::String) => "a string".to_owned(),
+        Type::Enum(enumeration) => format!("one of the symbols {:?}", enumeration.symbols),
+        Type::Fixed(fixed) => format!(
+            "a string of exactly {} characters \\u0000 to \\u00ff (one per byte)",
+            fixed.size
+        ),
+        Type::Array(_) => "a JSON array".to_owned(),
+        Type::Map(_) => "a JSON object".to_owned(),
+        Type::Union(branches) => {
+            let names: Vec<String> = branches.iter().map(|branch| expectation(nodes, *branch)).collect();
+            format!("a value of one of the union's branches ({})", names.join("; or "))
+        }
+        Type::Record(record) => format!("a JSON object with the fields of record `{}`", record.name.full),
+    }
+}

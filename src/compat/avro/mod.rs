@@ -1,0 +1,231 @@
+//! Avro: parsing, canonical form, and compatibility by schema resolution.
+//!
+//! BACKWARD asks whether the candidate, as reader, resolves data written with
+//! an earlier version; FORWARD asks the reverse. The rules are Avro's, as Java
+//! Avro's `SchemaCompatibility` applies them and Confluent calls it, and the
+//! paths are the ones Java reports, so they point into the *reading* schema
+//! (a writer union's branch index where a union branch is missing).
+//!
+//! Where we knowingly differ from Confluent:
+//! - Every problem is reported, not only the first, and a missing union
+//!   branch also says why the closest branch of the reader's union failed.
+//! - A reader field that the writer lacks, with no field default but with an
+//!   enum default, is reported as `READER_FIELD_MISSING_DEFAULT_VALUE`; Java
+//!   reports a `TYPE_MISMATCH` there. Both are incompatible.
+//! - A reader field that matches several writer fields through its aliases
+//!   is a `NAME_MISMATCH`; Java throws an exception.
+//! - A union default may match any branch (the Avro 1.12 rule); a `fixed` or
+//!   `bytes` default must be a string of code points 0–255, and a `fixed`
+//!   one must have exactly `size` of them.
+//!
+//! Logical types are kept in the canonical form but do not take part in
+//! resolution, exactly as in Java Avro: `timestamp-millis` to
+//! `timestamp-micros` is a compatible `long` to `long` change.
+
+mod canonical;
+mod defaults;
+mod model;
+mod parse;
+mod resolve;
+
+use std::fmt;
+
+use serde::Serialize;
+
+pub use model::AvroSchema;
+pub use parse::{MAX_NESTING, ParseError, Position};
+use resolve::Finding;
+
+use super::{Direction, Incompatibility, SchemaPath};
+
+/// The kinds of Avro incompatibility, with Java Avro's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Kind {
+    /// Named types (record, enum, fixed) whose names differ, with no alias.
+    NameMismatch,
+    /// Fixed types of different sizes.
+    FixedSizeMismatch,
+    /// The writer's enum has symbols the reader lacks, and the reader has no default symbol.
+    MissingEnumSymbols,
+    /// The reader has a field the writer lacks, and the field has no default.
+    ReaderFieldMissingDefaultValue,
+    /// The types differ and Avro cannot promote one to the other.
+    TypeMismatch,
+    /// A type the writer can write matches no branch of the reader's union.
+    MissingUnionBranch,
+}
+
+impl Kind {
+    /// Java Avro's name for the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::NameMismatch => "NAME_MISMATCH",
+            Kind::FixedSizeMismatch => "FIXED_SIZE_MISMATCH",
+            Kind::MissingEnumSymbols => "MISSING_ENUM_SYMBOLS",
+            Kind::ReaderFieldMissingDefaultValue => "READER_FIELD_MISSING_DEFAULT_VALUE",
+            Kind::TypeMismatch => "TYPE_MISMATCH",
+            Kind::MissingUnionBranch => "MISSING_UNION_BRANCH",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every incompatibility between `candidate` and the earlier version at
+/// 1-based position `version`, in one `direction`.
+pub(crate) fn resolve(
+    candidate: &AvroSchema,
+    earlier: &AvroSchema,
+    direction: Direction,
+    version: usize,
+) -> Vec<Incompatibility> {
+    let (reader, writer) = match direction {
+        Direction::Backward => (candidate, earlier),
+        Direction::Forward => (earlier, candidate),
+    };
+    let sides = Sides { direction, version };
+    resolve::findings(reader, writer)
+        .into_iter()
+        .map(|(path, finding)| Incompatibility {
+            kind: super::Kind::Avro(kind_of(&finding)),
+            message: format!("{}: {}", describe(&path, &finding, &sides), sides.consequence()),
+            path,
+            version,
+        })
+        .collect()
+}
+
+fn kind_of(finding: &Finding) -> Kind {
+    match finding {
+        Finding::NameMismatch { .. } | Finding::AmbiguousField { .. } => Kind::NameMismatch,
+        Finding::FixedSizeMismatch { .. } => Kind::FixedSizeMismatch,
+        Finding::MissingEnumSymbols { .. } => Kind::MissingEnumSymbols,
+        Finding::MissingDefault { .. } => Kind::ReaderFieldMissingDefaultValue,
+        Finding::TypeMismatch { .. } => Kind::TypeMismatch,
+        Finding::MissingUnionBranch { .. } => Kind::MissingUnionBranch,
+    }
+}
+
+/// Who reads and who writes, in words.
+struct Sides {
+    direction: Direction,
+    version: usize,
+}
+
+impl Sides {
+    fn writer(&self) -> String {
+        match self.direction {
+            Direction::Backward => format!("version {}", self.version),
+            Direction::Forward => "the new schema".to_owned(),
+        }
+    }
+
+    fn reader(&self) -> String {
+        match self.direction {
+            Direction::Backward => "the new schema".to_owned(),
+            Direction::Forward => format!("version {}", self.version),
+        }
+    }
+
+    /// (earlier, new) from (reader, writer).
+    fn old_new<'a>(&self, reader: &'a str, writer: &'a str) -> (&'a str, &'a str) {
+        match self.direction {
+            Direction::Backward => (writer, reader),
+            Direction::Forward => (reader, writer),
+        }
+    }
+
+    fn consequence(&self) -> String {
+        match self.direction {
+            Direction::Backward => format!(
+                "consumers using the new schema cannot read records written with version {}",
+                self.version
+            ),
+            Direction::Forward => format!(
+                "consumers still using version {} cannot read records written with the new schema",
+                self.version
+            ),
+        }
+    }
+}
+
+/// What went wrong at `path`, without the consequence.
+fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
+    let version = sides.version;
+    match finding {
+        Finding::MissingDefault { field } => match sides.direction {
+            Direction::Backward => format!("field `{field}` (at {path}) was added without a default"),
+            Direction::Forward => {
+                format!("field `{field}` (at {path}) was removed, but version {version} declares it without a default")
+            }
+        },
+        Finding::TypeMismatch { reader, writer } => {
+            let (old, new) = sides.old_new(reader, writer);
+            format!(
+                "the type at {path} changed from `{old}` to `{new}`, and Avro cannot read `{writer}` data as `{reader}`"
+            )
+        }
+        Finding::NameMismatch { reader, writer } => match sides.direction {
+            Direction::Backward => format!(
+                "the type at {path} was renamed from `{writer}` to `{reader}`; if this is a rename, add \
+                 `\"aliases\": [\"{writer}\"]` to `{reader}`"
+            ),
+            Direction::Forward => format!(
+                "the type at {path} was renamed from `{reader}` to `{writer}`, and version {version} knows only `{reader}`"
+            ),
+        },
+        Finding::AmbiguousField { field, writer_fields } => format!(
+            "field `{field}` (at {path}) matches several fields of {} through its name and aliases ({}), \
+             so Avro cannot tell which one to read",
+            sides.writer(),
+            quoted_list(writer_fields)
+        ),
+        Finding::FixedSizeMismatch { name, reader, writer } => {
+            let (old, new) = match sides.direction {
+                Direction::Backward => (writer, reader),
+                Direction::Forward => (reader, writer),
+            };
+            format!("fixed `{name}` (at {path}) changed size from {old} to {new} bytes")
+        }
+        Finding::MissingEnumSymbols { name, symbols } => match sides.direction {
+            Direction::Backward => format!(
+                "enum `{name}` (at {path}) no longer has {}, which version {version} can write, and has no \
+                 `default` symbol to fall back on",
+                quoted_list(symbols)
+            ),
+            Direction::Forward => format!(
+                "enum `{name}` (at {path}) gained {}, which version {version} does not know and has no \
+                 `default` symbol for",
+                quoted_list(symbols)
+            ),
+        },
+        Finding::MissingUnionBranch { writer, causes } => {
+            let mut text = format!(
+                "{} can write `{writer}` at {path}, but no branch of the union in {} reads it",
+                sides.writer(),
+                sides.reader()
+            );
+            if let Some(((cause_path, cause), rest)) = causes.split_first() {
+                text.push_str(&format!(
+                    " (the closest branch fails because {}",
+                    describe(cause_path, cause, sides)
+                ));
+                if !rest.is_empty() {
+                    text.push_str(&format!(", and {} more", rest.len()));
+                }
+                text.push(')');
+            }
+            text
+        }
+    }
+}
+
+fn quoted_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|item| format!("`{item}`")).collect();
+    quoted.join(", ")
+}

@@ -1,0 +1,584 @@
+//! Reading Avro schema text into an [`AvroSchema`], with every rule of the
+//! specification checked and every problem located by a JSON Pointer.
+//!
+//! Follows Java Avro's parser where the specification is silent: an
+//! unqualified name that is not found in the enclosing namespace is looked up
+//! in the null namespace, `error` is a record, and a union default may match
+//! any branch (the Avro 1.12 rule). An empty union is valid, as in Java
+//! (no value can be written with it, so anything reads it).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use super::model::{AvroSchema, Enum, Field, Fixed, Name, Node, NodeId, Primitive, Record, Type};
+use crate::compat::{Location, SchemaPath, SchemaText};
+
+/// serde_json's nesting limit, which bounds every recursion in this module.
+pub const MAX_NESTING: usize = 128;
+
+/// Why a schema text is not a valid Avro schema, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{position}: {problem}", in_reference(.reference))]
+pub struct ParseError {
+    /// The reference the problem is in, when it is not in the schema itself.
+    pub reference: Option<String>,
+    /// Where the problem is.
+    pub position: Position,
+    /// What is wrong, as a sentence fragment.
+    pub problem: String,
+}
+
+fn in_reference(reference: &Option<String>) -> String {
+    reference.as_ref().map_or_else(String::new, |name| format!("in reference `{name}`, "))
+}
+
+/// Where in a schema text a problem is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Position {
+    /// A place in the text, for JSON syntax errors (1-based).
+    Text {
+        /// Line number.
+        line: usize,
+        /// Column number.
+        column: usize,
+    },
+    /// A place in the JSON document.
+    Pointer(SchemaPath),
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Position::Text { line, column } => write!(f, "at line {line}, column {column}"),
+            Position::Pointer(path) => write!(f, "at {path}"),
+        }
+    }
+}
+
+/// A problem found while walking the JSON document.
+struct Problem {
+    path: SchemaPath,
+    message: String,
+}
+
+impl Problem {
+    fn at(location: &Location<'_>, message: impl Into<String>) -> Self {
+        Self {
+            path: location.to_path(),
+            message: message.into(),
+        }
+    }
+}
+
+type Parsed<T> = Result<T, Problem>;
+
+impl AvroSchema {
+    /// Parses a schema and its references.
+    ///
+    /// References are read first, in order; the named types they define can
+    /// then be used by full name in the later references and in the schema.
+    ///
+    /// # Errors
+    /// [`ParseError`] naming the first problem and its position.
+    pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
+        let mut parser = Parser::default();
+        for reference in &schema.references {
+            parser
+                .parse_document(&reference.text)
+                .map_err(|error| ParseError {
+                    reference: Some(reference.name.clone()),
+                    ..error
+                })?;
+        }
+        let first_own_node = parser.nodes.len();
+        let root = parser.parse_document(&schema.text)?;
+        Ok(AvroSchema {
+            nodes: parser.nodes,
+            root,
+            first_own_node,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Parser {
+    nodes: Vec<Node>,
+    /// Named types by full name, with where each was defined.
+    names: HashMap<String, (NodeId, SchemaPath)>,
+    /// Fields with defaults, checked once every type is complete: (record, field, path of the default).
+    defaults: Vec<(NodeId, usize, SchemaPath)>,
+}
+
+impl Parser {
+    fn parse_document(&mut self, text: &str) -> Result<NodeId, ParseError> {
+        let value: Value = serde_json::from_str(text).map_err(|error| json_error(&error))?;
+        let root = self.parse_type(value, "", &Location::ROOT).map_err(problem_error)?;
+        self.check_defaults().map_err(problem_error)?;
+        Ok(root)
+    }
+
+    fn push(&mut self, ty: Type, properties: BTreeMap<String, Value>) -> NodeId {
+        self.nodes.push(Node { ty, properties });
+        self.nodes.len() - 1
+    }
+
+    fn parse_type(&mut self, value: Value, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        match value {
+            Value::String(name) => match Primitive::from_name(&name) {
+                Some(primitive) => Ok(self.push(Type::Primitive(primitive), BTreeMap::new())),
+                None => self.lookup(&name, namespace, location),
+            },
+            Value::Array(branches) => self.parse_union(branches, namespace, location),
+            Value::Object(object) => self.parse_object(object, namespace, location),
+            other => Err(Problem::at(
+                location,
+                format!("expected a type name, a type object or a union array, found {}", json_kind(&other)),
+            )),
+        }
+    }
+
+    fn lookup(&self, name: &str, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        let qualified = qualify(name, namespace);
+        let found = self
+            .names
+            .get(&qualified)
+            .or_else(|| (!name.contains('.')).then(|| self.names.get(name)).flatten());
+        match found {
+            Some((id, _)) => Ok(*id),
+            None => Err(Problem::at(
+                location,
+                format!(
+                    "unknown type `{name}`: it is not a primitive type and no named type `{qualified}` is defined \
+                     before this point (define it earlier in the schema, or supply it as a reference)"
+                ),
+            )),
+        }
+    }
+
+    fn parse_union(&mut self, branches: Vec<Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        let mut ids = Vec::with_capacity(branches.len());
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (index, branch) in branches.into_iter().enumerate() {
+            let branch_location = location.index(index);
+            let id = self.parse_type(branch, namespace, &branch_location)?;
+            let key = match &self.nodes[id].ty {
+                Type::Union(_) => {
+                    return Err(Problem::at(
+                        &branch_location,
+                        "a union may not contain another union directly; list its branches in the outer union",
+                    ));
+                }
+                Type::Primitive(primitive) => primitive.name().to_owned(),
+                Type::Array(_) => "array".to_owned(),
+                Type::Map(_) => "map".to_owned(),
+                Type::Record(Record { name, .. }) | Type::Enum(Enum { name, .. }) | Type::Fixed(Fixed { name, .. }) => {
+                    name.full.clone()
+                }
+            };
+            if let Some(first) = seen.insert(key.clone(), index) {
+                return Err(Problem::at(
+                    &branch_location,
+                    format!("the union already has a `{key}` branch (at index {first}); each type may appear once"),
+                ));
+            }
+            ids.push(id);
+        }
+        Ok(self.push(Type::Union(ids), BTreeMap::new()))
+    }
+
+    fn parse_object(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        let type_location = location.key("type");
+        let type_name = match object.remove("type") {
+            Some(Value::String(name)) => name,
+            Some(other) => {
+                return Err(Problem::at(
+                    &type_location,
+                    format!("`type` must be a string naming the type, found {}", json_kind(&other)),
+                ));
+            }
+            None => return Err(Problem::at(location, "a type object needs a `type` attribute")),
+        };
+        if let Some(primitive) = Primitive::from_name(&type_name) {
+            return Ok(self.push(Type::Primitive(primitive), object.into_iter().collect()));
+        }
+        match type_name.as_str() {
+            "record" | "error" => self.parse_record(object, namespace, location),
+            "enum" => self.parse_enum(object, namespace, location),
+            "fixed" => self.parse_fixed(object, namespace, location),
+            "array" => {
+                let items = required(&mut object, "items", location, "an array")?;
+                let items = self.parse_type(items, namespace, &location.key("items"))?;
+                Ok(self.push(Type::Array(items), object.into_iter().collect()))
+            }
+            "map" => {
+                let values = required(&mut object, "values", location, "a map")?;
+                let values = self.parse_type(values, namespace, &location.key("values"))?;
+                Ok(self.push(Type::Map(values), object.into_iter().collect()))
+            }
+            other => self.lookup(other, namespace, &type_location),
+        }
+    }
+
+    /// Reads the attributes every named type shares and reserves the name,
+    /// so that the type's own fields may refer to it.
+    fn parse_name(
+        &mut self,
+        object: &mut Map<String, Value>,
+        enclosing_namespace: &str,
+        location: &Location<'_>,
+        what: &str,
+    ) -> Parsed<Name> {
+        let name = match object.remove("name") {
+            Some(Value::String(name)) => name,
+            Some(other) => {
+                return Err(Problem::at(
+                    &location.key("name"),
+                    format!("`name` must be a string, found {}", json_kind(&other)),
+                ));
+            }
+            None => return Err(Problem::at(location, format!("{what} needs a `name`"))),
+        };
+        let namespace = match object.remove("namespace") {
+            None | Some(Value::Null) => enclosing_namespace.to_owned(),
+            Some(Value::String(namespace)) => namespace,
+            Some(other) => {
+                return Err(Problem::at(
+                    &location.key("namespace"),
+                    format!("`namespace` must be a string, found {}", json_kind(&other)),
+                ));
+            }
+        };
+        let full = qualify(&name, &namespace);
+        if !is_valid_full_name(&full) {
+            return Err(Problem::at(
+                &location.key("name"),
+                format!(
+                    "`{full}` is not a valid name: each dot-separated part must start with a letter or `_` \
+                     and contain only letters, digits and `_`"
+                ),
+            ));
+        }
+        let simple = full.rsplit('.').next().unwrap_or(&full);
+        if Primitive::from_name(simple).is_some() {
+            return Err(Problem::at(
+                &location.key("name"),
+                format!("`{simple}` is a primitive type name and cannot name a {what}"),
+            ));
+        }
+        let own_namespace = full.rsplit_once('.').map_or("", |(namespace, _)| namespace);
+        let aliases = string_list(object, "aliases", location)?
+            .into_iter()
+            .map(|alias| qualify(&alias, own_namespace))
+            .collect::<Vec<_>>();
+        if let Some(alias) = aliases.iter().find(|alias| !is_valid_full_name(alias)) {
+            return Err(Problem::at(&location.key("aliases"), format!("alias `{alias}` is not a valid name")));
+        }
+        let doc = optional_string(object, "doc", location)?;
+        Ok(Name { full, aliases, doc })
+    }
+
+    fn define(&mut self, name: &Name, ty: Type, location: &Location<'_>) -> Parsed<NodeId> {
+        if let Some((_, first)) = self.names.get(&name.full) {
+            return Err(Problem::at(
+                location,
+                format!("the type `{}` is already defined at {first}; define it once and refer to it by name", name.full),
+            ));
+        }
+        let id = self.push(ty, BTreeMap::new());
+        self.names.insert(name.full.clone(), (id, location.to_path()));
+        Ok(id)
+    }
+
+    fn parse_record(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        let name = self.parse_name(&mut object, namespace, location, "a record")?;
+        let fields_location = location.key("fields");
+        let fields = match object.remove("fields") {
+            Some(Value::Array(fields)) => fields,
+            Some(other) => {
+                return Err(Problem::at(
+                    &fields_location,
+                    format!("`fields` must be an array, found {}", json_kind(&other)),
+                ));
+            }
+            None => return Err(Problem::at(location, format!("record `{}` needs a `fields` array", name.full))),
+        };
+        let placeholder = Record {
+            name: name.clone(),
+            fields: Vec::new(),
+            by_name: HashMap::new(),
+        };
+        let id = self.define(&name, Type::Record(placeholder), location)?;
+        let own_namespace = name.namespace().to_owned();
+        let mut parsed = Vec::with_capacity(fields.len());
+        let mut by_name = HashMap::with_capacity(fields.len());
+        for (index, field) in fields.into_iter().enumerate() {
+            let field_location = fields_location.index(index);
+            let field = self.parse_field(field, &own_namespace, &field_location)?;
+            if let Some(first) = by_name.insert(field.name.clone(), index) {
+                return Err(Problem::at(
+                    &field_location.key("name"),
+                    format!("record `{}` already has a field `{}` (at index {first})", name.full, field.name),
+                ));
+            }
+            if field.default.is_some() {
+                self.defaults.push((id, index, field_location.key("default").to_path()));
+            }
+            parsed.push(field);
+        }
+        self.nodes[id] = Node {
+            ty: Type::Record(Record {
+                name,
+                fields: parsed,
+                by_name,
+            }),
+            properties: object.into_iter().collect(),
+        };
+        Ok(id)
+    }
+
+    fn parse_field(&mut self, field: Value, namespace: &str, location: &Location<'_>) -> Parsed<Field> {
+        let Value::Object(mut object) = field else {
+            return Err(Problem::at(
+                location,
+                format!("a field must be an object, found {}", json_kind(&field)),
+            ));
+        };
+        let name = match object.remove("name") {
+            Some(Value::String(name)) if is_valid_name(&name) => name,
+            Some(Value::String(name)) => {
+                return Err(Problem::at(
+                    &location.key("name"),
+                    format!(
+                        "`{name}` is not a valid field name: it must start with a letter or `_` \
+                         and contain only letters, digits and `_`"
+                    ),
+                ));
+            }
+            Some(other) => {
+                return Err(Problem::at(
+                    &location.key("name"),
+                    format!("`name` must be a string, found {}", json_kind(&other)),
+                ));
+            }
+            None => return Err(Problem::at(location, "a field needs a `name`")),
+        };
+        let Some(ty) = object.remove("type") else {
+            return Err(Problem::at(location, format!("field `{name}` needs a `type`")));
+        };
+        let ty = self.parse_type(ty, namespace, &location.key("type"))?;
+        let aliases = string_list(&mut object, "aliases", location)?;
+        let doc = optional_string(&mut object, "doc", location)?;
+        let order = match object.remove("order") {
+            None => None,
+            Some(Value::String(order)) if order == "ascending" => None,
+            Some(Value::String(order)) if order == "descending" || order == "ignore" => Some(order),
+            Some(other) => {
+                return Err(Problem::at(
+                    &location.key("order"),
+                    format!("`order` must be \"ascending\", \"descending\" or \"ignore\", found {other}"),
+                ));
+            }
+        };
+        Ok(Field {
+            name,
+            aliases,
+            ty,
+            default: object.remove("default"),
+            doc,
+            order,
+            properties: object.into_iter().collect(),
+        })
+    }
+
+    fn parse_enum(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        let name = self.parse_name(&mut object, namespace, location, "an enum")?;
+        let symbols_location = location.key("symbols");
+        let symbols = match object.remove("symbols") {
+            Some(Value::Array(symbols)) => symbols,
+            Some(other) => {
+                return Err(Problem::at(
+                    &symbols_location,
+                    format!("`symbols` must be an array of names, found {}", json_kind(&other)),
+                ));
+            }
+            None => return Err(Problem::at(location, format!("enum `{}` needs a `symbols` array", name.full))),
+        };
+        let mut names = Vec::with_capacity(symbols.len());
+        for (index, symbol) in symbols.into_iter().enumerate() {
+            let symbol_location = symbols_location.index(index);
+            let Value::String(symbol) = symbol else {
+                return Err(Problem::at(&symbol_location, "an enum symbol must be a string"));
+            };
+            if !is_valid_name(&symbol) {
+                return Err(Problem::at(
+                    &symbol_location,
+                    format!(
+                        "`{symbol}` is not a valid enum symbol: it must start with a letter or `_` \
+                         and contain only letters, digits and `_`"
+                    ),
+                ));
+            }
+            if let Some(first) = names.iter().position(|known| *known == symbol) {
+                return Err(Problem::at(
+                    &symbol_location,
+                    format!("enum `{}` already has the symbol `{symbol}` (at index {first})", name.full),
+                ));
+            }
+            names.push(symbol);
+        }
+        let default = match object.remove("default") {
+            None => None,
+            Some(Value::String(symbol)) if names.contains(&symbol) => Some(symbol),
+            Some(other) => {
+                return Err(Problem::at(
+                    &location.key("default"),
+                    format!("the enum default {other} is not one of the symbols of `{}`", name.full),
+                ));
+            }
+        };
+        let id = self.define(
+            &name,
+            Type::Enum(Enum {
+                name: name.clone(),
+                symbols: names,
+                default,
+            }),
+            location,
+        )?;
+        self.nodes[id].properties = object.into_iter().collect();
+        Ok(id)
+    }
+
+    fn parse_fixed(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        let name = self.parse_name(&mut object, namespace, location, "a fixed type")?;
+        let size = match object.remove("size") {
+            Some(Value::Number(size)) if size.as_u64().is_some_and(|size| size <= i32::MAX as u64) => {
+                size.as_u64().unwrap_or_default()
+            }
+            Some(other) => {
+                return Err(Problem::at(
+                    &location.key("size"),
+                    format!("`size` must be a whole number of bytes from 0 to 2147483647, found {other}"),
+                ));
+            }
+            None => return Err(Problem::at(location, format!("fixed `{}` needs a `size`", name.full))),
+        };
+        let id = self.define(&name, Type::Fixed(Fixed { name: name.clone(), size }), location)?;
+        self.nodes[id].properties = object.into_iter().collect();
+        Ok(id)
+    }
+
+    fn check_defaults(&mut self) -> Parsed<()> {
+        for (record, index, path) in std::mem::take(&mut self.defaults) {
+            let Type::Record(Record { fields, .. }) = &self.nodes[record].ty else {
+                continue;
+            };
+            let field = &fields[index];
+            let Some(default) = &field.default else {
+                continue;
+            };
+            if let Err(mismatch) = super::defaults::check(&self.nodes, field.ty, default) {
+                return Err(Problem {
+                    path,
+                    message: format!("the default of field `{}` does not match its type: {mismatch}", field.name),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn required(object: &mut Map<String, Value>, key: &str, location: &Location<'_>, what: &str) -> Parsed<Value> {
+    object
+        .remove(key)
+        .ok_or_else(|| Problem::at(location, format!("{what} needs an `{key}` attribute")))
+}
+
+fn optional_string(object: &mut Map<String, Value>, key: &str, location: &Location<'_>) -> Parsed<Option<String>> {
+    match object.remove(key) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(Problem::at(
+            &location.key(key),
+            format!("`{key}` must be a string, found {}", json_kind(&other)),
+        )),
+    }
+}
+
+fn string_list(object: &mut Map<String, Value>, key: &str, location: &Location<'_>) -> Parsed<Vec<String>> {
+    match object.remove(key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => Ok(items
+            .into_iter()
+            .filter_map(|item| match item {
+                Value::String(text) => Some(text),
+                _ => None,
+            })
+            .collect()),
+        Some(_) => Err(Problem::at(&location.key(key), format!("`{key}` must be an array of strings"))),
+    }
+}
+
+/// The full name of `name` written inside `namespace`.
+fn qualify(name: &str, namespace: &str) -> String {
+    if name.contains('.') || namespace.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{namespace}.{name}")
+    }
+}
+
+fn is_valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn is_valid_full_name(full: &str) -> bool {
+    full.split('.').all(is_valid_name)
+}
+
+/// How a JSON value reads in a message: its kind and, when short, itself.
+pub(crate) fn json_kind(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => return "null".to_owned(),
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => return "an array".to_owned(),
+        Value::Object(_) => return "an object".to_owned(),
+    };
+    let text = value.to_string();
+    if text.len() <= 40 { format!("{kind} {text}") } else { kind.to_owned() }
+}
+
+fn json_error(error: &serde_json::Error) -> ParseError {
+    let text = error.to_string();
+    let problem = if text.starts_with("recursion limit exceeded") {
+        format!("the schema nests more than {MAX_NESTING} levels deep")
+    } else if error.is_eof() {
+        "the text ends before the JSON document does".to_owned()
+    } else {
+        // serde_json appends " at line L column C"; the position is reported separately.
+        let message = text.split(" at line ").next().unwrap_or(&text);
+        format!("not valid JSON: {message}")
+    };
+    ParseError {
+        reference: None,
+        position: Position::Text {
+            line: error.line(),
+            column: error.column(),
+        },
+        problem,
+    }
+}
+
+fn problem_error(problem: Problem) -> ParseError {
+    ParseError {
+        reference: None,
+        position: Position::Pointer(problem.path),
+        problem: problem.message,
+    }
+}

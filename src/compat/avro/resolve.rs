@@ -1,0 +1,266 @@
+//! Avro schema resolution as a compatibility check: can a reader schema read
+//! every datum a writer schema can write? Follows Java Avro's
+//! `SchemaCompatibility` (which Confluent calls) rule for rule and location
+//! for location, but gathers every problem instead of stopping at the first.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use super::model::{AvroSchema, Name, NodeId, Primitive, Record, Type};
+use crate::compat::{Location, SchemaPath};
+
+/// One resolution failure, with the facts a message needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Finding {
+    /// Two named types whose names differ, with no reader alias for the writer's name.
+    NameMismatch { reader: String, writer: String },
+    /// A reader field that matches several writer fields through its aliases.
+    AmbiguousField { field: String, writer_fields: Vec<String> },
+    /// Two fixed types of different sizes.
+    FixedSizeMismatch { name: String, reader: u64, writer: u64 },
+    /// Writer enum symbols the reader lacks, with no reader default symbol.
+    MissingEnumSymbols { name: String, symbols: Vec<String> },
+    /// A reader field the writer does not have, with no default.
+    MissingDefault { field: String },
+    /// Types that do not resolve and are not promotable.
+    TypeMismatch { reader: String, writer: String },
+    /// A writer type that no branch of the reader's union reads, and why the
+    /// closest branch could not.
+    MissingUnionBranch { writer: String, causes: Vec<(SchemaPath, Finding)> },
+}
+
+/// Every way in which `reader` fails to read data written with `writer`,
+/// located in the reader's structure as Java Avro locates them.
+pub(crate) fn findings(reader: &AvroSchema, writer: &AvroSchema) -> Vec<(SchemaPath, Finding)> {
+    let mut resolver = Resolver {
+        reader,
+        writer,
+        walked: HashSet::new(),
+        probes: HashMap::new(),
+        found: Vec::new(),
+    };
+    resolver.collect(reader.root, writer.root, &Location::ROOT);
+    resolver.found
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    InProgress,
+    Compatible,
+    Incompatible,
+}
+
+struct Resolver<'s> {
+    reader: &'s AvroSchema,
+    writer: &'s AvroSchema,
+    /// Record pairs already walked by `collect`: a recursive or repeated pair
+    /// is reported once, where it is first met.
+    walked: HashSet<(NodeId, NodeId)>,
+    /// Memoized yes/no answers for record pairs, used when trying union branches.
+    probes: HashMap<(NodeId, NodeId), Probe>,
+    found: Vec<(SchemaPath, Finding)>,
+}
+
+impl Resolver<'_> {
+    fn report(&mut self, location: &Location<'_>, finding: Finding) {
+        self.found.push((location.to_path(), finding));
+    }
+
+    /// Walks `reader` against `writer`, recording every failure.
+    fn collect(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) {
+        let (reader_schema, writer_schema) = (self.reader, self.writer);
+        match (reader_schema.ty(reader), writer_schema.ty(writer)) {
+            (Type::Primitive(r), Type::Primitive(w)) if r == w || promotes(*w, *r) => {}
+            (Type::Array(r), Type::Array(w)) => self.collect(*r, *w, &location.key("items")),
+            (Type::Map(r), Type::Map(w)) => self.collect(*r, *w, &location.key("values")),
+            (Type::Fixed(r), Type::Fixed(w)) => {
+                self.check_names(&r.name, &w.name, location);
+                if r.size != w.size {
+                    let finding = Finding::FixedSizeMismatch {
+                        name: r.name.full.clone(),
+                        reader: r.size,
+                        writer: w.size,
+                    };
+                    self.report(&location.key("size"), finding);
+                }
+            }
+            (Type::Enum(r), Type::Enum(w)) => {
+                self.check_names(&r.name, &w.name, location);
+                if r.default.is_none() {
+                    let missing: BTreeSet<&String> = w.symbols.iter().filter(|s| !r.symbols.contains(s)).collect();
+                    if !missing.is_empty() {
+                        let finding = Finding::MissingEnumSymbols {
+                            name: r.name.full.clone(),
+                            symbols: missing.into_iter().cloned().collect(),
+                        };
+                        self.report(&location.key("symbols"), finding);
+                    }
+                }
+            }
+            (Type::Record(r), Type::Record(w)) => {
+                if self.walked.insert((reader, writer)) {
+                    self.check_names(&r.name, &w.name, location);
+                    self.check_fields(r, w, location);
+                }
+            }
+            (Type::Union(_), Type::Union(writer_branches)) => {
+                for (index, &branch) in writer_branches.iter().enumerate() {
+                    if !self.probe(reader, branch) {
+                        let branch_location = location.index(index);
+                        let causes = self.explain(reader, branch, location);
+                        let finding = Finding::MissingUnionBranch {
+                            writer: writer_schema.describe(branch),
+                            causes,
+                        };
+                        self.report(&branch_location, finding);
+                    }
+                }
+            }
+            (_, Type::Union(writer_branches)) => {
+                for (index, &branch) in writer_branches.iter().enumerate() {
+                    self.collect(reader, branch, &location.index(index));
+                }
+            }
+            (Type::Union(reader_branches), _) => {
+                if !reader_branches.iter().any(|&branch| self.probe(branch, writer)) {
+                    let causes = self.explain(reader, writer, location);
+                    let finding = Finding::MissingUnionBranch {
+                        writer: writer_schema.describe(writer),
+                        causes,
+                    };
+                    self.report(location, finding);
+                }
+            }
+            _ => {
+                let finding = Finding::TypeMismatch {
+                    reader: reader_schema.describe(reader),
+                    writer: writer_schema.describe(writer),
+                };
+                self.report(location, finding);
+            }
+        }
+    }
+
+    fn check_names(&mut self, reader: &Name, writer: &Name, location: &Location<'_>) {
+        if !names_match(reader, writer) {
+            let finding = Finding::NameMismatch {
+                reader: reader.full.clone(),
+                writer: writer.full.clone(),
+            };
+            self.report(&location.key("name"), finding);
+        }
+    }
+
+    fn check_fields(&mut self, reader: &Record, writer: &Record, location: &Location<'_>) {
+        let fields_location = location.key("fields");
+        for (index, field) in reader.fields.iter().enumerate() {
+            let field_location = fields_location.index(index);
+            let matches = writer_fields(field.name.as_str(), &field.aliases, writer);
+            match matches.as_slice() {
+                [] if field.default.is_none() => {
+                    self.report(&field_location, Finding::MissingDefault { field: field.name.clone() });
+                }
+                [] => {}
+                [only] => self.collect(field.ty, writer.fields[*only].ty, &field_location.key("type")),
+                several => {
+                    let finding = Finding::AmbiguousField {
+                        field: field.name.clone(),
+                        writer_fields: several.iter().map(|i| writer.fields[*i].name.clone()).collect(),
+                    };
+                    self.report(&field_location, finding);
+                }
+            }
+        }
+    }
+
+    /// Whether `reader` reads `writer`, without recording anything: used to
+    /// try the branches of a union.
+    fn probe(&mut self, reader: NodeId, writer: NodeId) -> bool {
+        let (reader_schema, writer_schema) = (self.reader, self.writer);
+        match (reader_schema.ty(reader), writer_schema.ty(writer)) {
+            (Type::Primitive(r), Type::Primitive(w)) => r == w || promotes(*w, *r),
+            (Type::Array(r), Type::Array(w)) | (Type::Map(r), Type::Map(w)) => self.probe(*r, *w),
+            (Type::Fixed(r), Type::Fixed(w)) => names_match(&r.name, &w.name) && r.size == w.size,
+            (Type::Enum(r), Type::Enum(w)) => {
+                names_match(&r.name, &w.name)
+                    && (r.default.is_some() || w.symbols.iter().all(|s| r.symbols.contains(s)))
+            }
+            (Type::Record(r), Type::Record(w)) => match self.probes.get(&(reader, writer)) {
+                Some(Probe::InProgress | Probe::Compatible) => true,
+                Some(Probe::Incompatible) => false,
+                None => {
+                    self.probes.insert((reader, writer), Probe::InProgress);
+                    let compatible = names_match(&r.name, &w.name) && self.probe_fields(r, w);
+                    let answer = if compatible { Probe::Compatible } else { Probe::Incompatible };
+                    self.probes.insert((reader, writer), answer);
+                    compatible
+                }
+            },
+            (_, Type::Union(writer_branches)) => writer_branches.iter().all(|&branch| self.probe(reader, branch)),
+            (Type::Union(reader_branches), _) => reader_branches.iter().any(|&branch| self.probe(branch, writer)),
+            _ => false,
+        }
+    }
+
+    fn probe_fields(&mut self, reader: &Record, writer: &Record) -> bool {
+        reader.fields.iter().all(|field| {
+            match writer_fields(field.name.as_str(), &field.aliases, writer).as_slice() {
+                [] => field.default.is_some(),
+                [only] => self.probe(field.ty, writer.fields[*only].ty),
+                _ => false,
+            }
+        })
+    }
+
+    /// Why no branch of the reader union `reader` reads `writer`: the
+    /// failures of the branch that resembles it most (same name, or same
+    /// kind of type), located at that branch. Empty when no branch resembles it.
+    fn explain(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) -> Vec<(SchemaPath, Finding)> {
+        let Type::Union(branches) = self.reader.ty(reader) else {
+            return Vec::new();
+        };
+        let Some(index) = branches.iter().position(|&branch| resembles(self.reader, branch, self.writer, writer)) else {
+            return Vec::new();
+        };
+        let mark = self.found.len();
+        self.collect(branches[index], writer, &location.index(index));
+        self.found.split_off(mark)
+    }
+}
+
+/// Avro's promotions: what a reader of type `reader` accepts from a writer of type `writer`.
+fn promotes(writer: Primitive, reader: Primitive) -> bool {
+    use Primitive::{Bytes, Double, Float, Int, Long, String};
+    matches!(
+        (writer, reader),
+        (Int, Long | Float | Double) | (Long, Float | Double) | (Float, Double) | (String, Bytes) | (Bytes, String)
+    )
+}
+
+/// Java Avro compares unqualified names, or the writer's full name against the reader's aliases.
+fn names_match(reader: &Name, writer: &Name) -> bool {
+    reader.simple() == writer.simple() || reader.aliases.iter().any(|alias| *alias == writer.full)
+}
+
+/// The positions of the writer fields a reader field reads: by name, then by each alias.
+fn writer_fields(name: &str, aliases: &[String], writer: &Record) -> Vec<usize> {
+    let mut matches: Vec<usize> = Vec::new();
+    for candidate in std::iter::once(name).chain(aliases.iter().map(String::as_str)) {
+        if let Some(&position) = writer.by_name.get(candidate)
+            && !matches.contains(&position)
+        {
+            matches.push(position);
+        }
+    }
+    matches
+}
+
+/// Whether two types are "the same thing, changed": same name, or the same kind of unnamed type.
+fn resembles(reader: &AvroSchema, reader_id: NodeId, writer: &AvroSchema, writer_id: NodeId) -> bool {
+    match (reader.ty(reader_id), writer.ty(writer_id)) {
+        (Type::Record(r), Type::Record(w)) => names_match(&r.name, &w.name),
+        (Type::Enum(r), Type::Enum(w)) => names_match(&r.name, &w.name),
+        (Type::Fixed(r), Type::Fixed(w)) => names_match(&r.name, &w.name),
+        (Type::Array(_), Type::Array(_)) | (Type::Map(_), Type::Map(_)) => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,249 @@
+//! The compatibility engine: can a candidate schema replace the earlier
+//! versions of a subject under a mode, and if not, every reason why.
+//!
+//! Pure: no I/O, no async, no Kubernetes, no HTTP. Callers hand in text and
+//! get back a [`Report`] or a [`CheckError`].
+//!
+//! There are three outcomes, and only three:
+//!
+//! A compatible change: adding a field with a default is BACKWARD compatible.
+//! ```
+//! use schemaops::compat::{check, Format, Mode, SchemaText};
+//! let v1 = SchemaText::new(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#);
+//! let v2 = SchemaText::new(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},
+//!                                {"name":"b","type":"string","default":""}]}"#);
+//! let report = check(Format::Avro, Mode::Backward, &v2, &[v1]).unwrap();
+//! assert!(report.is_compatible());
+//! ```
+//!
+//! An incompatible change: the report lists every break with its path.
+//! ```
+//! use schemaops::compat::{check, Format, Mode, SchemaText};
+//! let v1 = SchemaText::new(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#);
+//! let v2 = SchemaText::new(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"boolean"},
+//!                                {"name":"b","type":"string"}]}"#);
+//! let report = check(Format::Avro, Mode::Backward, &v2, &[v1]).unwrap();
+//! let paths: Vec<String> = report.incompatibilities.iter().map(|i| i.path.to_string()).collect();
+//! assert_eq!(paths, ["/fields/0/type", "/fields/1"]);
+//! ```
+//!
+//! Undecidable: an invalid schema is an error, never "incompatible".
+//! ```
+//! use schemaops::compat::{check, Format, Mode, SchemaText};
+//! let broken = SchemaText::new(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"integer"}]}"#);
+//! assert!(check(Format::Avro, Mode::Backward, &broken, &[]).is_err());
+//! ```
+//!
+//! Where we knowingly differ from Confluent, the format module says so
+//! ([`avro`] for Avro).
+
+pub mod avro;
+pub mod cases;
+mod mode;
+mod path;
+mod report;
+
+use std::fmt;
+
+pub use mode::{Direction, Format, Mode, Scope, UnknownName};
+pub use path::{Location, SchemaPath, Segment};
+pub use report::{Incompatibility, Kind, Report};
+
+/// A schema as stored: its text and the texts of the schemas it refers to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchemaText {
+    /// The schema document.
+    pub text: String,
+    /// Schemas this one refers to, in the order they must be read.
+    pub references: Vec<Reference>,
+}
+
+impl SchemaText {
+    /// A schema with no references.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            references: Vec::new(),
+        }
+    }
+}
+
+/// A schema that another one refers to (Confluent's schema references).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    /// The name the referring schema uses: an import path for Protobuf, the
+    /// referenced subject (informational) for Avro, whose named types are found
+    /// by their full names.
+    pub name: String,
+    /// The referenced schema's text.
+    pub text: String,
+}
+
+/// Limits that keep a hostile or mistaken input from costing unbounded time or memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest schema text accepted, in bytes, references counted separately.
+    pub max_schema_bytes: usize,
+}
+
+impl Limits {
+    /// The default size limit: 8 MiB.
+    pub const DEFAULT_MAX_SCHEMA_BYTES: usize = 8 * 1024 * 1024;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_schema_bytes: Self::DEFAULT_MAX_SCHEMA_BYTES,
+        }
+    }
+}
+
+/// Which of the inputs to a check a problem is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaRole {
+    /// The schema being proposed.
+    Candidate,
+    /// An earlier version, by its 1-based position in `previous`.
+    Previous(usize),
+}
+
+impl fmt::Display for SchemaRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaRole::Candidate => f.write_str("the candidate schema"),
+            SchemaRole::Previous(version) => write!(f, "previous version {version}"),
+        }
+    }
+}
+
+/// Why a check could not decide. Never means "incompatible".
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// A schema text is larger than [`Limits::max_schema_bytes`].
+    #[error("{role} is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        /// Which input.
+        role: SchemaRole,
+        /// Its size in bytes.
+        size: usize,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// A schema text is not a valid Avro schema.
+    #[error("{role} is not a valid Avro schema")]
+    InvalidAvro {
+        /// Which input.
+        role: SchemaRole,
+        /// What is wrong and where.
+        #[source]
+        source: avro::ParseError,
+    },
+    /// The engine has no checker for this format yet.
+    #[error("{format} compatibility is not supported yet")]
+    UnsupportedFormat {
+        /// The format asked for.
+        format: Format,
+    },
+}
+
+impl CheckError {
+    /// A short PascalCase name for the failure, from a bounded set.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            CheckError::TooLarge { .. } => "SchemaTooLarge",
+            CheckError::InvalidAvro { .. } => "InvalidSchema",
+            CheckError::UnsupportedFormat { .. } => "UnsupportedFormat",
+        }
+    }
+}
+
+/// Renders an error and its chain of sources on one line: `outer: inner: innermost`.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Checks `candidate` against `previous` (oldest first) under `mode`, with
+/// the default [`Limits`].
+///
+/// # Errors
+/// [`CheckError`] when a schema that the mode needs cannot be read.
+pub fn check(format: Format, mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) -> Result<Report, CheckError> {
+    Checker::default().check(format, mode, candidate, previous)
+}
+
+/// Runs checks under chosen [`Limits`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Checker {
+    limits: Limits,
+}
+
+impl Checker {
+    /// A checker that enforces `limits`.
+    pub fn new(limits: Limits) -> Self {
+        Self { limits }
+    }
+
+    /// Checks `candidate` against `previous` (oldest first) under `mode`.
+    ///
+    /// The candidate is always parsed, so an invalid schema is refused even
+    /// under NONE. Non-transitive modes read only the newest earlier version;
+    /// transitive ones read every version, newest first, and the report lists
+    /// every incompatibility against every version it breaks.
+    ///
+    /// # Errors
+    /// [`CheckError`] when a schema that the mode needs is too large, invalid,
+    /// or in a format without a checker.
+    pub fn check(
+        &self,
+        format: Format,
+        mode: Mode,
+        candidate: &SchemaText,
+        previous: &[SchemaText],
+    ) -> Result<Report, CheckError> {
+        match format {
+            Format::Avro => {}
+            Format::Json | Format::Protobuf => return Err(CheckError::UnsupportedFormat { format }),
+        }
+        let candidate_schema = self.parse_avro(SchemaRole::Candidate, candidate)?;
+        let versions: Vec<usize> = match (mode.directions().is_empty(), mode.scope()) {
+            (true, _) => Vec::new(),
+            (false, Scope::Latest) => previous.len().checked_sub(1).map(|_| previous.len()).into_iter().collect(),
+            (false, Scope::All) => (1..=previous.len()).rev().collect(),
+        };
+        let mut found = Vec::new();
+        for &version in &versions {
+            let earlier = self.parse_avro(SchemaRole::Previous(version), &previous[version - 1])?;
+            for &direction in mode.directions() {
+                found.extend(avro::resolve(&candidate_schema, &earlier, direction, version));
+            }
+        }
+        Ok(Report::new(mode, versions, found))
+    }
+
+    fn parse_avro(&self, role: SchemaRole, schema: &SchemaText) -> Result<avro::AvroSchema, CheckError> {
+        self.check_size(&role, &schema.text)?;
+        for reference in &schema.references {
+            self.check_size(&role, &reference.text)?;
+        }
+        avro::AvroSchema::parse(schema).map_err(|source| CheckError::InvalidAvro { role, source })
+    }
+
+    fn check_size(&self, role: &SchemaRole, text: &str) -> Result<(), CheckError> {
+        if text.len() > self.limits.max_schema_bytes {
+            return Err(CheckError::TooLarge {
+                role: role.clone(),
+                size: text.len(),
+                limit: self.limits.max_schema_bytes,
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,10 @@
+//! schemaops: Kafka schemas as Kubernetes custom resources, checked for
+//! compatibility before they are registered.
+//!
+//! - [`compat`]: the pure compatibility engine (Avro today).
+//! - [`cli`]: the command line and its typed configuration.
+//! - [`commands`]: what each subcommand does.
+
+pub mod cli;
+pub mod commands;
+pub mod compat;

@@ -1,0 +1,36 @@
+//! The `schemaops` binary: parse the command line, run the command, map the
+//! outcome to an exit status (0 compatible or done, 1 incompatible, 2 error).
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use schemaops::cli::{Cli, Command};
+use schemaops::commands::{self, Verdict};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(Verdict::Compatible) => ExitCode::SUCCESS,
+        Ok(Verdict::Incompatible) => ExitCode::from(1),
+        Ok(Verdict::Failed) => ExitCode::from(2),
+        Err(error) => {
+            eprintln!("schemaops: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<Verdict> {
+    match cli.command {
+        Command::Compat(args) => {
+            let config = args.into_config().map_err(anyhow::Error::msg).context("invalid arguments")?;
+            let stdout = io::stdout();
+            let mut out = stdout.lock();
+            let verdict = commands::compat::run(&config, &mut out)?;
+            out.flush().context("failed to write the result")?;
+            Ok(verdict)
+        }
+    }
+}
