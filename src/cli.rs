@@ -140,8 +140,16 @@ mod tests {
     #[test]
     fn a_pair_check_resolves_into_a_pair_job() {
         let cli = Cli::parse_from([
-            "schemaops", "compat", "--mode", "full_transitive", "--previous", "a.avsc", "--previous", "b.avsc",
-            "--candidate", "c.avsc",
+            "schemaops",
+            "compat",
+            "--mode",
+            "full_transitive",
+            "--previous",
+            "a.avsc",
+            "--previous",
+            "b.avsc",
+            "--candidate",
+            "c.avsc",
         ]);
         let Command::Compat(args) = cli.command;
         let config = args.into_config().unwrap();

@@ -25,7 +25,10 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<Verdict> {
     match cli.command {
         Command::Compat(args) => {
-            let config = args.into_config().map_err(anyhow::Error::msg).context("invalid arguments")?;
+            let config = args
+                .into_config()
+                .map_err(anyhow::Error::msg)
+                .context("invalid arguments")?;
             let stdout = io::stdout();
             let mut out = stdout.lock();
             let verdict = commands::compat::run(&config, &mut out)?;

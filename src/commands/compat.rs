@@ -167,7 +167,10 @@ fn render_text(report: &Report, format: Format, previous: &[PathBuf]) -> String 
         .collect();
     if report.is_compatible() {
         let _ = match (report.mode, versions.is_empty()) {
-            (Mode::None, _) => writeln!(text, "compatible: mode NONE checks nothing; the candidate is a valid {format} schema"),
+            (Mode::None, _) => writeln!(
+                text,
+                "compatible: mode NONE checks nothing; the candidate is a valid {format} schema"
+            ),
             (_, true) => writeln!(text, "compatible: there are no earlier versions to check against"),
             (mode, false) => writeln!(text, "compatible under {mode} with {}", versions.join(", ")),
         };

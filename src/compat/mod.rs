@@ -175,7 +175,12 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
 ///
 /// # Errors
 /// [`CheckError`] when a schema that the mode needs cannot be read.
-pub fn check(format: Format, mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) -> Result<Report, CheckError> {
+pub fn check(
+    format: Format,
+    mode: Mode,
+    candidate: &SchemaText,
+    previous: &[SchemaText],
+) -> Result<Report, CheckError> {
     Checker::default().check(format, mode, candidate, previous)
 }
 
@@ -215,7 +220,12 @@ impl Checker {
         let candidate_schema = self.parse_avro(SchemaRole::Candidate, candidate)?;
         let versions: Vec<usize> = match (mode.directions().is_empty(), mode.scope()) {
             (true, _) => Vec::new(),
-            (false, Scope::Latest) => previous.len().checked_sub(1).map(|_| previous.len()).into_iter().collect(),
+            (false, Scope::Latest) => previous
+                .len()
+                .checked_sub(1)
+                .map(|_| previous.len())
+                .into_iter()
+                .collect(),
             (false, Scope::All) => (1..=previous.len()).rev().collect(),
         };
         let mut found = Vec::new();

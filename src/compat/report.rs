@@ -56,9 +56,8 @@ pub struct Report {
 impl Report {
     /// Builds a report, putting the incompatibilities in their stable order.
     pub fn new(mode: Mode, checked_versions: Vec<usize>, mut incompatibilities: Vec<Incompatibility>) -> Self {
-        incompatibilities.sort_by(|a, b| {
-            (a.version, &a.path, a.kind, &a.message).cmp(&(b.version, &b.path, b.kind, &b.message))
-        });
+        incompatibilities
+            .sort_by(|a, b| (a.version, &a.path, a.kind, &a.message).cmp(&(b.version, &b.path, b.kind, &b.message)));
         incompatibilities.dedup();
         Self {
             mode,

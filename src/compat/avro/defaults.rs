@@ -14,7 +14,9 @@ use super::parse::json_kind;
 pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), String> {
     let ok = match &nodes[id].ty {
         Type::Primitive(primitive) => matches_primitive(*primitive, value),
-        Type::Enum(enumeration) => value.as_str().is_some_and(|symbol| enumeration.symbols.iter().any(|s| s == symbol)),
+        Type::Enum(enumeration) => value
+            .as_str()
+            .is_some_and(|symbol| enumeration.symbols.iter().any(|s| s == symbol)),
         Type::Fixed(fixed) => value
             .as_str()
             .is_some_and(|text| is_byte_string(text) && text.chars().count() as u64 == fixed.size),
@@ -59,7 +61,11 @@ pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), Str
     if ok {
         Ok(())
     } else {
-        Err(format!("expected {}, found {}", expectation(nodes, id), json_kind(value)))
+        Err(format!(
+            "expected {}, found {}",
+            expectation(nodes, id),
+            json_kind(value)
+        ))
     }
 }
 

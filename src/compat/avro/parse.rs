@@ -31,7 +31,9 @@ pub struct ParseError {
 }
 
 fn in_reference(reference: &Option<String>) -> String {
-    reference.as_ref().map_or_else(String::new, |name| format!("in reference `{name}`, "))
+    reference
+        .as_ref()
+        .map_or_else(String::new, |name| format!("in reference `{name}`, "))
 }
 
 /// Where in a schema text a problem is.
@@ -85,12 +87,10 @@ impl AvroSchema {
     pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
         let mut parser = Parser::default();
         for reference in &schema.references {
-            parser
-                .parse_document(&reference.text)
-                .map_err(|error| ParseError {
-                    reference: Some(reference.name.clone()),
-                    ..error
-                })?;
+            parser.parse_document(&reference.text).map_err(|error| ParseError {
+                reference: Some(reference.name.clone()),
+                ..error
+            })?;
         }
         let first_own_node = parser.nodes.len();
         let root = parser.parse_document(&schema.text)?;
@@ -134,7 +134,10 @@ impl Parser {
             Value::Object(object) => self.parse_object(object, namespace, location),
             other => Err(Problem::at(
                 location,
-                format!("expected a type name, a type object or a union array, found {}", json_kind(&other)),
+                format!(
+                    "expected a type name, a type object or a union array, found {}",
+                    json_kind(&other)
+                ),
             )),
         }
     }
@@ -188,7 +191,12 @@ impl Parser {
         Ok(self.push(Type::Union(ids), BTreeMap::new()))
     }
 
-    fn parse_object(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_object(
+        &mut self,
+        mut object: Map<String, Value>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<NodeId> {
         let type_location = location.key("type");
         let type_name = match object.remove("type") {
             Some(Value::String(name)) => name,
@@ -273,7 +281,10 @@ impl Parser {
             .map(|alias| qualify(&alias, own_namespace))
             .collect::<Vec<_>>();
         if let Some(alias) = aliases.iter().find(|alias| !is_valid_full_name(alias)) {
-            return Err(Problem::at(&location.key("aliases"), format!("alias `{alias}` is not a valid name")));
+            return Err(Problem::at(
+                &location.key("aliases"),
+                format!("alias `{alias}` is not a valid name"),
+            ));
         }
         let doc = optional_string(object, "doc", location)?;
         Ok(Name { full, aliases, doc })
@@ -283,7 +294,10 @@ impl Parser {
         if let Some((_, first)) = self.names.get(&name.full) {
             return Err(Problem::at(
                 location,
-                format!("the type `{}` is already defined at {first}; define it once and refer to it by name", name.full),
+                format!(
+                    "the type `{}` is already defined at {first}; define it once and refer to it by name",
+                    name.full
+                ),
             ));
         }
         let id = self.push(ty, BTreeMap::new());
@@ -291,7 +305,12 @@ impl Parser {
         Ok(id)
     }
 
-    fn parse_record(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_record(
+        &mut self,
+        mut object: Map<String, Value>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "a record")?;
         let fields_location = location.key("fields");
         let fields = match object.remove("fields") {
@@ -302,7 +321,12 @@ impl Parser {
                     format!("`fields` must be an array, found {}", json_kind(&other)),
                 ));
             }
-            None => return Err(Problem::at(location, format!("record `{}` needs a `fields` array", name.full))),
+            None => {
+                return Err(Problem::at(
+                    location,
+                    format!("record `{}` needs a `fields` array", name.full),
+                ));
+            }
         };
         let placeholder = Record {
             name: name.clone(),
@@ -319,7 +343,10 @@ impl Parser {
             if let Some(first) = by_name.insert(field.name.clone(), index) {
                 return Err(Problem::at(
                     &field_location.key("name"),
-                    format!("record `{}` already has a field `{}` (at index {first})", name.full, field.name),
+                    format!(
+                        "record `{}` already has a field `{}` (at index {first})",
+                        name.full, field.name
+                    ),
                 ));
             }
             if field.default.is_some() {
@@ -392,7 +419,12 @@ impl Parser {
         })
     }
 
-    fn parse_enum(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_enum(
+        &mut self,
+        mut object: Map<String, Value>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "an enum")?;
         let symbols_location = location.key("symbols");
         let symbols = match object.remove("symbols") {
@@ -403,7 +435,12 @@ impl Parser {
                     format!("`symbols` must be an array of names, found {}", json_kind(&other)),
                 ));
             }
-            None => return Err(Problem::at(location, format!("enum `{}` needs a `symbols` array", name.full))),
+            None => {
+                return Err(Problem::at(
+                    location,
+                    format!("enum `{}` needs a `symbols` array", name.full),
+                ));
+            }
         };
         let mut names = Vec::with_capacity(symbols.len());
         for (index, symbol) in symbols.into_iter().enumerate() {
@@ -423,7 +460,10 @@ impl Parser {
             if let Some(first) = names.iter().position(|known| *known == symbol) {
                 return Err(Problem::at(
                     &symbol_location,
-                    format!("enum `{}` already has the symbol `{symbol}` (at index {first})", name.full),
+                    format!(
+                        "enum `{}` already has the symbol `{symbol}` (at index {first})",
+                        name.full
+                    ),
                 ));
             }
             names.push(symbol);
@@ -451,7 +491,12 @@ impl Parser {
         Ok(id)
     }
 
-    fn parse_fixed(&mut self, mut object: Map<String, Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_fixed(
+        &mut self,
+        mut object: Map<String, Value>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "a fixed type")?;
         let size = match object.remove("size") {
             Some(Value::Number(size)) if size.as_u64().is_some_and(|size| size <= i32::MAX as u64) => {
@@ -465,7 +510,14 @@ impl Parser {
             }
             None => return Err(Problem::at(location, format!("fixed `{}` needs a `size`", name.full))),
         };
-        let id = self.define(&name, Type::Fixed(Fixed { name: name.clone(), size }), location)?;
+        let id = self.define(
+            &name,
+            Type::Fixed(Fixed {
+                name: name.clone(),
+                size,
+            }),
+            location,
+        )?;
         self.nodes[id].properties = object.into_iter().collect();
         Ok(id)
     }
@@ -482,7 +534,10 @@ impl Parser {
             if let Err(mismatch) = super::defaults::check(&self.nodes, field.ty, default) {
                 return Err(Problem {
                     path,
-                    message: format!("the default of field `{}` does not match its type: {mismatch}", field.name),
+                    message: format!(
+                        "the default of field `{}` does not match its type: {mismatch}",
+                        field.name
+                    ),
                 });
             }
         }
@@ -517,7 +572,10 @@ fn string_list(object: &mut Map<String, Value>, key: &str, location: &Location<'
                 _ => None,
             })
             .collect()),
-        Some(_) => Err(Problem::at(&location.key(key), format!("`{key}` must be an array of strings"))),
+        Some(_) => Err(Problem::at(
+            &location.key(key),
+            format!("`{key}` must be an array of strings"),
+        )),
     }
 }
 
@@ -532,7 +590,9 @@ fn qualify(name: &str, namespace: &str) -> String {
 
 fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -551,7 +611,11 @@ pub(crate) fn json_kind(value: &Value) -> String {
         Value::Object(_) => return "an object".to_owned(),
     };
     let text = value.to_string();
-    if text.len() <= 40 { format!("{kind} {text}") } else { kind.to_owned() }
+    if text.len() <= 40 {
+        format!("{kind} {text}")
+    } else {
+        kind.to_owned()
+    }
 }
 
 fn json_error(error: &serde_json::Error) -> ParseError {

@@ -25,7 +25,10 @@ pub(crate) enum Finding {
     TypeMismatch { reader: String, writer: String },
     /// A writer type that no branch of the reader's union reads, and why the
     /// closest branch could not.
-    MissingUnionBranch { writer: String, causes: Vec<(SchemaPath, Finding)> },
+    MissingUnionBranch {
+        writer: String,
+        causes: Vec<(SchemaPath, Finding)>,
+    },
 }
 
 /// Every way in which `reader` fails to read data written with `writer`,
@@ -157,7 +160,12 @@ impl Resolver<'_> {
             let matches = writer_fields(field.name.as_str(), &field.aliases, writer);
             match matches.as_slice() {
                 [] if field.default.is_none() => {
-                    self.report(&field_location, Finding::MissingDefault { field: field.name.clone() });
+                    self.report(
+                        &field_location,
+                        Finding::MissingDefault {
+                            field: field.name.clone(),
+                        },
+                    );
                 }
                 [] => {}
                 [only] => self.collect(field.ty, writer.fields[*only].ty, &field_location.key("type")),
@@ -190,7 +198,11 @@ impl Resolver<'_> {
                 None => {
                     self.probes.insert((reader, writer), Probe::InProgress);
                     let compatible = names_match(&r.name, &w.name) && self.probe_fields(r, w);
-                    let answer = if compatible { Probe::Compatible } else { Probe::Incompatible };
+                    let answer = if compatible {
+                        Probe::Compatible
+                    } else {
+                        Probe::Incompatible
+                    };
                     self.probes.insert((reader, writer), answer);
                     compatible
                 }
@@ -202,13 +214,13 @@ impl Resolver<'_> {
     }
 
     fn probe_fields(&mut self, reader: &Record, writer: &Record) -> bool {
-        reader.fields.iter().all(|field| {
-            match writer_fields(field.name.as_str(), &field.aliases, writer).as_slice() {
+        reader.fields.iter().all(
+            |field| match writer_fields(field.name.as_str(), &field.aliases, writer).as_slice() {
                 [] => field.default.is_some(),
                 [only] => self.probe(field.ty, writer.fields[*only].ty),
                 _ => false,
-            }
-        })
+            },
+        )
     }
 
     /// Why no branch of the reader union `reader` reads `writer`: the
@@ -218,7 +230,10 @@ impl Resolver<'_> {
         let Type::Union(branches) = self.reader.ty(reader) else {
             return Vec::new();
         };
-        let Some(index) = branches.iter().position(|&branch| resembles(self.reader, branch, self.writer, writer)) else {
+        let Some(index) = branches
+            .iter()
+            .position(|&branch| resembles(self.reader, branch, self.writer, writer))
+        else {
             return Vec::new();
         };
         let mark = self.found.len();
@@ -238,7 +253,7 @@ fn promotes(writer: Primitive, reader: Primitive) -> bool {
 
 /// Java Avro compares unqualified names, or the writer's full name against the reader's aliases.
 fn names_match(reader: &Name, writer: &Name) -> bool {
-    reader.simple() == writer.simple() || reader.aliases.iter().any(|alias| *alias == writer.full)
+    reader.simple() == writer.simple() || reader.aliases.contains(&writer.full)
 }
 
 /// The positions of the writer fields a reader field reads: by name, then by each alias.
