@@ -101,8 +101,19 @@ impl Resolver<'_> {
             }
             (Type::Record(r), Type::Record(w)) => {
                 if self.walked.insert((reader, writer)) {
+                    // While the pair is being walked, a union branch that leads
+                    // back to it counts as readable, as in Java Avro: the problem
+                    // is reported once, inside the pair itself.
+                    let mark = self.found.len();
+                    self.probes.entry((reader, writer)).or_insert(Probe::InProgress);
                     self.check_names(&r.name, &w.name, location);
                     self.check_fields(r, w, location);
+                    let answer = if self.found.len() == mark {
+                        Probe::Compatible
+                    } else {
+                        Probe::Incompatible
+                    };
+                    self.probes.insert((reader, writer), answer);
                 }
             }
             (Type::Union(_), Type::Union(writer_branches)) => {
