@@ -163,7 +163,7 @@ fn render_text(report: &Report, format: Format, previous: &[PathBuf]) -> String 
     let versions: Vec<String> = report
         .checked_versions
         .iter()
-        .map(|version| format!("version {version} ({})", previous[version - 1].display()))
+        .map(|version| format!("version {version} = {}", previous[version - 1].display()))
         .collect();
     if report.is_compatible() {
         let _ = match (report.mode, versions.is_empty()) {
@@ -172,14 +172,18 @@ fn render_text(report: &Report, format: Format, previous: &[PathBuf]) -> String 
                 "compatible: mode NONE checks nothing; the candidate is a valid {format} schema"
             ),
             (_, true) => writeln!(text, "compatible: there are no earlier versions to check against"),
-            (mode, false) => writeln!(text, "compatible under {mode} with {}", versions.join(", ")),
+            (mode, false) => writeln!(
+                text,
+                "compatible under {mode} (checked against {})",
+                versions.join(", ")
+            ),
         };
         return text;
     }
     let count = report.incompatibilities.len();
     let _ = writeln!(
         text,
-        "incompatible under {}: {count} problem{} (checked {})",
+        "incompatible under {}: {count} problem{} (checked against {})",
         report.mode,
         if count == 1 { "" } else { "s" },
         versions.join(", ")

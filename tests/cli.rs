@@ -1,0 +1,233 @@
+//! `schemaops compat` as a user runs it: exit codes, stdout and stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn schemaops(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn write(dir: &Path, name: &str, contents: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn the_readme_example_is_refused_with_every_reason_and_exit_1() {
+    let output = schemaops(&[
+        "compat",
+        "--mode",
+        "BACKWARD",
+        "--previous",
+        "examples/avro/rsvp-v1.avsc",
+        "--candidate",
+        "examples/avro/rsvp-v2-response.avsc",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("incompatible under BACKWARD: 3 problems"), "{text}");
+    assert!(
+        text.contains("READER_FIELD_MISSING_DEFAULT_VALUE at /fields/5"),
+        "{text}"
+    );
+    assert!(
+        text.contains("field `response` (at /fields/5) was added without a default"),
+        "{text}"
+    );
+    assert!(text.contains("TYPE_MISMATCH at /fields/3/type"), "{text}");
+    assert!(text.contains("field `country`"), "{text}");
+}
+
+#[test]
+fn a_compatible_change_exits_0() {
+    for candidate in [
+        "examples/avro/rsvp-v2-response-default.avsc",
+        "examples/avro/rsvp-v2-without-member.avsc",
+    ] {
+        let output = schemaops(&[
+            "compat",
+            "--previous",
+            "examples/avro/rsvp-v1.avsc",
+            "--candidate",
+            candidate,
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{candidate}: {}", stdout(&output));
+        assert!(
+            stdout(&output).starts_with("compatible under BACKWARD"),
+            "{}",
+            stdout(&output)
+        );
+    }
+}
+
+#[test]
+fn json_output_lists_the_incompatibilities() {
+    let output = schemaops(&[
+        "compat",
+        "--mode",
+        "FORWARD",
+        "--output",
+        "json",
+        "--previous",
+        "examples/avro/rsvp-v1.avsc",
+        "--candidate",
+        "examples/avro/rsvp-v2-without-member.avsc",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let value: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(value["compatible"], false);
+    assert_eq!(value["mode"], "FORWARD");
+    assert_eq!(value["checked_versions"], serde_json::json!([1]));
+    let found = &value["incompatibilities"][0];
+    assert_eq!(found["kind"], "READER_FIELD_MISSING_DEFAULT_VALUE");
+    assert_eq!(found["path"], "/fields/2");
+    assert_eq!(found["version"], 1);
+    assert!(found["message"].as_str().unwrap().contains("member_id"));
+}
+
+#[test]
+fn an_invalid_schema_exits_2_with_the_reason_and_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(
+        dir.path(),
+        "bad.avsc",
+        br#"{"type":"record","name":"R","fields":[{"name":"a","type":"integer"}]}"#,
+    );
+    let output = schemaops(&["compat", "--candidate", bad.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("the candidate schema is not a valid Avro schema"),
+        "{message}"
+    );
+    assert!(
+        message.contains("at /fields/0/type: unknown type `integer`"),
+        "{message}"
+    );
+    assert!(stdout(&output).is_empty());
+}
+
+#[test]
+fn non_utf8_bytes_exit_2_with_the_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "latin1.avsc", b"{\"type\":\"string\",\"doc\":\"caf\xe9\"}");
+    let output = schemaops(&["compat", "--candidate", bad.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("is not UTF-8 text: the bytes at offset 27"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn an_unreadable_file_exits_2_naming_it() {
+    let output = schemaops(&["compat", "--candidate", "/nonexistent/schema.avsc"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("failed to read /nonexistent/schema.avsc"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_file_over_the_size_limit_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = write(
+        dir.path(),
+        "big.avsc",
+        format!(r#"{{"type":"string","doc":"{}"}}"#, "x".repeat(500)).as_bytes(),
+    );
+    let output = schemaops(&[
+        "compat",
+        "--max-schema-bytes",
+        "100",
+        "--candidate",
+        big.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("larger than the limit of 100 bytes"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    for args in [
+        &["compat"][..],
+        &["compat", "--mode", "SIDEWAYS", "--candidate", "x.avsc"],
+        &["compat", "--format", "xml", "--candidate", "x.avsc"],
+        &["compat", "--cases", "a.jsonl", "--candidate", "x.avsc"],
+    ] {
+        let output = schemaops(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+    }
+    let output = schemaops(&["compat", "--mode", "SIDEWAYS", "--candidate", "x.avsc"]);
+    assert!(
+        stderr(&output).contains("unknown compatibility mode `SIDEWAYS`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn cases_print_one_json_line_per_case() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/avro.jsonl");
+    let output = schemaops(&["compat", "--cases", corpus.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines: Vec<serde_json::Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 166);
+    assert!(
+        lines
+            .iter()
+            .all(|line| line["id"].is_string() && line["compatible"].is_boolean())
+    );
+    assert!(lines.iter().all(|line| line.get("error").is_none()));
+}
+
+#[test]
+fn a_malformed_case_line_is_reported_in_place_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = write(
+        dir.path(),
+        "cases.jsonl",
+        br#"{"id":"ok","format":"AVRO","mode":"BACKWARD","previous":["\"int\""],"candidate":"\"long\""}
+{"id":"broken","format":"AVRO"
+{"id":"invalid","format":"AVRO","mode":"BACKWARD","previous":[],"candidate":"\"nope\""}
+"#,
+    );
+    let output = schemaops(&["compat", "--cases", cases.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines: Vec<serde_json::Value> = stdout(&output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["compatible"], true);
+    assert!(lines[1]["error"].as_str().unwrap().contains("line 2"), "{}", lines[1]);
+    assert_eq!(lines[2]["compatible"], serde_json::Value::Null);
+    assert!(
+        lines[2]["error"].as_str().unwrap().contains("unknown type `nope`"),
+        "{}",
+        lines[2]
+    );
+}
