@@ -226,3 +226,91 @@ fn write_value(out: &mut String, value: &Value) {
         scalar => out.push_str(&scalar.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compat::SchemaText;
+    use crate::compat::avro::AvroSchema;
+
+    fn canonical(text: &str) -> String {
+        AvroSchema::parse(&SchemaText::new(text)).unwrap().canonical()
+    }
+
+    fn same_identity(a: &str, b: &str) -> bool {
+        canonical(a) == canonical(b)
+    }
+
+    #[test]
+    fn layout_key_order_and_the_long_primitive_form_do_not_change_the_identity() {
+        let compact = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#;
+        let spread = "{\n  \"fields\": [ { \"type\": {\"type\": \"string\"}, \"name\": \"a\" } ],\n  \"name\": \"R\",\n  \"type\": \"record\"\n}";
+        assert!(same_identity(compact, spread));
+        assert_eq!(
+            canonical(compact),
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#
+        );
+    }
+
+    #[test]
+    fn a_namespace_written_either_way_gives_one_identity() {
+        let split =
+            r#"{"type":"record","name":"User","namespace":"ex","fields":[{"name":"next","type":["null","User"]}]}"#;
+        let dotted = r#"{"type":"record","name":"ex.User","fields":[{"name":"next","type":["null","ex.User"]}]}"#;
+        assert!(same_identity(split, dotted));
+        assert_eq!(
+            canonical(split),
+            r#"{"type":"record","name":"ex.User","fields":[{"name":"next","type":["null","ex.User"]}]}"#
+        );
+    }
+
+    #[test]
+    fn doc_default_aliases_order_and_custom_attributes_do_change_the_identity() {
+        let base = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#;
+        let variants = [
+            r#"{"type":"record","name":"R","doc":"d","fields":[{"name":"a","type":"int"}]}"#,
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","default":1}]}"#,
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","aliases":["b"]}]}"#,
+            r#"{"type":"record","name":"R","aliases":["Q"],"fields":[{"name":"a","type":"int"}]}"#,
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","order":"descending"}]}"#,
+            r#"{"type":"record","name":"R","connect.name":"x","fields":[{"name":"a","type":"int"}]}"#,
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":{"type":"int","logicalType":"date"}}]}"#,
+        ];
+        for variant in variants {
+            assert!(!same_identity(base, variant), "{variant}");
+        }
+        let ascending = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int","order":"ascending"}]}"#;
+        assert!(same_identity(base, ascending), "ascending is the default order");
+    }
+
+    #[test]
+    fn json_values_in_defaults_and_attributes_are_written_with_sorted_keys() {
+        let a = r#"{"type":"record","name":"R","x":{"b":1,"a":2},"fields":[{"name":"m","type":{"type":"map","values":"int"},"default":{"z":1,"y":2}}]}"#;
+        let b = r#"{"type":"record","name":"R","x":{"a":2,"b":1},"fields":[{"name":"m","type":{"type":"map","values":"int"},"default":{"y":2,"z":1}}]}"#;
+        assert!(same_identity(a, b));
+    }
+
+    #[test]
+    fn the_canonical_form_parses_back_to_itself() {
+        let text = r#"{"type":"record","name":"R","namespace":"n","doc":"d","fields":[
+            {"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"],"default":"A"},"default":"B"},
+            {"name":"f","type":{"type":"fixed","name":"F","size":2,"aliases":["G"]}},
+            {"name":"again","type":["null","E","F"],"default":null},
+            {"name":"l","type":{"type":"array","items":{"type":"map","values":"n.R"}},"doc":"x"}]}"#;
+        let once = canonical(text);
+        assert_eq!(canonical(&once), once);
+        assert!(
+            once.contains(r#""name":"n.E""#) && once.contains(r#"["null","n.E","n.F"]"#),
+            "{once}"
+        );
+    }
+
+    #[test]
+    fn the_fingerprint_is_a_sha256_of_the_canonical_form() {
+        let schema = AvroSchema::parse(&SchemaText::new(r#""string""#)).unwrap();
+        // SHA-256 of the five bytes `"string"` with quotes, as `sha256sum` prints it.
+        assert_eq!(
+            schema.fingerprint(),
+            "e9e5c1c9e4f6277339d1bcde0733a59bd42f8731f449da6dc13010a916930d48"
+        );
+    }
+}
