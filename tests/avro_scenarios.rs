@@ -370,3 +370,24 @@ fn named_types_from_references_resolve_by_full_name() {
         "without the reference"
     );
 }
+
+#[test]
+fn a_field_matches_by_name_before_its_aliases() {
+    // Found by the self-compatibility property: `a` aliased to its sibling `b`
+    // once made a schema incompatible with itself.
+    let schema = record(r#"{"name":"a","type":"null","aliases":["b"]},{"name":"b","type":"int"}"#);
+    assert!(compatible(Mode::FullTransitive, &schema, &schema));
+}
+
+#[test]
+fn a_field_whose_aliases_match_two_writer_fields_is_ambiguous() {
+    let previous = record(r#"{"name":"x","type":"int"},{"name":"y","type":"int"}"#);
+    let candidate = record(r#"{"name":"z","type":"int","aliases":["x","y"]}"#);
+    let report = run(Mode::Backward, &[&previous], &candidate);
+    assert_eq!(findings(&report), owned(&[("NAME_MISMATCH", "/fields/0", 1)]));
+    assert!(
+        report.incompatibilities[0].message.contains("`x`, `y`"),
+        "{}",
+        report.incompatibilities[0].message
+    );
+}

@@ -12,8 +12,10 @@
 //! - A reader field that the writer lacks, with no field default but with an
 //!   enum default, is reported as `READER_FIELD_MISSING_DEFAULT_VALUE`; Java
 //!   reports a `TYPE_MISMATCH` there. Both are incompatible.
-//! - A reader field that matches several writer fields through its aliases
-//!   is a `NAME_MISMATCH`; Java throws an exception.
+//! - A reader field is matched to the writer field of the same name first and
+//!   through its aliases only when there is none, as Avro's resolution does;
+//!   Java's checker also throws when a field's name and an alias both match.
+//!   A field whose aliases match several writer fields is a `NAME_MISMATCH`.
 //! - A union default may match any branch (the Avro 1.12 rule); a `fixed` or
 //!   `bytes` default must be a string of code points 0–255, and a `fixed`
 //!   one must have exactly `size` of them.

@@ -267,11 +267,16 @@ fn names_match(reader: &Name, writer: &Name) -> bool {
     reader.simple() == writer.simple() || reader.aliases.contains(&writer.full)
 }
 
-/// The positions of the writer fields a reader field reads: by name, then by each alias.
+/// The positions of the writer fields a reader field reads: the field of the
+/// same name, or else every field named by one of its aliases (more than one
+/// is ambiguous; Java Avro throws there).
 fn writer_fields(name: &str, aliases: &[String], writer: &Record) -> Vec<usize> {
+    if let Some(&position) = writer.by_name.get(name) {
+        return vec![position];
+    }
     let mut matches: Vec<usize> = Vec::new();
-    for candidate in std::iter::once(name).chain(aliases.iter().map(String::as_str)) {
-        if let Some(&position) = writer.by_name.get(candidate)
+    for alias in aliases {
+        if let Some(&position) = writer.by_name.get(alias.as_str())
             && !matches.contains(&position)
         {
             matches.push(position);
