@@ -39,6 +39,7 @@
 
 pub mod avro;
 pub mod cases;
+mod json_tree;
 mod mode;
 mod path;
 mod report;
@@ -184,6 +185,61 @@ pub fn check(
     Checker::default().check(format, mode, candidate, previous)
 }
 
+/// A schema parsed and validated once, to be checked many times: a registry
+/// keeps these for its stored versions, which never change, so a check
+/// parses only the candidate.
+#[derive(Debug, Clone)]
+pub enum ParsedSchema {
+    /// An Avro schema.
+    Avro(avro::AvroSchema),
+}
+
+impl ParsedSchema {
+    /// The schema language.
+    pub fn format(&self) -> Format {
+        match self {
+            ParsedSchema::Avro(_) => Format::Avro,
+        }
+    }
+
+    /// The canonical text: the schema's identity, independent of layout.
+    pub fn canonical(&self) -> String {
+        match self {
+            ParsedSchema::Avro(schema) => schema.canonical(),
+        }
+    }
+
+    /// SHA-256 of the canonical text, in lowercase hex.
+    pub fn fingerprint(&self) -> String {
+        match self {
+            ParsedSchema::Avro(schema) => schema.fingerprint(),
+        }
+    }
+}
+
+/// Checks an already parsed `candidate` against already parsed `previous`
+/// versions (oldest first) under `mode`; the same rules as [`check`].
+pub fn check_parsed(mode: Mode, candidate: &ParsedSchema, previous: &[&ParsedSchema]) -> Report {
+    let versions = mode.versions_to_check(previous.len());
+    let found = versions
+        .iter()
+        .flat_map(|&version| compare(mode, candidate, previous[version - 1], version))
+        .collect();
+    Report::new(mode, versions, found)
+}
+
+/// Every incompatibility between `candidate` and one earlier version, in
+/// each direction of `mode`.
+fn compare(mode: Mode, candidate: &ParsedSchema, earlier: &ParsedSchema, version: usize) -> Vec<Incompatibility> {
+    match (candidate, earlier) {
+        (ParsedSchema::Avro(candidate), ParsedSchema::Avro(earlier)) => mode
+            .directions()
+            .iter()
+            .flat_map(|&direction| avro::resolve(candidate, earlier, direction, version))
+            .collect(),
+    }
+}
+
 /// Runs checks under chosen [`Limits`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Checker {
@@ -213,37 +269,32 @@ impl Checker {
         candidate: &SchemaText,
         previous: &[SchemaText],
     ) -> Result<Report, CheckError> {
-        match format {
-            Format::Avro => {}
-            Format::Json | Format::Protobuf => return Err(CheckError::UnsupportedFormat { format }),
-        }
-        let candidate_schema = self.parse_avro(SchemaRole::Candidate, candidate)?;
-        let versions: Vec<usize> = match (mode.directions().is_empty(), mode.scope()) {
-            (true, _) => Vec::new(),
-            (false, Scope::Latest) => previous
-                .len()
-                .checked_sub(1)
-                .map(|_| previous.len())
-                .into_iter()
-                .collect(),
-            (false, Scope::All) => (1..=previous.len()).rev().collect(),
-        };
+        let candidate = self.parse(format, SchemaRole::Candidate, candidate)?;
+        let versions = mode.versions_to_check(previous.len());
         let mut found = Vec::new();
         for &version in &versions {
-            let earlier = self.parse_avro(SchemaRole::Previous(version), &previous[version - 1])?;
-            for &direction in mode.directions() {
-                found.extend(avro::resolve(&candidate_schema, &earlier, direction, version));
-            }
+            let earlier = self.parse(format, SchemaRole::Previous(version), &previous[version - 1])?;
+            found.extend(compare(mode, &candidate, &earlier, version));
         }
         Ok(Report::new(mode, versions, found))
     }
 
-    fn parse_avro(&self, role: SchemaRole, schema: &SchemaText) -> Result<avro::AvroSchema, CheckError> {
+    /// Parses and validates one schema, for [`check_parsed`].
+    ///
+    /// # Errors
+    /// [`CheckError`] when the text is too large, invalid, or in a format
+    /// without a checker; `role` says which input it was.
+    pub fn parse(&self, format: Format, role: SchemaRole, schema: &SchemaText) -> Result<ParsedSchema, CheckError> {
         self.check_size(&role, &schema.text)?;
         for reference in &schema.references {
             self.check_size(&role, &reference.text)?;
         }
-        avro::AvroSchema::parse(schema).map_err(|source| CheckError::InvalidAvro { role, source })
+        match format {
+            Format::Avro => avro::AvroSchema::parse(schema)
+                .map(ParsedSchema::Avro)
+                .map_err(|source| CheckError::InvalidAvro { role, source }),
+            Format::Json | Format::Protobuf => Err(CheckError::UnsupportedFormat { format }),
+        }
     }
 
     fn check_size(&self, role: &SchemaRole, text: &str) -> Result<(), CheckError> {

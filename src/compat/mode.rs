@@ -126,6 +126,18 @@ impl Mode {
         }
     }
 
+    /// The 1-based positions, newest first, of the earlier versions this
+    /// mode checks when there are `count` of them.
+    pub fn versions_to_check(self, count: usize) -> Vec<usize> {
+        if self.directions().is_empty() {
+            return Vec::new();
+        }
+        match self.scope() {
+            Scope::Latest => (count > 0).then_some(count).into_iter().collect(),
+            Scope::All => (1..=count).rev().collect(),
+        }
+    }
+
     /// The earlier versions this mode checks against.
     pub fn scope(self) -> Scope {
         match self {
@@ -192,5 +204,13 @@ mod tests {
         assert_eq!(Mode::None.directions().len(), 0);
         assert_eq!(Mode::FullTransitive.scope(), Scope::All);
         assert_eq!(Mode::Forward.scope(), Scope::Latest);
+    }
+
+    #[test]
+    fn versions_to_check_are_newest_first() {
+        assert_eq!(Mode::Backward.versions_to_check(3), vec![3]);
+        assert_eq!(Mode::FullTransitive.versions_to_check(3), vec![3, 2, 1]);
+        assert_eq!(Mode::None.versions_to_check(3), Vec::<usize>::new());
+        assert_eq!(Mode::Forward.versions_to_check(0), Vec::<usize>::new());
     }
 }

@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use super::model::{Node, NodeId, Primitive, Type};
-use super::parse::json_kind;
 
 /// Checks `value` against the type `id`; the error says what was expected.
 ///
@@ -64,7 +63,7 @@ pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), Str
         Err(format!(
             "expected {}, found {}",
             expectation(nodes, id),
-            json_kind(value)
+            describe(value)
         ))
     }
 }
@@ -107,5 +106,23 @@ fn expectation(nodes: &[Node], id: NodeId) -> String {
             format!("a value of one of the union's branches ({})", names.join("; or "))
         }
         Type::Record(record) => format!("a JSON object with the fields of record `{}`", record.name.full),
+    }
+}
+
+/// How a JSON value reads in a message: its kind and, when short, itself.
+fn describe(value: &Value) -> String {
+    let kind = match value {
+        Value::Null => return "null".to_owned(),
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => return "an array".to_owned(),
+        Value::Object(_) => return "an object".to_owned(),
+    };
+    let text = value.to_string();
+    if text.len() <= 40 {
+        format!("{kind} {text}")
+    } else {
+        kind.to_owned()
     }
 }

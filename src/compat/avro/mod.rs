@@ -35,7 +35,9 @@ use std::fmt;
 use serde::Serialize;
 
 pub use model::AvroSchema;
-pub use parse::{MAX_NESTING, ParseError, Position};
+pub use parse::{ParseError, Position};
+
+pub use crate::compat::json_tree::MAX_NESTING;
 use resolve::Finding;
 
 use super::{Direction, Incompatibility, SchemaPath};

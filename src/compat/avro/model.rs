@@ -1,7 +1,7 @@
 //! The parsed form of an Avro schema: an arena of type nodes in which a named
 //! type is one node that every use points to, so recursion needs no special case.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -84,20 +84,32 @@ impl Primitive {
 pub(crate) struct Name {
     /// `namespace.name`, or just `name` in the null namespace.
     pub(crate) full: String,
+    /// Where the simple name starts in `full` (after the last dot).
+    simple_start: usize,
     /// Fully qualified alias names.
     pub(crate) aliases: Vec<String>,
     pub(crate) doc: Option<String>,
 }
 
 impl Name {
+    pub(crate) fn new(full: String, aliases: Vec<String>, doc: Option<String>) -> Self {
+        let simple_start = full.rfind('.').map_or(0, |dot| dot + 1);
+        Self {
+            full,
+            simple_start,
+            aliases,
+            doc,
+        }
+    }
+
     /// The name without its namespace, which is what Avro compares.
     pub(crate) fn simple(&self) -> &str {
-        self.full.rsplit('.').next().unwrap_or(&self.full)
+        &self.full[self.simple_start..]
     }
 
     /// The namespace, empty for the null namespace.
     pub(crate) fn namespace(&self) -> &str {
-        self.full.rsplit_once('.').map_or("", |(namespace, _)| namespace)
+        &self.full[..self.simple_start.saturating_sub(1)]
     }
 }
 
@@ -105,8 +117,26 @@ impl Name {
 pub(crate) struct Record {
     pub(crate) name: Name,
     pub(crate) fields: Vec<Field>,
-    /// Field position by field name.
-    pub(crate) by_name: HashMap<String, usize>,
+    /// Field positions sorted by field name (stable, so repeated names keep
+    /// their order), for lookups by name without a map per record.
+    pub(crate) index: Vec<usize>,
+}
+
+impl Record {
+    /// The sorted index of `fields`.
+    pub(crate) fn index_of(fields: &[Field]) -> Vec<usize> {
+        let mut index: Vec<usize> = (0..fields.len()).collect();
+        index.sort_by(|a, b| fields[*a].name.cmp(&fields[*b].name));
+        index
+    }
+
+    /// The position of the field called `name`.
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.index
+            .binary_search_by(|position| self.fields[*position].name.as_str().cmp(name))
+            .ok()
+            .map(|found| self.index[found])
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -7,16 +7,19 @@
 //! any branch (the Avro 1.12 rule). An empty union is valid, as in Java
 //! (no value can be written with it, so anything reads it).
 
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::{Map, Value};
+use rustc_hash::FxHashMap;
+use serde_json::Value;
 
 use super::model::{AvroSchema, Enum, Field, Fixed, Name, Node, NodeId, Primitive, Record, Type};
+use crate::compat::json_tree::{Json, SyntaxError, take};
 use crate::compat::{Location, SchemaPath, SchemaText};
 
-/// serde_json's nesting limit, which bounds every recursion in this module.
-pub const MAX_NESTING: usize = 128;
+/// The members of a JSON object, in document order.
+type Members<'a> = Vec<(Cow<'a, str>, Json<'a>)>;
 
 /// Why a schema text is not a valid Avro schema, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,14 +109,14 @@ impl AvroSchema {
 struct Parser {
     nodes: Vec<Node>,
     /// Named types by full name, with where each was defined.
-    names: HashMap<String, (NodeId, SchemaPath)>,
+    names: FxHashMap<String, (NodeId, SchemaPath)>,
     /// Fields with defaults, checked once every type is complete: (record, field, path of the default).
     defaults: Vec<(NodeId, usize, SchemaPath)>,
 }
 
 impl Parser {
     fn parse_document(&mut self, text: &str) -> Result<NodeId, ParseError> {
-        let value: Value = serde_json::from_str(text).map_err(|error| json_error(&error))?;
+        let value = Json::parse(text).map_err(syntax_error)?;
         let root = self.parse_type(value, "", &Location::ROOT).map_err(problem_error)?;
         self.check_defaults().map_err(problem_error)?;
         Ok(root)
@@ -124,19 +127,19 @@ impl Parser {
         self.nodes.len() - 1
     }
 
-    fn parse_type(&mut self, value: Value, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_type(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         match value {
-            Value::String(name) => match Primitive::from_name(&name) {
+            Json::String(name) => match Primitive::from_name(&name) {
                 Some(primitive) => Ok(self.push(Type::Primitive(primitive), BTreeMap::new())),
                 None => self.lookup(&name, namespace, location),
             },
-            Value::Array(branches) => self.parse_union(branches, namespace, location),
-            Value::Object(object) => self.parse_object(object, namespace, location),
+            Json::Array(branches) => self.parse_union(branches, namespace, location),
+            Json::Object(members) => self.parse_object(members, namespace, location),
             other => Err(Problem::at(
                 location,
                 format!(
                     "expected a type name, a type object or a union array, found {}",
-                    json_kind(&other)
+                    other.describe()
                 ),
             )),
         }
@@ -160,9 +163,9 @@ impl Parser {
         }
     }
 
-    fn parse_union(&mut self, branches: Vec<Value>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_union(&mut self, branches: Vec<Json<'_>>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         let mut ids = Vec::with_capacity(branches.len());
-        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut seen: Vec<(String, usize)> = Vec::new();
         for (index, branch) in branches.into_iter().enumerate() {
             let branch_location = location.index(index);
             let id = self.parse_type(branch, namespace, &branch_location)?;
@@ -180,50 +183,46 @@ impl Parser {
                     name.full.clone()
                 }
             };
-            if let Some(first) = seen.insert(key.clone(), index) {
+            if let Some((_, first)) = seen.iter().find(|(known, _)| *known == key) {
                 return Err(Problem::at(
                     &branch_location,
                     format!("the union already has a `{key}` branch (at index {first}); each type may appear once"),
                 ));
             }
+            seen.push((key, index));
             ids.push(id);
         }
         Ok(self.push(Type::Union(ids), BTreeMap::new()))
     }
 
-    fn parse_object(
-        &mut self,
-        mut object: Map<String, Value>,
-        namespace: &str,
-        location: &Location<'_>,
-    ) -> Parsed<NodeId> {
+    fn parse_object(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         let type_location = location.key("type");
-        let type_name = match object.remove("type") {
-            Some(Value::String(name)) => name,
+        let type_name = match take(&mut object, "type") {
+            Some(Json::String(name)) => name,
             Some(other) => {
                 return Err(Problem::at(
                     &type_location,
-                    format!("`type` must be a string naming the type, found {}", json_kind(&other)),
+                    format!("`type` must be a string naming the type, found {}", other.describe()),
                 ));
             }
             None => return Err(Problem::at(location, "a type object needs a `type` attribute")),
         };
         if let Some(primitive) = Primitive::from_name(&type_name) {
-            return Ok(self.push(Type::Primitive(primitive), object.into_iter().collect()));
+            return Ok(self.push(Type::Primitive(primitive), properties(object)));
         }
-        match type_name.as_str() {
+        match type_name.as_ref() {
             "record" | "error" => self.parse_record(object, namespace, location),
             "enum" => self.parse_enum(object, namespace, location),
             "fixed" => self.parse_fixed(object, namespace, location),
             "array" => {
                 let items = required(&mut object, "items", location, "an array")?;
                 let items = self.parse_type(items, namespace, &location.key("items"))?;
-                Ok(self.push(Type::Array(items), object.into_iter().collect()))
+                Ok(self.push(Type::Array(items), properties(object)))
             }
             "map" => {
                 let values = required(&mut object, "values", location, "a map")?;
                 let values = self.parse_type(values, namespace, &location.key("values"))?;
-                Ok(self.push(Type::Map(values), object.into_iter().collect()))
+                Ok(self.push(Type::Map(values), properties(object)))
             }
             other => self.lookup(other, namespace, &type_location),
         }
@@ -233,28 +232,28 @@ impl Parser {
     /// so that the type's own fields may refer to it.
     fn parse_name(
         &mut self,
-        object: &mut Map<String, Value>,
+        object: &mut Members<'_>,
         enclosing_namespace: &str,
         location: &Location<'_>,
         what: &str,
     ) -> Parsed<Name> {
-        let name = match object.remove("name") {
-            Some(Value::String(name)) => name,
+        let name = match take(object, "name") {
+            Some(Json::String(name)) => name,
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("name"),
-                    format!("`name` must be a string, found {}", json_kind(&other)),
+                    format!("`name` must be a string, found {}", other.describe()),
                 ));
             }
             None => return Err(Problem::at(location, format!("{what} needs a `name`"))),
         };
-        let namespace = match object.remove("namespace") {
-            None | Some(Value::Null) => enclosing_namespace.to_owned(),
-            Some(Value::String(namespace)) => namespace,
+        let namespace = match take(object, "namespace") {
+            None | Some(Json::Null) => Cow::Borrowed(enclosing_namespace),
+            Some(Json::String(namespace)) => namespace,
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("namespace"),
-                    format!("`namespace` must be a string, found {}", json_kind(&other)),
+                    format!("`namespace` must be a string, found {}", other.describe()),
                 ));
             }
         };
@@ -287,7 +286,7 @@ impl Parser {
             ));
         }
         let doc = optional_string(object, "doc", location)?;
-        Ok(Name { full, aliases, doc })
+        Ok(Name::new(full, aliases, doc))
     }
 
     fn define(&mut self, name: &Name, ty: Type, location: &Location<'_>) -> Parsed<NodeId> {
@@ -305,20 +304,15 @@ impl Parser {
         Ok(id)
     }
 
-    fn parse_record(
-        &mut self,
-        mut object: Map<String, Value>,
-        namespace: &str,
-        location: &Location<'_>,
-    ) -> Parsed<NodeId> {
+    fn parse_record(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "a record")?;
         let fields_location = location.key("fields");
-        let fields = match object.remove("fields") {
-            Some(Value::Array(fields)) => fields,
+        let fields = match take(&mut object, "fields") {
+            Some(Json::Array(fields)) => fields,
             Some(other) => {
                 return Err(Problem::at(
                     &fields_location,
-                    format!("`fields` must be an array, found {}", json_kind(&other)),
+                    format!("`fields` must be an array, found {}", other.describe()),
                 ));
             }
             None => {
@@ -331,50 +325,54 @@ impl Parser {
         let placeholder = Record {
             name: name.clone(),
             fields: Vec::new(),
-            by_name: HashMap::new(),
+            index: Vec::new(),
         };
         let id = self.define(&name, Type::Record(placeholder), location)?;
         let own_namespace = name.namespace().to_owned();
-        let mut parsed = Vec::with_capacity(fields.len());
-        let mut by_name = HashMap::with_capacity(fields.len());
+        let mut parsed: Vec<Field> = Vec::with_capacity(fields.len());
         for (index, field) in fields.into_iter().enumerate() {
             let field_location = fields_location.index(index);
             let field = self.parse_field(field, &own_namespace, &field_location)?;
-            if let Some(first) = by_name.insert(field.name.clone(), index) {
-                return Err(Problem::at(
-                    &field_location.key("name"),
-                    format!(
-                        "record `{}` already has a field `{}` (at index {first})",
-                        name.full, field.name
-                    ),
-                ));
-            }
             if field.default.is_some() {
                 self.defaults.push((id, index, field_location.key("default").to_path()));
             }
             parsed.push(field);
         }
+        let index = Record::index_of(&parsed);
+        if let Some(pair) = index
+            .windows(2)
+            .find(|pair| parsed[pair[0]].name == parsed[pair[1]].name)
+        {
+            let (first, second) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
+            return Err(Problem::at(
+                &fields_location.index(second).key("name"),
+                format!(
+                    "record `{}` already has a field `{}` (at index {first})",
+                    name.full, parsed[second].name
+                ),
+            ));
+        }
         self.nodes[id] = Node {
             ty: Type::Record(Record {
                 name,
                 fields: parsed,
-                by_name,
+                index,
             }),
-            properties: object.into_iter().collect(),
+            properties: properties(object),
         };
         Ok(id)
     }
 
-    fn parse_field(&mut self, field: Value, namespace: &str, location: &Location<'_>) -> Parsed<Field> {
-        let Value::Object(mut object) = field else {
+    fn parse_field(&mut self, field: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<Field> {
+        let Json::Object(mut object) = field else {
             return Err(Problem::at(
                 location,
-                format!("a field must be an object, found {}", json_kind(&field)),
+                format!("a field must be an object, found {}", field.describe()),
             ));
         };
-        let name = match object.remove("name") {
-            Some(Value::String(name)) if is_valid_name(&name) => name,
-            Some(Value::String(name)) => {
+        let name = match take(&mut object, "name") {
+            Some(Json::String(name)) if is_valid_name(&name) => name.into_owned(),
+            Some(Json::String(name)) => {
                 return Err(Problem::at(
                     &location.key("name"),
                     format!(
@@ -386,25 +384,28 @@ impl Parser {
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("name"),
-                    format!("`name` must be a string, found {}", json_kind(&other)),
+                    format!("`name` must be a string, found {}", other.describe()),
                 ));
             }
             None => return Err(Problem::at(location, "a field needs a `name`")),
         };
-        let Some(ty) = object.remove("type") else {
+        let Some(ty) = take(&mut object, "type") else {
             return Err(Problem::at(location, format!("field `{name}` needs a `type`")));
         };
         let ty = self.parse_type(ty, namespace, &location.key("type"))?;
         let aliases = string_list(&mut object, "aliases", location)?;
         let doc = optional_string(&mut object, "doc", location)?;
-        let order = match object.remove("order") {
+        let order = match take(&mut object, "order") {
             None => None,
-            Some(Value::String(order)) if order == "ascending" => None,
-            Some(Value::String(order)) if order == "descending" || order == "ignore" => Some(order),
+            Some(Json::String(order)) if order == "ascending" => None,
+            Some(Json::String(order)) if order == "descending" || order == "ignore" => Some(order.into_owned()),
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("order"),
-                    format!("`order` must be \"ascending\", \"descending\" or \"ignore\", found {other}"),
+                    format!(
+                        "`order` must be \"ascending\", \"descending\" or \"ignore\", found {}",
+                        other.describe()
+                    ),
                 ));
             }
         };
@@ -412,27 +413,22 @@ impl Parser {
             name,
             aliases,
             ty,
-            default: object.remove("default"),
+            default: take(&mut object, "default").map(Json::into_value),
             doc,
             order,
-            properties: object.into_iter().collect(),
+            properties: properties(object),
         })
     }
 
-    fn parse_enum(
-        &mut self,
-        mut object: Map<String, Value>,
-        namespace: &str,
-        location: &Location<'_>,
-    ) -> Parsed<NodeId> {
+    fn parse_enum(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "an enum")?;
         let symbols_location = location.key("symbols");
-        let symbols = match object.remove("symbols") {
-            Some(Value::Array(symbols)) => symbols,
+        let symbols = match take(&mut object, "symbols") {
+            Some(Json::Array(symbols)) => symbols,
             Some(other) => {
                 return Err(Problem::at(
                     &symbols_location,
-                    format!("`symbols` must be an array of names, found {}", json_kind(&other)),
+                    format!("`symbols` must be an array of names, found {}", other.describe()),
                 ));
             }
             None => {
@@ -442,10 +438,10 @@ impl Parser {
                 ));
             }
         };
-        let mut names = Vec::with_capacity(symbols.len());
+        let mut names: Vec<String> = Vec::with_capacity(symbols.len());
         for (index, symbol) in symbols.into_iter().enumerate() {
             let symbol_location = symbols_location.index(index);
-            let Value::String(symbol) = symbol else {
+            let Json::String(symbol) = symbol else {
                 return Err(Problem::at(&symbol_location, "an enum symbol must be a string"));
             };
             if !is_valid_name(&symbol) {
@@ -466,15 +462,19 @@ impl Parser {
                     ),
                 ));
             }
-            names.push(symbol);
+            names.push(symbol.into_owned());
         }
-        let default = match object.remove("default") {
+        let default = match take(&mut object, "default") {
             None => None,
-            Some(Value::String(symbol)) if names.contains(&symbol) => Some(symbol),
+            Some(Json::String(symbol)) if names.iter().any(|known| *known == symbol) => Some(symbol.into_owned()),
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("default"),
-                    format!("the enum default {other} is not one of the symbols of `{}`", name.full),
+                    format!(
+                        "the enum default {} is not one of the symbols of `{}`",
+                        other.describe(),
+                        name.full
+                    ),
                 ));
             }
         };
@@ -487,25 +487,23 @@ impl Parser {
             }),
             location,
         )?;
-        self.nodes[id].properties = object.into_iter().collect();
+        self.nodes[id].properties = properties(object);
         Ok(id)
     }
 
-    fn parse_fixed(
-        &mut self,
-        mut object: Map<String, Value>,
-        namespace: &str,
-        location: &Location<'_>,
-    ) -> Parsed<NodeId> {
+    fn parse_fixed(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "a fixed type")?;
-        let size = match object.remove("size") {
-            Some(Value::Number(size)) if size.as_u64().is_some_and(|size| size <= i32::MAX as u64) => {
+        let size = match take(&mut object, "size") {
+            Some(Json::Number(size)) if size.as_u64().is_some_and(|size| size <= i32::MAX as u64) => {
                 size.as_u64().unwrap_or_default()
             }
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("size"),
-                    format!("`size` must be a whole number of bytes from 0 to 2147483647, found {other}"),
+                    format!(
+                        "`size` must be a whole number of bytes from 0 to 2147483647, found {}",
+                        other.describe()
+                    ),
                 ));
             }
             None => return Err(Problem::at(location, format!("fixed `{}` needs a `size`", name.full))),
@@ -518,7 +516,7 @@ impl Parser {
             }),
             location,
         )?;
-        self.nodes[id].properties = object.into_iter().collect();
+        self.nodes[id].properties = properties(object);
         Ok(id)
     }
 
@@ -545,38 +543,47 @@ impl Parser {
     }
 }
 
-fn required(object: &mut Map<String, Value>, key: &str, location: &Location<'_>, what: &str) -> Parsed<Value> {
-    object
-        .remove(key)
-        .ok_or_else(|| Problem::at(location, format!("{what} needs an `{key}` attribute")))
+fn required<'a>(object: &mut Members<'a>, key: &str, location: &Location<'_>, what: &str) -> Parsed<Json<'a>> {
+    take(object, key).ok_or_else(|| Problem::at(location, format!("{what} needs an `{key}` attribute")))
 }
 
-fn optional_string(object: &mut Map<String, Value>, key: &str, location: &Location<'_>) -> Parsed<Option<String>> {
-    match object.remove(key) {
+fn optional_string(object: &mut Members<'_>, key: &str, location: &Location<'_>) -> Parsed<Option<String>> {
+    match take(object, key) {
         None => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text)),
+        Some(Json::String(text)) => Ok(Some(text.into_owned())),
         Some(other) => Err(Problem::at(
             &location.key(key),
-            format!("`{key}` must be a string, found {}", json_kind(&other)),
+            format!("`{key}` must be a string, found {}", other.describe()),
         )),
     }
 }
 
-fn string_list(object: &mut Map<String, Value>, key: &str, location: &Location<'_>) -> Parsed<Vec<String>> {
-    match object.remove(key) {
+fn string_list(object: &mut Members<'_>, key: &str, location: &Location<'_>) -> Parsed<Vec<String>> {
+    match take(object, key) {
         None => Ok(Vec::new()),
-        Some(Value::Array(items)) if items.iter().all(Value::is_string) => Ok(items
+        Some(Json::Array(items)) => items
             .into_iter()
-            .filter_map(|item| match item {
-                Value::String(text) => Some(text),
-                _ => None,
+            .map(|item| match item {
+                Json::String(text) => Ok(text.into_owned()),
+                _ => Err(Problem::at(
+                    &location.key(key),
+                    format!("`{key}` must be an array of strings"),
+                )),
             })
-            .collect()),
+            .collect(),
         Some(_) => Err(Problem::at(
             &location.key(key),
             format!("`{key}` must be an array of strings"),
         )),
     }
+}
+
+/// The attributes Avro does not interpret, kept for the canonical form.
+fn properties(object: Members<'_>) -> BTreeMap<String, Value> {
+    object
+        .into_iter()
+        .map(|(key, value)| (key.into_owned(), value.into_value()))
+        .collect()
 }
 
 /// The full name of `name` written inside `namespace`.
@@ -600,42 +607,14 @@ fn is_valid_full_name(full: &str) -> bool {
     full.split('.').all(is_valid_name)
 }
 
-/// How a JSON value reads in a message: its kind and, when short, itself.
-pub(crate) fn json_kind(value: &Value) -> String {
-    let kind = match value {
-        Value::Null => return "null".to_owned(),
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => return "an array".to_owned(),
-        Value::Object(_) => return "an object".to_owned(),
-    };
-    let text = value.to_string();
-    if text.len() <= 40 {
-        format!("{kind} {text}")
-    } else {
-        kind.to_owned()
-    }
-}
-
-fn json_error(error: &serde_json::Error) -> ParseError {
-    let text = error.to_string();
-    let problem = if text.starts_with("recursion limit exceeded") {
-        format!("the schema nests more than {MAX_NESTING} levels deep")
-    } else if error.is_eof() {
-        "the text ends before the JSON document does".to_owned()
-    } else {
-        // serde_json appends " at line L column C"; the position is reported separately.
-        let message = text.split(" at line ").next().unwrap_or(&text);
-        format!("not valid JSON: {message}")
-    };
+fn syntax_error(error: SyntaxError) -> ParseError {
     ParseError {
         reference: None,
         position: Position::Text {
-            line: error.line(),
-            column: error.column(),
+            line: error.line,
+            column: error.column,
         },
-        problem,
+        problem: error.problem,
     }
 }
 

@@ -3,9 +3,11 @@
 //! `SchemaCompatibility` (which Confluent calls) rule for rule and location
 //! for location, but gathers every problem instead of stopping at the first.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
-use super::model::{AvroSchema, Name, NodeId, Primitive, Record, Type};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::model::{AvroSchema, Field, Name, NodeId, Primitive, Record, Type};
 use crate::compat::{Location, SchemaPath};
 
 /// One resolution failure, with the facts a message needs.
@@ -37,8 +39,8 @@ pub(crate) fn findings(reader: &AvroSchema, writer: &AvroSchema) -> Vec<(SchemaP
     let mut resolver = Resolver {
         reader,
         writer,
-        walked: HashSet::new(),
-        probes: HashMap::new(),
+        walked: FxHashSet::default(),
+        probes: FxHashMap::default(),
         found: Vec::new(),
     };
     resolver.collect(reader.root, writer.root, &Location::ROOT);
@@ -57,9 +59,9 @@ struct Resolver<'s> {
     writer: &'s AvroSchema,
     /// Record pairs already walked by `collect`: a recursive or repeated pair
     /// is reported once, where it is first met.
-    walked: HashSet<(NodeId, NodeId)>,
+    walked: FxHashSet<(NodeId, NodeId)>,
     /// Memoized yes/no answers for record pairs, used when trying union branches.
-    probes: HashMap<(NodeId, NodeId), Probe>,
+    probes: FxHashMap<(NodeId, NodeId), Probe>,
     found: Vec<(SchemaPath, Finding)>,
 }
 
@@ -168,19 +170,16 @@ impl Resolver<'_> {
         let fields_location = location.key("fields");
         for (index, field) in reader.fields.iter().enumerate() {
             let field_location = fields_location.index(index);
-            let matches = writer_fields(field.name.as_str(), &field.aliases, writer);
-            match matches.as_slice() {
-                [] if field.default.is_none() => {
-                    self.report(
-                        &field_location,
-                        Finding::MissingDefault {
-                            field: field.name.clone(),
-                        },
-                    );
+            match writer_fields(index, field, writer) {
+                Matches::None if field.default.is_none() => {
+                    let finding = Finding::MissingDefault {
+                        field: field.name.clone(),
+                    };
+                    self.report(&field_location, finding);
                 }
-                [] => {}
-                [only] => self.collect(field.ty, writer.fields[*only].ty, &field_location.key("type")),
-                several => {
+                Matches::None => {}
+                Matches::One(only) => self.collect(field.ty, writer.fields[only].ty, &field_location.key("type")),
+                Matches::Several(several) => {
                     let finding = Finding::AmbiguousField {
                         field: field.name.clone(),
                         writer_fields: several.iter().map(|i| writer.fields[*i].name.clone()).collect(),
@@ -225,13 +224,15 @@ impl Resolver<'_> {
     }
 
     fn probe_fields(&mut self, reader: &Record, writer: &Record) -> bool {
-        reader.fields.iter().all(
-            |field| match writer_fields(field.name.as_str(), &field.aliases, writer).as_slice() {
-                [] => field.default.is_some(),
-                [only] => self.probe(field.ty, writer.fields[*only].ty),
-                _ => false,
-            },
-        )
+        reader
+            .fields
+            .iter()
+            .enumerate()
+            .all(|(position, field)| match writer_fields(position, field, writer) {
+                Matches::None => field.default.is_some(),
+                Matches::One(only) => self.probe(field.ty, writer.fields[only].ty),
+                Matches::Several(_) => false,
+            })
     }
 
     /// Why no branch of the reader union `reader` reads `writer`: the
@@ -267,22 +268,37 @@ fn names_match(reader: &Name, writer: &Name) -> bool {
     reader.simple() == writer.simple() || reader.aliases.contains(&writer.full)
 }
 
-/// The positions of the writer fields a reader field reads: the field of the
-/// same name, or else every field named by one of its aliases (more than one
-/// is ambiguous; Java Avro throws there).
-fn writer_fields(name: &str, aliases: &[String], writer: &Record) -> Vec<usize> {
-    if let Some(&position) = writer.by_name.get(name) {
-        return vec![position];
+/// The writer fields that a reader field reads.
+enum Matches {
+    None,
+    One(usize),
+    /// Several, through aliases: ambiguous (Java Avro throws there).
+    Several(Vec<usize>),
+}
+
+/// The writer fields that the reader field at `position` reads: the field of
+/// the same name, or else every field named by one of its aliases.
+fn writer_fields(position: usize, field: &Field, writer: &Record) -> Matches {
+    // Schemas mostly evolve by appending, so the same position usually holds the same field.
+    if writer.fields.get(position).is_some_and(|same| same.name == field.name) {
+        return Matches::One(position);
     }
-    let mut matches: Vec<usize> = Vec::new();
-    for alias in aliases {
-        if let Some(&position) = writer.by_name.get(alias.as_str())
-            && !matches.contains(&position)
+    if let Some(found) = writer.position(&field.name) {
+        return Matches::One(found);
+    }
+    let mut found: Vec<usize> = Vec::new();
+    for alias in &field.aliases {
+        if let Some(at) = writer.position(alias)
+            && !found.contains(&at)
         {
-            matches.push(position);
+            found.push(at);
         }
     }
-    matches
+    match found.as_slice() {
+        [] => Matches::None,
+        [only] => Matches::One(*only),
+        _ => Matches::Several(found),
+    }
 }
 
 /// Whether two types are "the same thing, changed": same name, or the same kind of unnamed type.

@@ -1,0 +1,257 @@
+//! A JSON document tree that borrows its strings from the text it was read
+//! from. Schema parsers walk it once and keep little of it, so it is several
+//! times cheaper to build than `serde_json::Value`; the parts a parser keeps
+//! (defaults, custom attributes) become `Value`s with [`Json::into_value`].
+//!
+//! serde_json's nesting limit ([`MAX_NESTING`] levels) applies while reading,
+//! so no walk over a tree can overflow the stack.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Number, Value};
+
+/// serde_json's nesting limit, which bounds every recursion over a tree.
+pub const MAX_NESTING: usize = 128;
+
+/// A JSON value whose strings borrow from the source text where they can.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Json<'a> {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    /// Members in document order; see [`Json::take`] for repeated keys.
+    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+}
+
+/// Where a JSON text could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SyntaxError {
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) problem: String,
+}
+
+impl<'a> Json<'a> {
+    /// Reads a whole JSON text.
+    pub(crate) fn parse(text: &'a str) -> Result<Self, SyntaxError> {
+        serde_json::from_str(text).map_err(|error| {
+            let message = error.to_string();
+            let problem = if message.starts_with("recursion limit exceeded") {
+                format!("the document nests more than {MAX_NESTING} levels deep")
+            } else if error.is_eof() {
+                "the text ends before the JSON document does".to_owned()
+            } else {
+                // serde_json appends " at line L column C"; the position is kept separately.
+                let message = message.split(" at line ").next().unwrap_or(&message);
+                format!("not valid JSON: {message}")
+            };
+            SyntaxError {
+                line: error.line(),
+                column: error.column(),
+                problem,
+            }
+        })
+    }
+
+    /// The owned `serde_json::Value` of this tree.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Json::Null => Value::Null,
+            Json::Bool(flag) => Value::Bool(flag),
+            Json::Number(number) => Value::Number(number),
+            Json::String(text) => Value::String(text.into_owned()),
+            Json::Array(items) => Value::Array(items.into_iter().map(Json::into_value).collect()),
+            Json::Object(members) => Value::Object(
+                members
+                    .into_iter()
+                    .map(|(key, value)| (key.into_owned(), value.into_value()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// How the value reads in a message: its kind and, when short, itself.
+    pub(crate) fn describe(&self) -> String {
+        let (kind, shown) = match self {
+            Json::Null => return "null".to_owned(),
+            Json::Bool(flag) => ("a boolean", flag.to_string()),
+            Json::Number(number) => ("a number", number.to_string()),
+            Json::String(text) => ("a string", Value::from(text.as_ref()).to_string()),
+            Json::Array(_) => return "an array".to_owned(),
+            Json::Object(_) => return "an object".to_owned(),
+        };
+        if shown.len() <= 40 {
+            format!("{kind} {shown}")
+        } else {
+            kind.to_owned()
+        }
+    }
+}
+
+/// Removes `key` from an object's members and returns its value. JSON
+/// parsers differ on repeated keys; like serde_json and Jackson, the last
+/// one wins, and every occurrence is removed.
+pub(crate) fn take<'a>(members: &mut Vec<(Cow<'a, str>, Json<'a>)>, key: &str) -> Option<Json<'a>> {
+    let mut found = None;
+    let mut index = 0;
+    while index < members.len() {
+        if members[index].0 == key {
+            found = Some(members.remove(index).1);
+        } else {
+            index += 1;
+        }
+    }
+    found
+}
+
+impl<'de> Deserialize<'de> for Json<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, flag: bool) -> Result<Self::Value, E> {
+        Ok(Json::Bool(flag))
+    }
+
+    fn visit_i64<E>(self, number: i64) -> Result<Self::Value, E> {
+        Ok(Json::Number(number.into()))
+    }
+
+    fn visit_u64<E>(self, number: u64) -> Result<Self::Value, E> {
+        Ok(Json::Number(number.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, number: f64) -> Result<Self::Value, E> {
+        Number::from_f64(number)
+            .map(Json::Number)
+            .ok_or_else(|| E::custom("a number that is not finite"))
+    }
+
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Borrowed(text)))
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Owned(text.to_owned())))
+    }
+
+    fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+        Ok(Json::String(Cow::Owned(text)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(sequence.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = sequence.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
+        while let Some(Key(key)) = map.next_key()? {
+            members.push((key, map.next_value()?));
+        }
+        Ok(Json::Object(members))
+    }
+}
+
+/// An object key that borrows from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Borrowed(text)))
+    }
+
+    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Owned(text.to_owned())))
+    }
+
+    fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Owned(text)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_without_escapes_are_borrowed() {
+        let Json::Object(members) = Json::parse(r#"{"plain":"text","esc\"aped":"a\nb"}"#).unwrap() else {
+            panic!("an object");
+        };
+        assert!(matches!(members[0].0, Cow::Borrowed("plain")));
+        assert!(matches!(members[0].1, Json::String(Cow::Borrowed("text"))));
+        assert_eq!(members[1].0, "esc\"aped");
+        assert_eq!(members[1].1, Json::String(Cow::Owned("a\nb".to_owned())));
+    }
+
+    #[test]
+    fn the_tree_converts_to_the_same_value_serde_json_reads() {
+        let text = r#"{"a":[1,-2,3.5,true,null,"x"],"b":{"c":{}},"big":18446744073709551615}"#;
+        let expected: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(Json::parse(text).unwrap().into_value(), expected);
+    }
+
+    #[test]
+    fn take_returns_the_last_of_repeated_keys_and_removes_them_all() {
+        let Json::Object(mut members) = Json::parse(r#"{"type":"int","x":1,"type":"long"}"#).unwrap() else {
+            panic!("an object");
+        };
+        assert_eq!(take(&mut members, "type"), Some(Json::String(Cow::Borrowed("long"))));
+        assert_eq!(members.len(), 1);
+        assert_eq!(take(&mut members, "type"), None);
+    }
+
+    #[test]
+    fn syntax_errors_carry_their_position() {
+        let error = Json::parse("{\n  \"a\": tru }").unwrap_err();
+        assert_eq!((error.line, error.column), (2, 11));
+        assert!(error.problem.starts_with("not valid JSON"), "{}", error.problem);
+        let deep = "[".repeat(200);
+        assert!(
+            Json::parse(&deep)
+                .unwrap_err()
+                .problem
+                .contains("nests more than 128 levels")
+        );
+    }
+}
