@@ -88,7 +88,7 @@ fn a_type_defined_twice_is_refused() {
     assert_refused(
         r#"{"type":"record","name":"R","fields":[{"name":"a","type":{"type":"fixed","name":"F","size":1}},
             {"name":"b","type":{"type":"fixed","name":"F","size":2}}]}"#,
-        &["at /fields/1/type", "`F` is already defined at /fields/0/type"],
+        &["at /fields/1/type", "`F` is already defined earlier in the schema"],
     );
 }
 

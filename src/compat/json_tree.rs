@@ -92,20 +92,54 @@ impl<'a> Json<'a> {
     }
 }
 
-/// Removes `key` from an object's members and returns its value. JSON
-/// parsers differ on repeated keys; like serde_json and Jackson, the last
-/// one wins, and every occurrence is removed.
-pub(crate) fn take<'a>(members: &mut Vec<(Cow<'a, str>, Json<'a>)>, key: &str) -> Option<Json<'a>> {
-    let mut found = None;
-    let mut index = 0;
-    while index < members.len() {
-        if members[index].0 == key {
-            found = Some(members.remove(index).1);
-        } else {
-            index += 1;
+/// The members of a JSON object, in document order.
+pub(crate) type Members<'a> = Vec<(Cow<'a, str>, Json<'a>)>;
+
+/// An object's members sorted, in one pass, into the keys a reader knows
+/// (`KEYS`) and the rest. JSON parsers differ on repeated keys; like
+/// serde_json and Jackson, the last one wins.
+pub(crate) struct Attributes<'a, const N: usize> {
+    keys: &'static [&'static str; N],
+    known: [Option<Json<'a>>; N],
+    rest: Members<'a>,
+}
+
+impl<'a, const N: usize> Attributes<'a, N> {
+    /// Sorts `members` by `keys`.
+    pub(crate) fn sort(members: Members<'a>, keys: &'static [&'static str; N]) -> Self {
+        let mut known: [Option<Json<'a>>; N] = std::array::from_fn(|_| None);
+        let mut rest = Vec::new();
+        for (key, value) in members {
+            match keys.iter().position(|known_key| *known_key == key) {
+                Some(slot) => known[slot] = Some(value),
+                None => {
+                    rest.retain(|(other, _): &(Cow<'a, str>, Json<'a>)| *other != key);
+                    rest.push((key, value));
+                }
+            }
         }
+        Self { keys, known, rest }
     }
-    found
+
+    /// Takes the value of a known key, if the object has it.
+    pub(crate) fn take(&mut self, key: &str) -> Option<Json<'a>> {
+        let slot = self.keys.iter().position(|known_key| *known_key == key);
+        debug_assert!(
+            slot.is_some(),
+            "`{key}` is not one of the keys this object was sorted by"
+        );
+        slot.and_then(|slot| self.known[slot].take())
+    }
+
+    /// Every member not taken: the known keys left over, then the rest.
+    pub(crate) fn into_rest(self) -> impl Iterator<Item = (Cow<'a, str>, Json<'a>)> {
+        let keys = self.keys;
+        self.known
+            .into_iter()
+            .zip(keys.iter())
+            .filter_map(|(value, key)| value.map(|value| (Cow::Borrowed(*key), value)))
+            .chain(self.rest)
+    }
 }
 
 impl<'de> Deserialize<'de> for Json<'de> {
@@ -232,13 +266,19 @@ mod tests {
     }
 
     #[test]
-    fn take_returns_the_last_of_repeated_keys_and_removes_them_all() {
-        let Json::Object(mut members) = Json::parse(r#"{"type":"int","x":1,"type":"long"}"#).unwrap() else {
+    fn attributes_keep_the_last_of_repeated_keys_and_return_the_rest() {
+        static KEYS: [&str; 2] = ["type", "name"];
+        let Json::Object(members) = Json::parse(r#"{"type":"int","x":1,"type":"long","x":2,"name":"n"}"#).unwrap()
+        else {
             panic!("an object");
         };
-        assert_eq!(take(&mut members, "type"), Some(Json::String(Cow::Borrowed("long"))));
-        assert_eq!(members.len(), 1);
-        assert_eq!(take(&mut members, "type"), None);
+        let mut attributes = Attributes::sort(members, &KEYS);
+        assert_eq!(attributes.take("type"), Some(Json::String(Cow::Borrowed("long"))));
+        assert_eq!(attributes.take("type"), None);
+        let rest: Vec<(Cow<'_, str>, Json<'_>)> = attributes.into_rest().collect();
+        assert_eq!(rest.len(), 2, "{rest:?}");
+        assert_eq!(rest[0].0, "name");
+        assert_eq!(rest[1], (Cow::Borrowed("x"), Json::Number(2.into())));
     }
 
     #[test]

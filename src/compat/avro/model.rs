@@ -32,9 +32,34 @@ pub(crate) enum Type {
     Array(NodeId),
     Map(NodeId),
     Union(Vec<NodeId>),
-    Record(Record),
-    Enum(Enum),
-    Fixed(Fixed),
+    Record(Box<Record>),
+    Enum(Box<Enum>),
+    Fixed(Box<Fixed>),
+}
+
+impl Type {
+    /// The name of a record, enum or fixed type.
+    pub(crate) fn name(&self) -> Option<&Name> {
+        match self {
+            Type::Record(record) => Some(&record.name),
+            Type::Enum(enumeration) => Some(&enumeration.name),
+            Type::Fixed(fixed) => Some(&fixed.name),
+            Type::Primitive(_) | Type::Array(_) | Type::Map(_) | Type::Union(_) => None,
+        }
+    }
+
+    /// The type's kind as Avro writes it: `int`, `array`, `record`, …
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Type::Primitive(primitive) => primitive.name(),
+            Type::Array(_) => "array",
+            Type::Map(_) => "map",
+            Type::Union(_) => "union",
+            Type::Record(_) => "record",
+            Type::Enum(_) => "enum",
+            Type::Fixed(_) => "fixed",
+        }
+    }
 }
 
 /// Avro's eight primitive types.

@@ -15,11 +15,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::model::{AvroSchema, Enum, Field, Fixed, Name, Node, NodeId, Primitive, Record, Type};
-use crate::compat::json_tree::{Json, SyntaxError, take};
+use crate::compat::json_tree::{Attributes, Json, Members, SyntaxError};
 use crate::compat::{Location, SchemaPath, SchemaText};
-
-/// The members of a JSON object, in document order.
-type Members<'a> = Vec<(Cow<'a, str>, Json<'a>)>;
 
 /// Why a schema text is not a valid Avro schema, and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +85,7 @@ impl AvroSchema {
     /// # Errors
     /// [`ParseError`] naming the first problem and its position.
     pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
-        let mut parser = Parser::default();
+        let mut parser = Parser::new();
         for reference in &schema.references {
             parser.parse_document(&reference.text).map_err(|error| ParseError {
                 reference: Some(reference.name.clone()),
@@ -105,16 +102,63 @@ impl AvroSchema {
     }
 }
 
-#[derive(Default)]
+/// The attributes of a type object that Avro interprets; any other is a
+/// custom attribute, kept for the canonical form.
+static TYPE_KEYS: [&str; 11] = [
+    "type",
+    "name",
+    "namespace",
+    "aliases",
+    "doc",
+    "fields",
+    "symbols",
+    "default",
+    "size",
+    "items",
+    "values",
+];
+
+/// The attributes of a record field that Avro interprets.
+static FIELD_KEYS: [&str; 6] = ["name", "type", "default", "doc", "order", "aliases"];
+
+type TypeAttributes<'a> = Attributes<'a, 11>;
+
 struct Parser {
     nodes: Vec<Node>,
-    /// Named types by full name, with where each was defined.
-    names: FxHashMap<String, (NodeId, SchemaPath)>,
+    /// Named types by full name.
+    names: FxHashMap<String, NodeId>,
     /// Fields with defaults, checked once every type is complete: (record, field, path of the default).
     defaults: Vec<(NodeId, usize, SchemaPath)>,
 }
 
+/// The node of each plain primitive, shared by every use: primitives have no identity.
+const PRIMITIVES: [Primitive; 8] = [
+    Primitive::Null,
+    Primitive::Boolean,
+    Primitive::Int,
+    Primitive::Long,
+    Primitive::Float,
+    Primitive::Double,
+    Primitive::Bytes,
+    Primitive::String,
+];
+
 impl Parser {
+    fn new() -> Self {
+        let nodes = PRIMITIVES
+            .iter()
+            .map(|primitive| Node {
+                ty: Type::Primitive(*primitive),
+                properties: BTreeMap::new(),
+            })
+            .collect();
+        Self {
+            nodes,
+            names: FxHashMap::default(),
+            defaults: Vec::new(),
+        }
+    }
+
     fn parse_document(&mut self, text: &str) -> Result<NodeId, ParseError> {
         let value = Json::parse(text).map_err(syntax_error)?;
         let root = self.parse_type(value, "", &Location::ROOT).map_err(problem_error)?;
@@ -127,10 +171,17 @@ impl Parser {
         self.nodes.len() - 1
     }
 
+    fn primitive(primitive: Primitive) -> NodeId {
+        PRIMITIVES
+            .iter()
+            .position(|known| *known == primitive)
+            .unwrap_or_default()
+    }
+
     fn parse_type(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         match value {
             Json::String(name) => match Primitive::from_name(&name) {
-                Some(primitive) => Ok(self.push(Type::Primitive(primitive), BTreeMap::new())),
+                Some(primitive) => Ok(Self::primitive(primitive)),
                 None => self.lookup(&name, namespace, location),
             },
             Json::Array(branches) => self.parse_union(branches, namespace, location),
@@ -152,7 +203,7 @@ impl Parser {
             .get(&qualified)
             .or_else(|| (!name.contains('.')).then(|| self.names.get(name)).flatten());
         match found {
-            Some((id, _)) => Ok(*id),
+            Some(id) => Ok(*id),
             None => Err(Problem::at(
                 location,
                 format!(
@@ -164,40 +215,41 @@ impl Parser {
     }
 
     fn parse_union(&mut self, branches: Vec<Json<'_>>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
-        let mut ids = Vec::with_capacity(branches.len());
-        let mut seen: Vec<(String, usize)> = Vec::new();
+        let mut ids: Vec<NodeId> = Vec::with_capacity(branches.len());
         for (index, branch) in branches.into_iter().enumerate() {
             let branch_location = location.index(index);
             let id = self.parse_type(branch, namespace, &branch_location)?;
-            let key = match &self.nodes[id].ty {
-                Type::Union(_) => {
-                    return Err(Problem::at(
-                        &branch_location,
-                        "a union may not contain another union directly; list its branches in the outer union",
-                    ));
-                }
-                Type::Primitive(primitive) => primitive.name().to_owned(),
-                Type::Array(_) => "array".to_owned(),
-                Type::Map(_) => "map".to_owned(),
-                Type::Record(Record { name, .. }) | Type::Enum(Enum { name, .. }) | Type::Fixed(Fixed { name, .. }) => {
-                    name.full.clone()
-                }
-            };
-            if let Some((_, first)) = seen.iter().find(|(known, _)| *known == key) {
+            if matches!(self.nodes[id].ty, Type::Union(_)) {
+                return Err(Problem::at(
+                    &branch_location,
+                    "a union may not contain another union directly; list its branches in the outer union",
+                ));
+            }
+            let key = self.branch_key(id);
+            if let Some(first) = ids.iter().position(|known| self.branch_key(*known) == key) {
                 return Err(Problem::at(
                     &branch_location,
                     format!("the union already has a `{key}` branch (at index {first}); each type may appear once"),
                 ));
             }
-            seen.push((key, index));
             ids.push(id);
         }
         Ok(self.push(Type::Union(ids), BTreeMap::new()))
     }
 
-    fn parse_object(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    /// What makes two union branches the same: the type, or the full name of a named type.
+    fn branch_key(&self, id: NodeId) -> &str {
+        let ty = &self.nodes[id].ty;
+        match ty.name() {
+            Some(name) => &name.full,
+            None => ty.kind(),
+        }
+    }
+
+    fn parse_object(&mut self, members: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        let mut object = Attributes::sort(members, &TYPE_KEYS);
         let type_location = location.key("type");
-        let type_name = match take(&mut object, "type") {
+        let type_name = match object.take("type") {
             Some(Json::String(name)) => name,
             Some(other) => {
                 return Err(Problem::at(
@@ -208,7 +260,11 @@ impl Parser {
             None => return Err(Problem::at(location, "a type object needs a `type` attribute")),
         };
         if let Some(primitive) = Primitive::from_name(&type_name) {
-            return Ok(self.push(Type::Primitive(primitive), properties(object)));
+            let properties = properties(object);
+            if properties.is_empty() {
+                return Ok(Self::primitive(primitive));
+            }
+            return Ok(self.push(Type::Primitive(primitive), properties));
         }
         match type_name.as_ref() {
             "record" | "error" => self.parse_record(object, namespace, location),
@@ -228,16 +284,15 @@ impl Parser {
         }
     }
 
-    /// Reads the attributes every named type shares and reserves the name,
-    /// so that the type's own fields may refer to it.
+    /// Reads the attributes every named type shares.
     fn parse_name(
-        &mut self,
-        object: &mut Members<'_>,
+        &self,
+        object: &mut TypeAttributes<'_>,
         enclosing_namespace: &str,
         location: &Location<'_>,
         what: &str,
     ) -> Parsed<Name> {
-        let name = match take(object, "name") {
+        let name = match object.take("name") {
             Some(Json::String(name)) => name,
             Some(other) => {
                 return Err(Problem::at(
@@ -247,7 +302,7 @@ impl Parser {
             }
             None => return Err(Problem::at(location, format!("{what} needs a `name`"))),
         };
-        let namespace = match take(object, "namespace") {
+        let namespace = match object.take("namespace") {
             None | Some(Json::Null) => Cow::Borrowed(enclosing_namespace),
             Some(Json::String(namespace)) => namespace,
             Some(other) => {
@@ -271,11 +326,11 @@ impl Parser {
         if Primitive::from_name(simple).is_some() {
             return Err(Problem::at(
                 &location.key("name"),
-                format!("`{simple}` is a primitive type name and cannot name a {what}"),
+                format!("`{simple}` is a primitive type name and cannot name {what}"),
             ));
         }
         let own_namespace = full.rsplit_once('.').map_or("", |(namespace, _)| namespace);
-        let aliases = string_list(object, "aliases", location)?
+        let aliases = string_list(object.take("aliases"), "aliases", location)?
             .into_iter()
             .map(|alias| qualify(&alias, own_namespace))
             .collect::<Vec<_>>();
@@ -285,29 +340,37 @@ impl Parser {
                 format!("alias `{alias}` is not a valid name"),
             ));
         }
-        let doc = optional_string(object, "doc", location)?;
+        let doc = optional_string(object.take("doc"), "doc", location)?;
         Ok(Name::new(full, aliases, doc))
     }
 
-    fn define(&mut self, name: &Name, ty: Type, location: &Location<'_>) -> Parsed<NodeId> {
-        if let Some((_, first)) = self.names.get(&name.full) {
+    /// Adds a named type's node and reserves its full name, so later uses
+    /// (and a record's own fields) can refer to it.
+    fn define(&mut self, ty: Type, properties: BTreeMap<String, Value>, location: &Location<'_>) -> Parsed<NodeId> {
+        let full_name = ty.name().map(|name| name.full.clone()).unwrap_or_default();
+        if self.names.contains_key(&full_name) {
             return Err(Problem::at(
                 location,
                 format!(
-                    "the type `{}` is already defined at {first}; define it once and refer to it by name",
-                    name.full
+                    "the type `{full_name}` is already defined earlier in the schema; define a named type once \
+                     and refer to it by name"
                 ),
             ));
         }
-        let id = self.push(ty, BTreeMap::new());
-        self.names.insert(name.full.clone(), (id, location.to_path()));
+        let id = self.push(ty, properties);
+        self.names.insert(full_name, id);
         Ok(id)
     }
 
-    fn parse_record(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_record(
+        &mut self,
+        mut object: TypeAttributes<'_>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "a record")?;
         let fields_location = location.key("fields");
-        let fields = match take(&mut object, "fields") {
+        let fields = match object.take("fields") {
             Some(Json::Array(fields)) => fields,
             Some(other) => {
                 return Err(Problem::at(
@@ -322,17 +385,18 @@ impl Parser {
                 ));
             }
         };
+        // The record's own fields may refer to it: the node exists, with its
+        // name, before they are read.
         let placeholder = Record {
             name: name.clone(),
             fields: Vec::new(),
             index: Vec::new(),
         };
-        let id = self.define(&name, Type::Record(placeholder), location)?;
-        let own_namespace = name.namespace().to_owned();
+        let id = self.define(Type::Record(Box::new(placeholder)), BTreeMap::new(), location)?;
         let mut parsed: Vec<Field> = Vec::with_capacity(fields.len());
         for (index, field) in fields.into_iter().enumerate() {
             let field_location = fields_location.index(index);
-            let field = self.parse_field(field, &own_namespace, &field_location)?;
+            let field = self.parse_field(field, name.namespace(), &field_location)?;
             if field.default.is_some() {
                 self.defaults.push((id, index, field_location.key("default").to_path()));
             }
@@ -353,24 +417,25 @@ impl Parser {
             ));
         }
         self.nodes[id] = Node {
-            ty: Type::Record(Record {
+            ty: Type::Record(Box::new(Record {
                 name,
                 fields: parsed,
                 index,
-            }),
+            })),
             properties: properties(object),
         };
         Ok(id)
     }
 
     fn parse_field(&mut self, field: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<Field> {
-        let Json::Object(mut object) = field else {
+        let Json::Object(members) = field else {
             return Err(Problem::at(
                 location,
                 format!("a field must be an object, found {}", field.describe()),
             ));
         };
-        let name = match take(&mut object, "name") {
+        let mut object = Attributes::sort(members, &FIELD_KEYS);
+        let name = match object.take("name") {
             Some(Json::String(name)) if is_valid_name(&name) => name.into_owned(),
             Some(Json::String(name)) => {
                 return Err(Problem::at(
@@ -389,13 +454,13 @@ impl Parser {
             }
             None => return Err(Problem::at(location, "a field needs a `name`")),
         };
-        let Some(ty) = take(&mut object, "type") else {
+        let Some(ty) = object.take("type") else {
             return Err(Problem::at(location, format!("field `{name}` needs a `type`")));
         };
         let ty = self.parse_type(ty, namespace, &location.key("type"))?;
-        let aliases = string_list(&mut object, "aliases", location)?;
-        let doc = optional_string(&mut object, "doc", location)?;
-        let order = match take(&mut object, "order") {
+        let aliases = string_list(object.take("aliases"), "aliases", location)?;
+        let doc = optional_string(object.take("doc"), "doc", location)?;
+        let order = match object.take("order") {
             None => None,
             Some(Json::String(order)) if order == "ascending" => None,
             Some(Json::String(order)) if order == "descending" || order == "ignore" => Some(order.into_owned()),
@@ -413,17 +478,22 @@ impl Parser {
             name,
             aliases,
             ty,
-            default: take(&mut object, "default").map(Json::into_value),
+            default: object.take("default").map(Json::into_value),
             doc,
             order,
             properties: properties(object),
         })
     }
 
-    fn parse_enum(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_enum(
+        &mut self,
+        mut object: TypeAttributes<'_>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "an enum")?;
         let symbols_location = location.key("symbols");
-        let symbols = match take(&mut object, "symbols") {
+        let symbols = match object.take("symbols") {
             Some(Json::Array(symbols)) => symbols,
             Some(other) => {
                 return Err(Problem::at(
@@ -464,7 +534,7 @@ impl Parser {
             }
             names.push(symbol.into_owned());
         }
-        let default = match take(&mut object, "default") {
+        let default = match object.take("default") {
             None => None,
             Some(Json::String(symbol)) if names.iter().any(|known| *known == symbol) => Some(symbol.into_owned()),
             Some(other) => {
@@ -478,22 +548,22 @@ impl Parser {
                 ));
             }
         };
-        let id = self.define(
-            &name,
-            Type::Enum(Enum {
-                name: name.clone(),
-                symbols: names,
-                default,
-            }),
-            location,
-        )?;
-        self.nodes[id].properties = properties(object);
-        Ok(id)
+        let enumeration = Enum {
+            name,
+            symbols: names,
+            default,
+        };
+        self.define(Type::Enum(Box::new(enumeration)), properties(object), location)
     }
 
-    fn parse_fixed(&mut self, mut object: Members<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+    fn parse_fixed(
+        &mut self,
+        mut object: TypeAttributes<'_>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "a fixed type")?;
-        let size = match take(&mut object, "size") {
+        let size = match object.take("size") {
             Some(Json::Number(size)) if size.as_u64().is_some_and(|size| size <= i32::MAX as u64) => {
                 size.as_u64().unwrap_or_default()
             }
@@ -508,24 +578,19 @@ impl Parser {
             }
             None => return Err(Problem::at(location, format!("fixed `{}` needs a `size`", name.full))),
         };
-        let id = self.define(
-            &name,
-            Type::Fixed(Fixed {
-                name: name.clone(),
-                size,
-            }),
+        self.define(
+            Type::Fixed(Box::new(Fixed { name, size })),
+            properties(object),
             location,
-        )?;
-        self.nodes[id].properties = properties(object);
-        Ok(id)
+        )
     }
 
     fn check_defaults(&mut self) -> Parsed<()> {
         for (record, index, path) in std::mem::take(&mut self.defaults) {
-            let Type::Record(Record { fields, .. }) = &self.nodes[record].ty else {
+            let Type::Record(record) = &self.nodes[record].ty else {
                 continue;
             };
-            let field = &fields[index];
+            let field = &record.fields[index];
             let Some(default) = &field.default else {
                 continue;
             };
@@ -543,12 +608,19 @@ impl Parser {
     }
 }
 
-fn required<'a>(object: &mut Members<'a>, key: &str, location: &Location<'_>, what: &str) -> Parsed<Json<'a>> {
-    take(object, key).ok_or_else(|| Problem::at(location, format!("{what} needs an `{key}` attribute")))
+fn required<'a, const N: usize>(
+    object: &mut Attributes<'a, N>,
+    key: &str,
+    location: &Location<'_>,
+    what: &str,
+) -> Parsed<Json<'a>> {
+    object
+        .take(key)
+        .ok_or_else(|| Problem::at(location, format!("{what} needs an `{key}` attribute")))
 }
 
-fn optional_string(object: &mut Members<'_>, key: &str, location: &Location<'_>) -> Parsed<Option<String>> {
-    match take(object, key) {
+fn optional_string(value: Option<Json<'_>>, key: &str, location: &Location<'_>) -> Parsed<Option<String>> {
+    match value {
         None => Ok(None),
         Some(Json::String(text)) => Ok(Some(text.into_owned())),
         Some(other) => Err(Problem::at(
@@ -558,30 +630,25 @@ fn optional_string(object: &mut Members<'_>, key: &str, location: &Location<'_>)
     }
 }
 
-fn string_list(object: &mut Members<'_>, key: &str, location: &Location<'_>) -> Parsed<Vec<String>> {
-    match take(object, key) {
+fn string_list(value: Option<Json<'_>>, key: &str, location: &Location<'_>) -> Parsed<Vec<String>> {
+    let wrong = || Problem::at(&location.key(key), format!("`{key}` must be an array of strings"));
+    match value {
         None => Ok(Vec::new()),
         Some(Json::Array(items)) => items
             .into_iter()
             .map(|item| match item {
                 Json::String(text) => Ok(text.into_owned()),
-                _ => Err(Problem::at(
-                    &location.key(key),
-                    format!("`{key}` must be an array of strings"),
-                )),
+                _ => Err(wrong()),
             })
             .collect(),
-        Some(_) => Err(Problem::at(
-            &location.key(key),
-            format!("`{key}` must be an array of strings"),
-        )),
+        Some(_) => Err(wrong()),
     }
 }
 
 /// The attributes Avro does not interpret, kept for the canonical form.
-fn properties(object: Members<'_>) -> BTreeMap<String, Value> {
+fn properties<const N: usize>(object: Attributes<'_, N>) -> BTreeMap<String, Value> {
     object
-        .into_iter()
+        .into_rest()
         .map(|(key, value)| (key.into_owned(), value.into_value()))
         .collect()
 }
