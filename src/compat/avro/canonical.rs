@@ -48,25 +48,26 @@ struct Writer<'s> {
 
 impl Writer<'_> {
     fn write_type(&mut self, id: NodeId) {
-        let node = self.schema.node(id);
-        match &node.ty {
-            Type::Primitive(primitive) if node.properties.is_empty() => write_string(&mut self.out, primitive.name()),
+        let types = &self.schema.types;
+        let properties = types.properties(id);
+        match types.ty(id) {
+            Type::Primitive(primitive) if properties.is_empty() => write_string(&mut self.out, primitive.name()),
             Type::Primitive(primitive) => {
                 self.out.push_str("{\"type\":");
                 write_string(&mut self.out, primitive.name());
-                self.write_properties(&node.properties);
+                self.write_properties(properties);
                 self.out.push('}');
             }
             Type::Array(items) => {
                 self.out.push_str("{\"type\":\"array\",\"items\":");
                 self.write_type(*items);
-                self.write_properties(&node.properties);
+                self.write_properties(properties);
                 self.out.push('}');
             }
             Type::Map(values) => {
                 self.out.push_str("{\"type\":\"map\",\"values\":");
                 self.write_type(*values);
-                self.write_properties(&node.properties);
+                self.write_properties(properties);
                 self.out.push('}');
             }
             Type::Union(branches) => {
@@ -89,10 +90,10 @@ impl Writer<'_> {
                     if index > 0 {
                         self.out.push(',');
                     }
-                    self.write_field(field);
+                    self.write_field(record.field_name(index), field);
                 }
                 self.out.push(']');
-                self.write_properties(&node.properties);
+                self.write_properties(properties);
                 self.out.push('}');
             }
             Type::Enum(enumeration) => {
@@ -106,7 +107,7 @@ impl Writer<'_> {
                     self.out.push_str(",\"default\":");
                     write_string(&mut self.out, default);
                 }
-                self.write_properties(&node.properties);
+                self.write_properties(properties);
                 self.out.push('}');
             }
             Type::Fixed(fixed) => {
@@ -115,7 +116,7 @@ impl Writer<'_> {
                 }
                 self.write_name("fixed", &fixed.name);
                 let _ = write!(self.out, ",\"size\":{}", fixed.size);
-                self.write_properties(&node.properties);
+                self.write_properties(properties);
                 self.out.push('}');
             }
         }
@@ -146,28 +147,28 @@ impl Writer<'_> {
         }
     }
 
-    fn write_field(&mut self, field: &Field) {
+    fn write_field(&mut self, name: &str, field: &Field) {
         self.out.push_str("{\"name\":");
-        write_string(&mut self.out, &field.name);
+        write_string(&mut self.out, name);
         self.out.push_str(",\"type\":");
         self.write_type(field.ty);
-        if let Some(doc) = &field.doc {
+        if let Some(doc) = field.doc() {
             self.out.push_str(",\"doc\":");
             write_string(&mut self.out, doc);
         }
-        if let Some(default) = &field.default {
+        if let Some(default) = field.default() {
             self.out.push_str(",\"default\":");
             write_value(&mut self.out, default);
         }
-        if let Some(order) = &field.order {
+        if let Some(order) = field.order() {
             self.out.push_str(",\"order\":");
             write_string(&mut self.out, order);
         }
-        if !field.aliases.is_empty() {
+        if !field.aliases().is_empty() {
             self.out.push_str(",\"aliases\":");
-            write_strings(&mut self.out, &field.aliases);
+            write_strings(&mut self.out, field.aliases());
         }
-        self.write_properties(&field.properties);
+        self.write_properties(field.properties());
         self.out.push('}');
     }
 

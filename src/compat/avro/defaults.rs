@@ -3,15 +3,15 @@
 
 use serde_json::Value;
 
-use super::model::{Node, NodeId, Primitive, Type};
+use super::model::{NodeId, Primitive, Type, Types};
 
 /// Checks `value` against the type `id`; the error says what was expected.
 ///
 /// A union default may match any branch (Avro 1.12). A record default may
 /// leave out fields that have defaults of their own. Recursion follows the
 /// value, whose depth the JSON parser bounds, so recursive types terminate.
-pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), String> {
-    let ok = match &nodes[id].ty {
+pub(crate) fn check(types: &Types, id: NodeId, value: &Value) -> Result<(), String> {
+    let ok = match types.ty(id) {
         Type::Primitive(primitive) => matches_primitive(*primitive, value),
         Type::Enum(enumeration) => value
             .as_str()
@@ -22,7 +22,7 @@ pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), Str
         Type::Array(items) => match value {
             Value::Array(elements) => {
                 for element in elements {
-                    check(nodes, *items, element)?;
+                    check(types, *items, element)?;
                 }
                 true
             }
@@ -31,23 +31,24 @@ pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), Str
         Type::Map(values) => match value {
             Value::Object(entries) => {
                 for entry in entries.values() {
-                    check(nodes, *values, entry)?;
+                    check(types, *values, entry)?;
                 }
                 true
             }
             _ => false,
         },
-        Type::Union(branches) => branches.iter().any(|branch| check(nodes, *branch, value).is_ok()),
+        Type::Union(branches) => branches.iter().any(|branch| check(types, *branch, value).is_ok()),
         Type::Record(record) => match value {
             Value::Object(entries) => {
-                for field in &record.fields {
-                    match entries.get(&field.name) {
-                        Some(entry) => check(nodes, field.ty, entry)?,
-                        None if field.default.is_some() => {}
+                for (position, field) in record.fields.iter().enumerate() {
+                    let name = record.field_name(position);
+                    match entries.get(name) {
+                        Some(entry) => check(types, field.ty, entry)?,
+                        None if field.default().is_some() => {}
                         None => {
                             return Err(format!(
                                 "the value for record `{}` has no `{}`, and that field has no default",
-                                record.name.full, field.name
+                                record.name.full, name
                             ));
                         }
                     }
@@ -62,7 +63,7 @@ pub(crate) fn check(nodes: &[Node], id: NodeId, value: &Value) -> Result<(), Str
     } else {
         Err(format!(
             "expected {}, found {}",
-            expectation(nodes, id),
+            expectation(types, id),
             describe(value)
         ))
     }
@@ -85,8 +86,8 @@ fn is_byte_string(text: &str) -> bool {
     text.chars().all(|c| u32::from(c) <= 0xFF)
 }
 
-fn expectation(nodes: &[Node], id: NodeId) -> String {
-    match &nodes[id].ty {
+fn expectation(types: &Types, id: NodeId) -> String {
+    match types.ty(id) {
         Type::Primitive(Primitive::Null) => "null".to_owned(),
         Type::Primitive(Primitive::Boolean) => "true or false".to_owned(),
         Type::Primitive(Primitive::Int) => "a whole number from -2147483648 to 2147483647".to_owned(),
@@ -102,7 +103,7 @@ fn expectation(nodes: &[Node], id: NodeId) -> String {
         Type::Array(_) => "a JSON array".to_owned(),
         Type::Map(_) => "a JSON object".to_owned(),
         Type::Union(branches) => {
-            let names: Vec<String> = branches.iter().map(|branch| expectation(nodes, *branch)).collect();
+            let names: Vec<String> = branches.iter().map(|branch| expectation(types, *branch)).collect();
             format!("a value of one of the union's branches ({})", names.join("; or "))
         }
         Type::Record(record) => format!("a JSON object with the fields of record `{}`", record.name.full),

@@ -14,7 +14,7 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::model::{AvroSchema, Enum, Field, Fixed, Name, Node, NodeId, Primitive, Record, Type};
+use super::model::{AvroSchema, Enum, Field, FieldDetails, Fixed, Name, NodeId, Primitive, Record, Type, Types};
 use crate::compat::json_tree::{Attributes, Json, Members, SyntaxError};
 use crate::compat::{Location, SchemaPath, SchemaText};
 
@@ -92,10 +92,10 @@ impl AvroSchema {
                 ..error
             })?;
         }
-        let first_own_node = parser.nodes.len();
+        let first_own_node = parser.types.len();
         let root = parser.parse_document(&schema.text)?;
         Ok(AvroSchema {
-            nodes: parser.nodes,
+            types: parser.types,
             root,
             first_own_node,
         })
@@ -124,7 +124,7 @@ static FIELD_KEYS: [&str; 6] = ["name", "type", "default", "doc", "order", "alia
 type TypeAttributes<'a> = Attributes<'a, 11>;
 
 struct Parser {
-    nodes: Vec<Node>,
+    types: Types,
     /// Named types by full name.
     names: FxHashMap<String, NodeId>,
     /// Fields with defaults, checked once every type is complete: (record, field, path of the default).
@@ -145,15 +145,12 @@ const PRIMITIVES: [Primitive; 8] = [
 
 impl Parser {
     fn new() -> Self {
-        let nodes = PRIMITIVES
-            .iter()
-            .map(|primitive| Node {
-                ty: Type::Primitive(*primitive),
-                properties: BTreeMap::new(),
-            })
-            .collect();
+        let mut types = Types::default();
+        for primitive in PRIMITIVES {
+            types.push(Type::Primitive(primitive), BTreeMap::new());
+        }
         Self {
-            nodes,
+            types,
             names: FxHashMap::default(),
             defaults: Vec::new(),
         }
@@ -167,8 +164,7 @@ impl Parser {
     }
 
     fn push(&mut self, ty: Type, properties: BTreeMap<String, Value>) -> NodeId {
-        self.nodes.push(Node { ty, properties });
-        self.nodes.len() - 1
+        self.types.push(ty, properties)
     }
 
     fn primitive(primitive: Primitive) -> NodeId {
@@ -219,7 +215,7 @@ impl Parser {
         for (index, branch) in branches.into_iter().enumerate() {
             let branch_location = location.index(index);
             let id = self.parse_type(branch, namespace, &branch_location)?;
-            if matches!(self.nodes[id].ty, Type::Union(_)) {
+            if matches!(self.types.ty(id), Type::Union(_)) {
                 return Err(Problem::at(
                     &branch_location,
                     "a union may not contain another union directly; list its branches in the outer union",
@@ -234,12 +230,12 @@ impl Parser {
             }
             ids.push(id);
         }
-        Ok(self.push(Type::Union(ids), BTreeMap::new()))
+        Ok(self.push(Type::Union(ids.into_boxed_slice()), BTreeMap::new()))
     }
 
     /// What makes two union branches the same: the type, or the full name of a named type.
     fn branch_key(&self, id: NodeId) -> &str {
-        let ty = &self.nodes[id].ty;
+        let ty = self.types.ty(id);
         match ty.name() {
             Some(name) => &name.full,
             None => ty.kind(),
@@ -387,47 +383,34 @@ impl Parser {
         };
         // The record's own fields may refer to it: the node exists, with its
         // name, before they are read.
-        let placeholder = Record {
-            name: name.clone(),
-            fields: Vec::new(),
-            index: Vec::new(),
-        };
+        let placeholder = Record::new(name.clone(), Vec::new());
         let id = self.define(Type::Record(Box::new(placeholder)), BTreeMap::new(), location)?;
-        let mut parsed: Vec<Field> = Vec::with_capacity(fields.len());
+        let mut parsed: Vec<(String, Field)> = Vec::with_capacity(fields.len());
         for (index, field) in fields.into_iter().enumerate() {
             let field_location = fields_location.index(index);
-            let field = self.parse_field(field, name.namespace(), &field_location)?;
-            if field.default.is_some() {
+            let (field_name, field) = self.parse_field(field, name.namespace(), &field_location)?;
+            if field.default().is_some() {
                 self.defaults.push((id, index, field_location.key("default").to_path()));
             }
-            parsed.push(field);
+            parsed.push((field_name, field));
         }
-        let index = Record::index_of(&parsed);
-        if let Some(pair) = index
-            .windows(2)
-            .find(|pair| parsed[pair[0]].name == parsed[pair[1]].name)
-        {
-            let (first, second) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
+        let record = Record::new(name, parsed);
+        if let Some((first, second)) = record.repeated_field() {
             return Err(Problem::at(
                 &fields_location.index(second).key("name"),
                 format!(
                     "record `{}` already has a field `{}` (at index {first})",
-                    name.full, parsed[second].name
+                    record.name.full,
+                    record.field_name(second)
                 ),
             ));
         }
-        self.nodes[id] = Node {
-            ty: Type::Record(Box::new(Record {
-                name,
-                fields: parsed,
-                index,
-            })),
-            properties: properties(object),
-        };
+        self.types
+            .replace(id, Type::Record(Box::new(record)), properties(object));
         Ok(id)
     }
 
-    fn parse_field(&mut self, field: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<Field> {
+    fn parse_field(&mut self, field: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<(String, Field)> {
         let Json::Object(members) = field else {
             return Err(Problem::at(
                 location,
@@ -474,15 +457,14 @@ impl Parser {
                 ));
             }
         };
-        Ok(Field {
-            name,
+        let details = FieldDetails {
             aliases,
-            ty,
             default: object.take("default").map(Json::into_value),
             doc,
             order,
             properties: properties(object),
-        })
+        };
+        Ok((name, Field::new(ty, details)))
     }
 
     fn parse_enum(
@@ -587,19 +569,19 @@ impl Parser {
 
     fn check_defaults(&mut self) -> Parsed<()> {
         for (record, index, path) in std::mem::take(&mut self.defaults) {
-            let Type::Record(record) = &self.nodes[record].ty else {
+            let Type::Record(record) = self.types.ty(record) else {
                 continue;
             };
             let field = &record.fields[index];
-            let Some(default) = &field.default else {
+            let Some(default) = field.default() else {
                 continue;
             };
-            if let Err(mismatch) = super::defaults::check(&self.nodes, field.ty, default) {
+            if let Err(mismatch) = super::defaults::check(&self.types, field.ty, default) {
                 return Err(Problem {
                     path,
                     message: format!(
                         "the default of field `{}` does not match its type: {mismatch}",
-                        field.name
+                        record.field_name(index)
                     ),
                 });
             }

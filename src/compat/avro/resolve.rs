@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::model::{AvroSchema, Field, Name, NodeId, Primitive, Record, Type};
+use super::model::{AvroSchema, Name, NodeId, Primitive, Record, Type};
 use crate::compat::{Location, SchemaPath};
 
 /// One resolution failure, with the facts a message needs.
@@ -170,10 +170,10 @@ impl Resolver<'_> {
         let fields_location = location.key("fields");
         for (index, field) in reader.fields.iter().enumerate() {
             let field_location = fields_location.index(index);
-            match writer_fields(index, field, writer) {
-                Matches::None if field.default.is_none() => {
+            match writer_fields(reader, index, writer) {
+                Matches::None if field.default().is_none() => {
                     let finding = Finding::MissingDefault {
-                        field: field.name.clone(),
+                        field: reader.field_name(index).to_owned(),
                     };
                     self.report(&field_location, finding);
                 }
@@ -181,8 +181,8 @@ impl Resolver<'_> {
                 Matches::One(only) => self.collect(field.ty, writer.fields[only].ty, &field_location.key("type")),
                 Matches::Several(several) => {
                     let finding = Finding::AmbiguousField {
-                        field: field.name.clone(),
-                        writer_fields: several.iter().map(|i| writer.fields[*i].name.clone()).collect(),
+                        field: reader.field_name(index).to_owned(),
+                        writer_fields: several.iter().map(|i| writer.field_name(*i).to_owned()).collect(),
                     };
                     self.report(&field_location, finding);
                 }
@@ -228,8 +228,8 @@ impl Resolver<'_> {
             .fields
             .iter()
             .enumerate()
-            .all(|(position, field)| match writer_fields(position, field, writer) {
-                Matches::None => field.default.is_some(),
+            .all(|(position, field)| match writer_fields(reader, position, writer) {
+                Matches::None => field.default().is_some(),
                 Matches::One(only) => self.probe(field.ty, writer.fields[only].ty),
                 Matches::Several(_) => false,
             })
@@ -276,18 +276,19 @@ enum Matches {
     Several(Vec<usize>),
 }
 
-/// The writer fields that the reader field at `position` reads: the field of
-/// the same name, or else every field named by one of its aliases.
-fn writer_fields(position: usize, field: &Field, writer: &Record) -> Matches {
+/// The writer fields that the reader's field at `position` reads: the field
+/// of the same name, or else every field named by one of its aliases.
+fn writer_fields(reader: &Record, position: usize, writer: &Record) -> Matches {
+    let name = reader.field_name(position);
     // Schemas mostly evolve by appending, so the same position usually holds the same field.
-    if writer.fields.get(position).is_some_and(|same| same.name == field.name) {
+    if position < writer.fields.len() && writer.field_name(position) == name {
         return Matches::One(position);
     }
-    if let Some(found) = writer.position(&field.name) {
+    if let Some(found) = writer.position(name) {
         return Matches::One(found);
     }
     let mut found: Vec<usize> = Vec::new();
-    for alias in &field.aliases {
+    for alias in reader.fields[position].aliases() {
         if let Some(at) = writer.position(alias)
             && !found.contains(&at)
         {
