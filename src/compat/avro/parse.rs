@@ -366,21 +366,7 @@ impl Parser {
     ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "a record")?;
         let fields_location = location.key("fields");
-        let fields = match object.take("fields") {
-            Some(Json::Array(fields)) => fields,
-            Some(other) => {
-                return Err(Problem::at(
-                    &fields_location,
-                    format!("`fields` must be an array, found {}", other.describe()),
-                ));
-            }
-            None => {
-                return Err(Problem::at(
-                    location,
-                    format!("record `{}` needs a `fields` array", name.full),
-                ));
-            }
-        };
+        let fields = required_array(&mut object, "fields", location, &format!("record `{}`", name.full))?;
         // The record's own fields may refer to it: the node exists, with its
         // name, before they are read.
         let placeholder = Record::new(name.clone(), Vec::new());
@@ -475,21 +461,7 @@ impl Parser {
     ) -> Parsed<NodeId> {
         let name = self.parse_name(&mut object, namespace, location, "an enum")?;
         let symbols_location = location.key("symbols");
-        let symbols = match object.take("symbols") {
-            Some(Json::Array(symbols)) => symbols,
-            Some(other) => {
-                return Err(Problem::at(
-                    &symbols_location,
-                    format!("`symbols` must be an array of names, found {}", other.describe()),
-                ));
-            }
-            None => {
-                return Err(Problem::at(
-                    location,
-                    format!("enum `{}` needs a `symbols` array", name.full),
-                ));
-            }
-        };
+        let symbols = required_array(&mut object, "symbols", location, &format!("enum `{}`", name.full))?;
         let mut names: Vec<String> = Vec::with_capacity(symbols.len());
         for (index, symbol) in symbols.into_iter().enumerate() {
             let symbol_location = symbols_location.index(index);
@@ -599,6 +571,23 @@ fn required<'a, const N: usize>(
     object
         .take(key)
         .ok_or_else(|| Problem::at(location, format!("{what} needs an `{key}` attribute")))
+}
+
+/// The array under `key`, which `owner` (`record \`x.R\``) must have.
+fn required_array<'a>(
+    object: &mut TypeAttributes<'a>,
+    key: &str,
+    location: &Location<'_>,
+    owner: &str,
+) -> Parsed<Vec<Json<'a>>> {
+    match object.take(key) {
+        Some(Json::Array(items)) => Ok(items),
+        Some(other) => Err(Problem::at(
+            &location.key(key),
+            format!("`{key}` must be an array, found {}", other.describe()),
+        )),
+        None => Err(Problem::at(location, format!("{owner} needs a `{key}` array"))),
+    }
 }
 
 fn optional_string(value: Option<Json<'_>>, key: &str, location: &Location<'_>) -> Parsed<Option<String>> {
