@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::compat::{Format, Limits, Mode};
+use crate::registry::api::Credential;
 
 /// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
 #[derive(Debug, Parser)]
@@ -24,6 +25,139 @@ pub enum Command {
     /// Exit status: 0 compatible, 1 incompatible, 2 error (bad usage, or a
     /// schema that cannot be read or is invalid).
     Compat(CompatArgs),
+    /// Serve the Confluent Schema Registry REST API from the embedded store.
+    Registry(RegistryArgs),
+}
+
+/// Arguments of `schemaops registry`.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// Folder for the registry's data (created when missing).
+    #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
+    pub data: PathBuf,
+
+    /// Address to listen on; port 0 picks a free port (the address is printed).
+    #[arg(long, env = "SCHEMAOPS_LISTEN", default_value = "127.0.0.1:8081")]
+    pub listen: String,
+
+    /// The largest request body accepted, in bytes.
+    #[arg(long, env = "SCHEMAOPS_MAX_BODY_BYTES", default_value_t = crate::registry::api::DEFAULT_BODY_LIMIT)]
+    pub max_body_bytes: usize,
+
+    /// The largest schema accepted, in bytes.
+    #[arg(long, env = "SCHEMAOPS_MAX_SCHEMA_BYTES", default_value_t = Limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    pub max_schema_bytes: usize,
+
+    /// A file of credentials allowed to read, one per line: `user:password` (basic) or a bearer token.
+    #[arg(long, value_name = "FILE")]
+    pub read_credentials_file: Option<PathBuf>,
+
+    /// A file of credentials allowed to write (and read), in the same format.
+    #[arg(long, value_name = "FILE")]
+    pub write_credentials_file: Option<PathBuf>,
+
+    /// Credentials allowed to read, comma-separated, instead of a file.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_READ_CREDENTIALS",
+        hide_env_values = true,
+        conflicts_with = "read_credentials_file"
+    )]
+    pub read_credentials: Option<String>,
+
+    /// Credentials allowed to write, comma-separated, instead of a file.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_WRITE_CREDENTIALS",
+        hide_env_values = true,
+        conflicts_with = "write_credentials_file"
+    )]
+    pub write_credentials: Option<String>,
+
+    /// Log format.
+    #[command(flatten)]
+    pub logging: LoggingArgs,
+}
+
+/// Logging options shared by the long-running commands.
+#[derive(Debug, Args)]
+pub struct LoggingArgs {
+    /// `plain` for people, `json` for log collectors. Levels come from `RUST_LOG` (default `info`).
+    #[arg(long, value_enum, env = "SCHEMAOPS_LOG_FORMAT", default_value_t = LogFormat::Plain)]
+    pub log_format: LogFormat,
+}
+
+/// How logs are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per event.
+    Plain,
+    /// One JSON object per event.
+    Json,
+}
+
+/// What `schemaops registry` will do, checked and typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryConfig {
+    /// The SQLite file.
+    pub database: PathBuf,
+    /// Where to listen.
+    pub listen: std::net::SocketAddr,
+    /// The request body limit.
+    pub body_limit: usize,
+    /// Schema size limits.
+    pub limits: Limits,
+    /// Credentials allowed to read.
+    pub readers: Vec<Credential>,
+    /// Credentials allowed to write.
+    pub writers: Vec<Credential>,
+    /// Log format.
+    pub log_format: LogFormat,
+}
+
+impl RegistryArgs {
+    /// Resolves the arguments into a configuration, reading credential files.
+    ///
+    /// # Errors
+    /// A message naming the argument that is wrong.
+    pub fn into_config(self) -> Result<RegistryConfig, String> {
+        let listen = self.listen.parse().map_err(|error| {
+            format!(
+                "--listen `{}` is not an address like 127.0.0.1:8081: {error}",
+                self.listen
+            )
+        })?;
+        if self.max_body_bytes == 0 || self.max_schema_bytes == 0 {
+            return Err("--max-body-bytes and --max-schema-bytes must be at least 1".to_owned());
+        }
+        let readers = credentials(self.read_credentials_file.as_deref(), self.read_credentials.as_deref())?;
+        let writers = credentials(
+            self.write_credentials_file.as_deref(),
+            self.write_credentials.as_deref(),
+        )?;
+        Ok(RegistryConfig {
+            database: self.data.join("registry.db"),
+            listen,
+            body_limit: self.max_body_bytes,
+            limits: Limits {
+                max_schema_bytes: self.max_schema_bytes,
+            },
+            readers,
+            writers,
+            log_format: self.logging.log_format,
+        })
+    }
+}
+
+/// Credentials from a file (one per line) or an inline list (comma-separated).
+fn credentials(file: Option<&std::path::Path>, inline: Option<&str>) -> Result<Vec<Credential>, String> {
+    let text = match (file, inline) {
+        (Some(path), _) => std::fs::read_to_string(path)
+            .map_err(|error| format!("cannot read the credentials file {}: {error}", path.display()))?,
+        (None, Some(inline)) => inline.replace(',', "\n"),
+        (None, None) => return Ok(Vec::new()),
+    };
+    Ok(text.lines().filter_map(Credential::parse).collect())
 }
 
 /// Arguments of `schemaops compat`.
@@ -151,7 +285,9 @@ mod tests {
             "--candidate",
             "c.avsc",
         ]);
-        let Command::Compat(args) = cli.command;
+        let Command::Compat(args) = cli.command else {
+            panic!("a compat command");
+        };
         let config = args.into_config().unwrap();
         assert_eq!(
             config.job,
@@ -163,6 +299,27 @@ mod tests {
                 output: OutputFormat::Text,
             }
         );
+    }
+
+    #[test]
+    fn registry_defaults_listen_on_loopback_with_data_in_dot_schemaops() {
+        let cli = Cli::parse_from(["schemaops", "registry"]);
+        let Command::Registry(args) = cli.command else {
+            panic!("a registry command");
+        };
+        let config = args.into_config().unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8081");
+        assert_eq!(config.database, std::path::PathBuf::from(".schemaops/registry.db"));
+        assert!(config.readers.is_empty() && config.writers.is_empty());
+    }
+
+    #[test]
+    fn inline_credentials_are_comma_separated() {
+        let cli = Cli::parse_from(["schemaops", "registry", "--write-credentials", "ci:pw, token2"]);
+        let Command::Registry(args) = cli.command else {
+            panic!("a registry command");
+        };
+        assert_eq!(args.into_config().unwrap().writers.len(), 2);
     }
 
     #[test]

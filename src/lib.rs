@@ -2,9 +2,12 @@
 //! compatibility before they are registered.
 //!
 //! - [`compat`]: the pure compatibility engine (Avro today).
+//! - [`registry`]: the Registry trait, the embedded registry and the REST API.
 //! - [`cli`]: the command line and its typed configuration.
 //! - [`commands`]: what each subcommand does.
 
 pub mod cli;
 pub mod commands;
 pub mod compat;
+pub mod registry;
+pub mod telemetry;

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use clap::Parser as _;
 use schemaops::cli::{Cli, Command};
 use schemaops::commands::{self, Verdict};
+use schemaops::telemetry;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -34,6 +35,18 @@ fn run(cli: Cli) -> anyhow::Result<Verdict> {
             let verdict = commands::compat::run(&config, &mut out)?;
             out.flush().context("failed to write the result")?;
             Ok(verdict)
+        }
+        Command::Registry(args) => {
+            let config = args
+                .into_config()
+                .map_err(anyhow::Error::msg)
+                .context("invalid arguments")?;
+            telemetry::init(config.log_format);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("failed to start the async runtime")?;
+            Ok(runtime.block_on(commands::registry::run(&config))?)
         }
     }
 }

@@ -2,6 +2,7 @@
 //! Business rules live in the library, not here.
 
 pub mod compat;
+pub mod registry;
 
 /// How a command ended, mapped to the process exit status by `main`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -231,11 +231,33 @@ impl ParsedSchema {
 /// core: the versions are independent, and the report's order does not
 /// depend on which finishes first.
 pub fn check_parsed(mode: Mode, candidate: &ParsedSchema, previous: &[&ParsedSchema]) -> Report {
-    let versions = mode.versions_to_check(previous.len());
-    let found = for_each_version(&versions, candidate.size(), |version| {
-        compare(mode, candidate, previous[version - 1], version)
+    let numbered: Vec<(usize, &ParsedSchema)> = previous
+        .iter()
+        .enumerate()
+        .map(|(i, schema)| (i + 1, *schema))
+        .collect();
+    check_numbered(mode, candidate, &numbered)
+}
+
+/// As [`check_parsed`], with each earlier version (oldest first) given with
+/// the number that reports and messages call it by, such as a registry's
+/// version number.
+pub fn check_numbered(mode: Mode, candidate: &ParsedSchema, previous: &[(usize, &ParsedSchema)]) -> Report {
+    let positions = mode.versions_to_check(previous.len());
+    let found = for_each_version(&positions, candidate.size(), |position| {
+        let (number, earlier) = previous[position - 1];
+        compare(mode, candidate, earlier, number)
     });
-    Report::new(mode, versions, found.into_iter().flatten().collect())
+    let numbers = positions.iter().map(|position| previous[position - 1].0).collect();
+    Report::new(mode, numbers, found.into_iter().flatten().collect())
+}
+
+/// Whether the engine can parse and check schemas of this format.
+pub fn supports(format: Format) -> bool {
+    match format {
+        Format::Avro => true,
+        Format::Json | Format::Protobuf => false,
+    }
 }
 
 /// Runs `work` for every version, spread over the machine's cores when the

@@ -1,0 +1,125 @@
+//! `schemaops registry`: the embedded registry served over HTTP until
+//! SIGTERM or Ctrl-C, when in-flight requests finish (up to a timeout).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Verdict;
+use crate::cli::RegistryConfig;
+use crate::registry::api::{ApiState, Auth, router};
+use crate::registry::embedded::EmbeddedRegistry;
+use crate::registry::embedded::sqlite::SqliteStore;
+
+/// How long in-flight requests may take to finish after a shutdown signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Why the registry could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The data folder could not be created.
+    #[error("failed to create the data folder {}", path.display())]
+    CreateDataDir {
+        /// The folder.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The store could not be opened.
+    #[error("failed to open the registry store {}", path.display())]
+    OpenStore {
+        /// The database file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The stored data could not be loaded.
+    #[error("failed to load the registry")]
+    Load(#[source] crate::registry::Error),
+    /// The address could not be bound.
+    #[error("failed to listen on {address}")]
+    Listen {
+        /// The address.
+        address: std::net::SocketAddr,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server failed.
+    #[error("the HTTP server failed")]
+    Serve(#[source] std::io::Error),
+}
+
+/// Serves the registry until a shutdown signal.
+///
+/// # Errors
+/// [`Error`] when the store cannot be opened or the address bound.
+pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
+    if let Some(folder) = config.database.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(|source| Error::CreateDataDir {
+            path: folder.to_owned(),
+            source,
+        })?;
+    }
+    let store = SqliteStore::open(&config.database).map_err(|source| Error::OpenStore {
+        path: config.database.clone(),
+        source,
+    })?;
+    let registry = EmbeddedRegistry::open(Arc::new(store), config.limits)
+        .await
+        .map_err(Error::Load)?;
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: config.body_limit,
+        auth: Auth::new(&config.readers, &config.writers).map(Arc::new),
+    };
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| Error::Listen {
+            address: config.listen,
+            source,
+        })?;
+    let address = listener.local_addr().map_err(Error::Serve)?;
+    tracing::info!(%address, database = %config.database.display(), "Serving the schema registry");
+    // Scripts and tests read the bound address (port 0 picks one) from stdout.
+    println!("listening on {address}");
+    let _ = std::io::stdout().flush();
+    let (stopping, stopped) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!("Shutting down; letting in-flight requests finish");
+        let _ = stopping.send(true);
+    });
+    let mut deadline = stopped.clone();
+    tokio::select! {
+        result = server => result.map_err(Error::Serve)?,
+        () = async move {
+            let _ = deadline.wait_for(|stopping| *stopping).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => tracing::warn!("In-flight requests did not finish in time; stopping anyway"),
+    }
+    Ok(Verdict::Compatible)
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}

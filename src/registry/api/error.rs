@@ -1,0 +1,88 @@
+//! [`ApiError`]: every failure as Confluent's `{"error_code", "message"}`
+//! body with the matching HTTP status.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+use super::wire::json_response;
+use crate::registry::Error;
+
+/// An error response of the REST API.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: u32,
+    message: String,
+}
+
+impl ApiError {
+    /// A request the API itself refuses (bad JSON, bad query), with HTTP 400
+    /// or another status and Confluent-style code.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            code: 400,
+            message: message.into(),
+        }
+    }
+
+    /// An unknown path.
+    pub fn not_found(path: &str) -> Self {
+        Self {
+            status: StatusCode::NOT_FOUND,
+            code: 404,
+            message: format!("no such endpoint: {path}"),
+        }
+    }
+
+    /// A request body over the size limit.
+    pub fn body_too_large(limit: usize) -> Self {
+        Self {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            code: 42209,
+            message: format!("the request body is larger than the limit of {limit} bytes"),
+        }
+    }
+
+    /// A request without valid credentials. Says nothing about what exists.
+    pub fn unauthorized() -> Self {
+        Self {
+            status: StatusCode::UNAUTHORIZED,
+            code: 40101,
+            message: "authentication required".to_owned(),
+        }
+    }
+
+    /// Confluent's error code.
+    pub fn code(&self) -> u32 {
+        self.code
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let message = match &error {
+            // Never show internals: the chain goes to the log.
+            Error::Store { .. } => {
+                tracing::error!(error = &error as &dyn std::error::Error, "Registry store failed");
+                "the registry could not complete the request; see its log".to_owned()
+            }
+            other => other.to_string(),
+        };
+        Self {
+            status,
+            code: error.code(),
+            message,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({"error_code": self.code, "message": self.message});
+        let mut response = json_response(&body);
+        *response.status_mut() = self.status;
+        response
+    }
+}

@@ -1,0 +1,431 @@
+//! The Confluent Schema Registry REST API over any [`Registry`], as an axum
+//! [`Router`]. Handlers translate HTTP to registry calls and back; every
+//! rule lives in the registry.
+
+mod auth;
+mod error;
+mod wire;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{Method, Uri, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+
+pub use auth::{Access, Auth, Credential};
+pub use error::ApiError;
+use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response, schema_type};
+
+use crate::compat::Mode;
+use crate::registry::{
+    Error, RegisterOptions, Registry, RegistryMode, SchemaId, SubjectFilter, SubjectName, Version, VersionFilter,
+    VersionSelector,
+};
+
+/// What the router needs.
+#[derive(Clone)]
+pub struct ApiState {
+    /// The registry served.
+    pub registry: Arc<dyn Registry>,
+    /// The largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Who may read and write; `None` lets everyone.
+    pub auth: Option<Arc<Auth>>,
+}
+
+/// The default request body limit: 8 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+type Reply = Result<Response, ApiError>;
+
+/// The REST API's routes.
+pub fn router(state: ApiState) -> Router {
+    Router::new()
+        .route("/", get(root))
+        .route("/schemas/types", get(schema_types))
+        .route("/schemas", get(list_schemas))
+        .route("/schemas/ids/{id}", get(schema_by_id))
+        .route("/schemas/ids/{id}/schema", get(raw_schema_by_id))
+        .route("/schemas/ids/{id}/subjects", get(subjects_of_id))
+        .route("/schemas/ids/{id}/versions", get(versions_of_id))
+        .route("/subjects", get(list_subjects))
+        .route("/subjects/{subject}", post(lookup).delete(delete_subject))
+        .route("/subjects/{subject}/versions", get(list_versions).post(register))
+        .route(
+            "/subjects/{subject}/versions/{version}",
+            get(get_version).delete(delete_version),
+        )
+        .route("/subjects/{subject}/versions/{version}/schema", get(raw_version))
+        .route(
+            "/subjects/{subject}/versions/{version}/referencedby",
+            get(referenced_by),
+        )
+        .route("/compatibility/subjects/{subject}/versions", post(check_all))
+        .route("/compatibility/subjects/{subject}/versions/{version}", post(check_one))
+        .route("/config", get(get_config).put(put_config).delete(delete_config))
+        .route(
+            "/config/{subject}",
+            get(get_config).put(put_config).delete(delete_config),
+        )
+        .route("/mode", get(get_mode).put(put_mode).delete(delete_mode))
+        .route("/mode/{subject}", get(get_mode).put(put_mode).delete(delete_mode))
+        .route("/contexts", get(contexts))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::check))
+        .with_state(state)
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::not_found(uri.path())
+}
+
+/// Reads a request body, refusing it once it passes the limit without
+/// buffering the rest.
+async fn read_body(state: &ApiState, body: Body) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, state.body_limit)
+        .await
+        .map_err(|_| ApiError::body_too_large(state.body_limit))
+}
+
+fn subject(name: String) -> Result<SubjectName, ApiError> {
+    Ok(SubjectName::new(name)?)
+}
+
+fn version(text: &str) -> Result<VersionSelector, ApiError> {
+    Ok(text.parse::<VersionSelector>()?)
+}
+
+fn schema_id(text: &str) -> Result<SchemaId, ApiError> {
+    text.parse::<i64>().ok().and_then(SchemaId::new).ok_or_else(|| {
+        ApiError::from(Error::SchemaNotFound {
+            what: format!("with ID `{text}`"),
+        })
+    })
+}
+
+async fn root() -> Response {
+    json_response(&serde_json::json!({}))
+}
+
+async fn contexts() -> Response {
+    json_response(&["."])
+}
+
+async fn schema_types(State(state): State<ApiState>) -> Response {
+    let names: Vec<&str> = state
+        .registry
+        .schema_types()
+        .into_iter()
+        .map(|format| format.as_str())
+        .collect();
+    json_response(&names)
+}
+
+async fn schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
+    let found = state.registry.schema_by_id(schema_id(&id)?).await?;
+    let mut body = serde_json::json!({ "schema": found.text });
+    if let Some(name) = schema_type(found.format) {
+        body["schemaType"] = name.into();
+    }
+    if !found.references.is_empty() {
+        body["references"] = serde_json::to_value(&found.references).unwrap_or_default();
+    }
+    Ok(json_response(&body))
+}
+
+async fn raw_schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
+    let found = state.registry.schema_by_id(schema_id(&id)?).await?;
+    Ok(raw(found.text))
+}
+
+fn raw(text: String) -> Response {
+    let mut response = Response::new(Body::from(text));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(wire::CONTENT_TYPE),
+    );
+    response
+}
+
+async fn subjects_of_id(State(state): State<ApiState>, Path(id): Path<String>, query: QueryParams) -> Reply {
+    let holders = state
+        .registry
+        .versions_of_id(schema_id(&id)?, query.flag("deleted")?)
+        .await?;
+    let mut subjects: Vec<String> = holders.into_iter().map(|holder| holder.subject.to_string()).collect();
+    subjects.dedup();
+    Ok(json_response(&query.page(subjects)?))
+}
+
+async fn versions_of_id(State(state): State<ApiState>, Path(id): Path<String>, query: QueryParams) -> Reply {
+    let holders = state
+        .registry
+        .versions_of_id(schema_id(&id)?, query.flag("deleted")?)
+        .await?;
+    Ok(json_response(&query.page(holders)?))
+}
+
+async fn list_schemas(State(state): State<ApiState>, query: QueryParams) -> Reply {
+    let include_deleted = query.flag("deleted")?;
+    let filter = SubjectFilter {
+        prefix: query.text("subjectPrefix").map(str::to_owned),
+        include_deleted,
+        deleted_only: false,
+    };
+    let latest_only = query.flag("latestOnly")?;
+    let versions_filter = if include_deleted {
+        VersionFilter::All
+    } else {
+        VersionFilter::Live
+    };
+    let mut found = Vec::new();
+    for subject in state.registry.subjects(&filter).await? {
+        let mut versions = state
+            .registry
+            .versions(&subject, versions_filter)
+            .await
+            .unwrap_or_default();
+        if latest_only {
+            versions = versions.split_off(versions.len().saturating_sub(1));
+        }
+        for number in versions {
+            found.push(
+                state
+                    .registry
+                    .version(&subject, VersionSelector::Exact(number), include_deleted)
+                    .await?,
+            );
+        }
+    }
+    let page = query.page(found)?;
+    let bodies: Vec<SchemaResponse<'_>> = page.iter().map(SchemaResponse::from).collect();
+    Ok(json_response(&bodies))
+}
+
+async fn list_subjects(State(state): State<ApiState>, query: QueryParams) -> Reply {
+    let filter = SubjectFilter {
+        prefix: query.text("subjectPrefix").map(str::to_owned),
+        include_deleted: query.flag("deleted")?,
+        deleted_only: query.flag("deletedOnly")? || query.flag("deleted_only")?,
+    };
+    let names: Vec<String> = state
+        .registry
+        .subjects(&filter)
+        .await?
+        .into_iter()
+        .map(String::from)
+        .collect();
+    Ok(json_response(&query.page(names)?))
+}
+
+async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams) -> Reply {
+    let filter = if query.flag("deletedOnly")? || query.flag("deleted_only")? {
+        VersionFilter::DeletedOnly
+    } else if query.flag("deleted")? {
+        VersionFilter::All
+    } else {
+        VersionFilter::Live
+    };
+    let versions = state.registry.versions(&subject(name)?, filter).await?;
+    Ok(json_response(&query.page(versions)?))
+}
+
+async fn register(State(state): State<ApiState>, Path(name): Path<String>, body: Body) -> Reply {
+    let subject = subject(name)?;
+    let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
+    let schema = request.new_schema()?;
+    let options = RegisterOptions {
+        id: match request.id {
+            None => None,
+            Some(id) => Some(SchemaId::new(id).ok_or_else(|| {
+                ApiError::from(Error::NotPermitted {
+                    reason: format!("{id} is not a valid schema ID"),
+                })
+            })?),
+        },
+        version: match request.version {
+            None | Some(-1) => None,
+            Some(number) => Some(Version::new(number)?),
+        },
+    };
+    let registered = state.registry.register(&subject, &schema, options).await?;
+    Ok(json_response(&serde_json::json!({ "id": registered.id })))
+}
+
+async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams, body: Body) -> Reply {
+    let subject = subject(name)?;
+    let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
+    let found = state
+        .registry
+        .lookup(&subject, &request.new_schema()?, query.flag("deleted")?)
+        .await?;
+    Ok(json_response(&SchemaResponse::from(&found)))
+}
+
+async fn get_version(
+    State(state): State<ApiState>,
+    Path((name, number)): Path<(String, String)>,
+    query: QueryParams,
+) -> Reply {
+    let found = state
+        .registry
+        .version(&subject(name)?, version(&number)?, query.flag("deleted")?)
+        .await?;
+    Ok(json_response(&SchemaResponse::from(&found)))
+}
+
+async fn raw_version(State(state): State<ApiState>, Path((name, number)): Path<(String, String)>) -> Reply {
+    let found = state
+        .registry
+        .version(&subject(name)?, version(&number)?, false)
+        .await?;
+    Ok(raw(found.text))
+}
+
+async fn referenced_by(State(state): State<ApiState>, Path((name, number)): Path<(String, String)>) -> Reply {
+    let ids = state.registry.referenced_by(&subject(name)?, version(&number)?).await?;
+    Ok(json_response(&ids))
+}
+
+async fn delete_version(
+    State(state): State<ApiState>,
+    Path((name, number)): Path<(String, String)>,
+    query: QueryParams,
+) -> Reply {
+    let deleted = state
+        .registry
+        .delete_version(&subject(name)?, version(&number)?, query.flag("permanent")?)
+        .await?;
+    Ok(json_response(&deleted))
+}
+
+async fn delete_subject(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams) -> Reply {
+    let deleted = state
+        .registry
+        .delete_subject(&subject(name)?, query.flag("permanent")?)
+        .await?;
+    Ok(json_response(&deleted))
+}
+
+async fn check_all(state: State<ApiState>, Path(name): Path<String>, query: QueryParams, body: Body) -> Reply {
+    check(state, name, None, query, body).await
+}
+
+async fn check_one(
+    state: State<ApiState>,
+    Path((name, number)): Path<(String, String)>,
+    query: QueryParams,
+    body: Body,
+) -> Reply {
+    let selector = version(&number)?;
+    check(state, name, Some(selector), query, body).await
+}
+
+async fn check(
+    State(state): State<ApiState>,
+    name: String,
+    against: Option<VersionSelector>,
+    query: QueryParams,
+    body: Body,
+) -> Reply {
+    let verbose = query.flag("verbose")?;
+    let subject = subject(name)?;
+    let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
+    let schema = request.new_schema()?;
+    match state.registry.check(&subject, &schema, against).await {
+        Ok(result) => {
+            let mut body = serde_json::json!({ "is_compatible": result.report.is_compatible() });
+            if verbose {
+                let messages: Vec<String> = result
+                    .report
+                    .incompatibilities
+                    .iter()
+                    .map(|i| format!("[version {}] {} at {}: {}", i.version, i.kind, i.path, i.message))
+                    .collect();
+                body["messages"] = messages.into();
+            }
+            Ok(json_response(&body))
+        }
+        Err(error @ (Error::InvalidSchema { .. } | Error::SchemaTooLarge { .. })) if verbose => Ok(json_response(
+            &serde_json::json!({ "is_compatible": false, "messages": [error.to_string()] }),
+        )),
+        Err(error) => Err(error.into()),
+    }
+}
+
+fn optional_subject(name: Option<Path<String>>) -> Result<Option<SubjectName>, ApiError> {
+    name.map(|Path(name)| subject(name)).transpose()
+}
+
+async fn get_config(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams) -> Reply {
+    let subject = optional_subject(name)?;
+    let level = state
+        .registry
+        .compatibility(subject.as_ref(), query.flag("defaultToGlobal")?)
+        .await?;
+    Ok(json_response(&serde_json::json!({ "compatibilityLevel": level })))
+}
+
+async fn put_config(State(state): State<ApiState>, name: Option<Path<String>>, body: Body) -> Reply {
+    let subject = optional_subject(name)?;
+    let body: serde_json::Value = serde_json::from_slice(&read_body(&state, body).await?)
+        .map_err(|error| ApiError::bad_request(format!("malformed request body: {error}")))?;
+    let given = body
+        .get("compatibility")
+        .or_else(|| body.get("compatibilityLevel"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let level = given.parse::<Mode>().map_err(|_| {
+        ApiError::from(Error::InvalidCompatibilityLevel {
+            given: given.to_owned(),
+        })
+    })?;
+    let level = state.registry.set_compatibility(subject.as_ref(), level).await?;
+    Ok(json_response(&serde_json::json!({ "compatibility": level })))
+}
+
+async fn delete_config(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
+    let subject = optional_subject(name)?;
+    let old = state.registry.delete_compatibility(subject.as_ref()).await?;
+    Ok(json_response(&serde_json::json!({ "compatibilityLevel": old })))
+}
+
+async fn get_mode(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams) -> Reply {
+    let subject = optional_subject(name)?;
+    let mode = state
+        .registry
+        .mode(subject.as_ref(), query.flag("defaultToGlobal")?)
+        .await?;
+    Ok(json_response(&serde_json::json!({ "mode": mode })))
+}
+
+async fn put_mode(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams, body: Body) -> Reply {
+    let subject = optional_subject(name)?;
+    let body: serde_json::Value = serde_json::from_slice(&read_body(&state, body).await?)
+        .map_err(|error| ApiError::bad_request(format!("malformed request body: {error}")))?;
+    let given = body.get("mode").and_then(serde_json::Value::as_str).unwrap_or_default();
+    let mode = given.parse::<RegistryMode>()?;
+    let mode = state
+        .registry
+        .set_mode(subject.as_ref(), mode, query.flag("force")?)
+        .await?;
+    Ok(json_response(&serde_json::json!({ "mode": mode })))
+}
+
+async fn delete_mode(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
+    let subject = optional_subject(name)?;
+    let old = state.registry.delete_mode(subject.as_ref()).await?;
+    Ok(json_response(&serde_json::json!({ "mode": old })))
+}
+
+/// Whether a request only reads (GET, HEAD, OPTIONS) or changes something.
+fn access_of(method: &Method) -> Access {
+    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        Access::Read
+    } else {
+        Access::Write
+    }
+}

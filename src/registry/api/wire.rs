@@ -1,0 +1,182 @@
+//! The JSON shapes of the Confluent REST API, and how requests are read:
+//! bodies as bytes (any or no Content-Type), query flags case-insensitively.
+
+use std::collections::HashMap;
+
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Query};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+
+use super::error::ApiError;
+use crate::compat::Format;
+use crate::registry::{NewSchema, SchemaReference, VersionedSchema};
+
+/// The media type of every response.
+pub const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
+
+/// A JSON response with the registry's media type.
+pub fn json_response<T: Serialize>(value: &T) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec());
+    let mut response = Response::new(Body::from(body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+    response
+}
+
+/// The body of a registration, lookup or compatibility request. Unknown
+/// fields (`metadata`, `ruleSet`, …) are accepted and ignored.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaRequest {
+    /// The schema text.
+    pub schema: String,
+    /// AVRO when absent.
+    #[serde(default)]
+    pub schema_type: Option<String>,
+    /// References to other subjects' versions.
+    #[serde(default)]
+    pub references: Vec<SchemaReference>,
+    /// IMPORT mode: the ID to use.
+    #[serde(default)]
+    pub id: Option<i64>,
+    /// IMPORT mode: the version to use (-1 or absent: the next).
+    #[serde(default)]
+    pub version: Option<i64>,
+}
+
+impl SchemaRequest {
+    /// Reads a request body.
+    ///
+    /// # Errors
+    /// 400 for malformed JSON, 42201 for an unknown schema type.
+    pub fn parse(body: &[u8]) -> Result<Self, ApiError> {
+        serde_json::from_slice(body).map_err(|error| ApiError::bad_request(format!("malformed request body: {error}")))
+    }
+
+    /// The schema it carries.
+    ///
+    /// # Errors
+    /// 42201 for an unknown schema type.
+    pub fn new_schema(&self) -> Result<NewSchema, ApiError> {
+        let format = match &self.schema_type {
+            None => Format::Avro,
+            Some(name) => name.parse::<Format>().map_err(|error| {
+                ApiError::from(crate::registry::Error::InvalidSchema {
+                    reason: error.to_string(),
+                })
+            })?,
+        };
+        Ok(NewSchema {
+            format,
+            text: self.schema.clone(),
+            references: self.references.clone(),
+        })
+    }
+}
+
+/// A version of a subject, as `GET /subjects/{s}/versions/{v}` returns it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaResponse<'a> {
+    subject: &'a str,
+    version: u32,
+    id: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    references: &'a [SchemaReference],
+    schema: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    deleted: bool,
+}
+
+impl<'a> From<&'a VersionedSchema> for SchemaResponse<'a> {
+    fn from(schema: &'a VersionedSchema) -> Self {
+        Self {
+            subject: schema.subject.as_str(),
+            version: schema.version.get(),
+            id: schema.id.get(),
+            schema_type: schema_type(schema.format),
+            references: &schema.references,
+            schema: &schema.text,
+            deleted: schema.deleted,
+        }
+    }
+}
+
+/// `schemaType` as responses carry it: omitted for Avro, as Confluent does.
+pub fn schema_type(format: Format) -> Option<&'static str> {
+    match format {
+        Format::Avro => None,
+        other => Some(other.as_str()),
+    }
+}
+
+/// A request's query parameters.
+#[derive(Debug, Default)]
+pub struct QueryParams(HashMap<String, String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for QueryParams {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
+            .map(|Query(params)| Self(params))
+            .map_err(|error| ApiError::bad_request(format!("malformed query string: {error}")))
+    }
+}
+
+impl QueryParams {
+    /// A boolean flag, case-insensitive (`False` as clients send it); absent is false.
+    ///
+    /// # Errors
+    /// 400 when the value is not a boolean.
+    pub fn flag(&self, name: &str) -> Result<bool, ApiError> {
+        match self.0.get(name).map(|value| value.to_ascii_lowercase()) {
+            None => Ok(false),
+            Some(value) if value == "true" || value.is_empty() => Ok(true),
+            Some(value) if value == "false" => Ok(false),
+            Some(value) => Err(ApiError::bad_request(format!(
+                "query parameter `{name}` must be true or false, not `{value}`"
+            ))),
+        }
+    }
+
+    /// A text parameter.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+
+    /// A whole-number parameter (`offset`, `limit`).
+    ///
+    /// # Errors
+    /// 400 when the value is not a number.
+    pub fn number(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        self.0
+            .get(name)
+            .map(|value| {
+                value
+                    .parse::<i64>()
+                    .map_err(|_| ApiError::bad_request(format!("query parameter `{name}` must be a whole number")))
+            })
+            .transpose()
+    }
+
+    /// Applies `offset` and `limit` (0 or negative: all) to a listing.
+    ///
+    /// # Errors
+    /// 400 when either is not a number.
+    pub fn page<T>(&self, items: Vec<T>) -> Result<Vec<T>, ApiError> {
+        let offset = usize::try_from(self.number("offset")?.unwrap_or(0).max(0)).unwrap_or(0);
+        let limit = self.number("limit")?.unwrap_or(-1);
+        let items = items.into_iter().skip(offset);
+        Ok(match usize::try_from(limit) {
+            Ok(limit) if limit > 0 => items.take(limit).collect(),
+            _ => items.collect(),
+        })
+    }
+}

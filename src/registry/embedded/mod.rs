@@ -1,0 +1,687 @@
+//! The embedded registry: versions stored by schemaops itself, behind a
+//! [`Store`], with the working state in memory.
+//!
+//! # Guarantees
+//! Writes are serialized and durable before they are acknowledged: each
+//! registration, delete or setting is one store transaction, applied to
+//! memory only after it commits. Reads never wait for storage. IDs and
+//! versions are never reused, even after hard deletes.
+
+mod cache;
+pub mod sqlite;
+mod state;
+pub mod store;
+
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+
+use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+
+use self::cache::ParsedCache;
+use self::state::State;
+use self::store::{Change, SchemaRow, Store, VersionRow};
+use super::{
+    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaId,
+    SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
+};
+use crate::compat::{Checker, Format, Limits, Mode, ParsedSchema, Reference, Report, SchemaRole, SchemaText};
+
+/// How deep references may nest (a reference to a schema with references…).
+const MAX_REFERENCE_DEPTH: usize = 32;
+
+/// A registry that stores its versions itself.
+pub struct EmbeddedRegistry {
+    state: RwLock<State>,
+    /// Serializes writes: a registration's compatibility check and its write
+    /// see the same versions.
+    writes: tokio::sync::Mutex<()>,
+    store: Arc<dyn Store>,
+    checker: Checker,
+    parsed: ParsedCache,
+}
+
+impl std::fmt::Debug for EmbeddedRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedRegistry").finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedRegistry {
+    /// Loads everything from `store`.
+    ///
+    /// # Errors
+    /// [`Error::Store`] when the store cannot be read.
+    pub async fn open(store: Arc<dyn Store>, limits: Limits) -> Result<Self, Error> {
+        let snapshot = store.load().await.map_err(|source| Error::Store {
+            action: "load the registry",
+            source,
+        })?;
+        Ok(Self {
+            state: RwLock::new(State::from_snapshot(snapshot)),
+            writes: tokio::sync::Mutex::new(()),
+            store,
+            checker: Checker::new(limits),
+            parsed: ParsedCache::default(),
+        })
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        // State changes are single `apply` calls that cannot panic half-way.
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Makes `changes` durable, then applies them in memory.
+    async fn commit(&self, action: &'static str, changes: Vec<Change>) -> Result<(), Error> {
+        self.store
+            .apply(changes.clone())
+            .await
+            .map_err(|source| Error::Store { action, source })?;
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        for change in &changes {
+            state.apply(change);
+        }
+        Ok(())
+    }
+
+    /// The texts of the schemas `references` name, each after its own references.
+    fn reference_texts(
+        state: &State,
+        references: &[super::SchemaReference],
+        depth: usize,
+        out: &mut Vec<Reference>,
+    ) -> Result<(), Error> {
+        if depth > MAX_REFERENCE_DEPTH {
+            return Err(Error::InvalidSchema {
+                reason: format!("references nest more than {MAX_REFERENCE_DEPTH} levels deep"),
+            });
+        }
+        for reference in references {
+            let (_, entry) = state
+                .select(&reference.subject, VersionSelector::Exact(reference.version), true)
+                .map_err(|_| Error::InvalidSchema {
+                    reason: format!(
+                        "reference `{}` names version {} of subject `{}`, which does not exist",
+                        reference.name, reference.version, reference.subject
+                    ),
+                })?;
+            let row = state.schema(entry.id)?;
+            Self::reference_texts(state, &row.references, depth + 1, out)?;
+            if !out.iter().any(|known| known.name == reference.name) {
+                out.push(Reference {
+                    name: reference.name.clone(),
+                    text: row.text.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn schema_text(state: &State, text: &str, references: &[super::SchemaReference]) -> Result<SchemaText, Error> {
+        let mut texts = Vec::new();
+        Self::reference_texts(state, references, 0, &mut texts)?;
+        Ok(SchemaText {
+            text: text.to_owned(),
+            references: texts,
+        })
+    }
+
+    /// Parses a submitted schema and computes its identity.
+    async fn parse_new(&self, schema: &NewSchema) -> Result<(Arc<ParsedSchema>, String), Error> {
+        let text = Self::schema_text(&self.read(), &schema.text, &schema.references)?;
+        let checker = self.checker;
+        let format = schema.format;
+        let parsed = blocking(move || checker.parse(format, SchemaRole::Candidate, &text))
+            .await?
+            .map_err(|error| Error::from_check(&error))?;
+        let fingerprint = identity(format, &parsed.canonical(), &schema.references);
+        Ok((Arc::new(parsed), fingerprint))
+    }
+
+    /// The parsed form of a stored schema, from the cache or parsed now.
+    async fn parse_stored(&self, id: SchemaId) -> Result<Arc<ParsedSchema>, Error> {
+        if let Some(parsed) = self.parsed.get(id) {
+            return Ok(parsed);
+        }
+        let (format, text, cost) = {
+            let state = self.read();
+            let row = state.schema(id)?;
+            (
+                row.format,
+                Self::schema_text(&state, &row.text, &row.references)?,
+                row.text.len(),
+            )
+        };
+        let checker = self.checker;
+        let parsed = blocking(move || checker.parse(format, SchemaRole::Previous(0), &text))
+            .await?
+            .map_err(|error| Error::InvalidSchema {
+                reason: format!(
+                    "stored schema {id} cannot be read: {}",
+                    crate::compat::error_chain(&error)
+                ),
+            })?;
+        let parsed = Arc::new(parsed);
+        self.parsed.insert(id, Arc::clone(&parsed), cost);
+        Ok(parsed)
+    }
+
+    /// Checks `candidate` against `versions` (oldest first) under `level`.
+    async fn compare(
+        &self,
+        level: Mode,
+        candidate: Arc<ParsedSchema>,
+        versions: Vec<(Version, SchemaId)>,
+    ) -> Result<Report, Error> {
+        let mut previous = Vec::with_capacity(versions.len());
+        for (version, id) in versions {
+            previous.push((version.get() as usize, self.parse_stored(id).await?));
+        }
+        blocking(move || {
+            let numbered: Vec<(usize, &ParsedSchema)> = previous
+                .iter()
+                .map(|(number, parsed)| (*number, parsed.as_ref()))
+                .collect();
+            crate::compat::check_numbered(level, &candidate, &numbered)
+        })
+        .await
+    }
+
+    fn refuse_writes_in(mode: RegistryMode, subject: &SubjectName) -> Result<(), Error> {
+        match mode {
+            RegistryMode::ReadOnly | RegistryMode::ReadOnlyOverride => Err(Error::NotPermitted {
+                reason: format!("subject `{subject}` is in {} mode", mode.as_str()),
+            }),
+            RegistryMode::ReadWrite | RegistryMode::Import => Ok(()),
+        }
+    }
+}
+
+/// The identity of a schema: SHA-256 over its format, canonical form and references.
+fn identity(format: Format, canonical: &str, references: &[super::SchemaReference]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(format.as_str().as_bytes());
+    hasher.update([0]);
+    hasher.update(canonical.as_bytes());
+    for reference in references {
+        hasher.update([0]);
+        hasher.update(reference.name.as_bytes());
+        hasher.update([0]);
+        hasher.update(reference.subject.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(reference.version.get().to_be_bytes());
+    }
+    hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Runs CPU-heavy work (parsing, checking) off the async workers.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
+    tokio::task::spawn_blocking(work).await.map_err(|error| Error::Store {
+        action: "run a schema check",
+        source: Box::new(error),
+    })
+}
+
+/// The same level against one version: transitivity does not apply.
+fn single_version(level: Mode) -> Mode {
+    match level {
+        Mode::BackwardTransitive => Mode::Backward,
+        Mode::ForwardTransitive => Mode::Forward,
+        Mode::FullTransitive => Mode::Full,
+        other => other,
+    }
+}
+
+#[async_trait]
+impl Registry for EmbeddedRegistry {
+    async fn schema_by_id(&self, id: SchemaId) -> Result<VersionedSchema, Error> {
+        let state = self.read();
+        state.schema(id)?;
+        let holder = state
+            .holders(id, false)
+            .into_iter()
+            .next()
+            .or_else(|| state.holders(id, true).into_iter().next())
+            .ok_or_else(|| Error::SchemaNotFound {
+                what: format!("with ID {id}"),
+            })?;
+        let (version, entry) = state.select(&holder.subject, VersionSelector::Exact(holder.version), true)?;
+        state.versioned(&holder.subject, version, entry)
+    }
+
+    async fn versions_of_id(&self, id: SchemaId, include_deleted: bool) -> Result<Vec<SubjectVersion>, Error> {
+        let state = self.read();
+        state.schema(id)?;
+        Ok(state.holders(id, include_deleted))
+    }
+
+    async fn subjects(&self, filter: &SubjectFilter) -> Result<Vec<SubjectName>, Error> {
+        Ok(self.read().subjects_matching(filter))
+    }
+
+    async fn versions(&self, subject: &SubjectName, filter: VersionFilter) -> Result<Vec<Version>, Error> {
+        self.read().versions_matching(subject, filter)
+    }
+
+    async fn version(
+        &self,
+        subject: &SubjectName,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<VersionedSchema, Error> {
+        let state = self.read();
+        let (version, entry) = state.select(subject, version, include_deleted)?;
+        state.versioned(subject, version, entry)
+    }
+
+    async fn lookup(
+        &self,
+        subject: &SubjectName,
+        schema: &NewSchema,
+        include_deleted: bool,
+    ) -> Result<VersionedSchema, Error> {
+        self.read().subject(subject)?;
+        let (_, fingerprint) = self.parse_new(schema).await?;
+        let state = self.read();
+        let found = state.by_fingerprint.get(&fingerprint).and_then(|id| {
+            let subject_state = state.subjects.get(subject)?;
+            subject_state
+                .versions
+                .iter()
+                .rev()
+                .find(|(_, entry)| entry.id == *id && (include_deleted || !entry.deleted))
+                .map(|(version, entry)| (*version, *entry))
+        });
+        match found {
+            Some((version, entry)) => state.versioned(subject, version, entry),
+            None => Err(Error::SchemaNotFound {
+                what: format!("under subject `{subject}`"),
+            }),
+        }
+    }
+
+    async fn register(
+        &self,
+        subject: &SubjectName,
+        schema: &NewSchema,
+        options: RegisterOptions,
+    ) -> Result<Registered, Error> {
+        let _write = self.writes.lock().await;
+        let mode = self.read().effective_mode(subject);
+        Self::refuse_writes_in(mode, subject)?;
+        let importing = mode == RegistryMode::Import;
+        if !importing && (options.id.is_some() || options.version.is_some()) {
+            return Err(Error::NotPermitted {
+                reason: "an ID or version can be chosen only in IMPORT mode".to_owned(),
+            });
+        }
+        let (candidate, fingerprint) = self.parse_new(schema).await?;
+        let (known_id, existing, level, live) = {
+            let state = self.read();
+            let known_id = state.by_fingerprint.get(&fingerprint).copied();
+            let subject_state = state.subjects.get(subject);
+            let existing = known_id.and_then(|id| {
+                subject_state?
+                    .live()
+                    .rev()
+                    .find(|(_, held)| *held == id)
+                    .map(|(version, _)| version)
+            });
+            let live: Vec<(Version, SchemaId)> = subject_state.map(|s| s.live().collect()).unwrap_or_default();
+            (known_id, existing, state.effective_compatibility(subject), live)
+        };
+        if let (Some(id), Some(version)) = (known_id, existing)
+            && options.version.is_none_or(|wanted| wanted == version)
+        {
+            return Ok(Registered {
+                id,
+                version,
+                created: false,
+            });
+        }
+        if !importing {
+            let report = self.compare(level, Arc::clone(&candidate), live).await?;
+            if !report.is_compatible() {
+                return Err(Error::Incompatible { report });
+            }
+        }
+        let (id, version, changes) = {
+            let state = self.read();
+            let id = match (options.id, known_id) {
+                (Some(wanted), Some(known)) if wanted != known => return Err(Error::IdMismatch { id: wanted }),
+                (Some(wanted), None) if state.schemas.contains_key(&wanted) => {
+                    return Err(Error::IdMismatch { id: wanted });
+                }
+                (Some(wanted), _) => wanted,
+                (None, Some(known)) => known,
+                (None, None) => SchemaId::new(i64::from(state.max_id()) + 1).ok_or_else(|| Error::NotPermitted {
+                    reason: "the registry has used every schema ID".to_owned(),
+                })?,
+            };
+            let mut subject_row =
+                state
+                    .subjects
+                    .get(subject)
+                    .map(|s| s.row(subject))
+                    .unwrap_or_else(|| store::SubjectRow {
+                        subject: subject.clone(),
+                        next_version: Version::FIRST,
+                        compatibility: None,
+                        mode: None,
+                    });
+            let version = match options.version {
+                Some(wanted)
+                    if state
+                        .subjects
+                        .get(subject)
+                        .is_some_and(|s| s.versions.contains_key(&wanted)) =>
+                {
+                    return Err(Error::NotPermitted {
+                        reason: format!("version {wanted} of subject `{subject}` already exists"),
+                    });
+                }
+                Some(wanted) => wanted,
+                None => subject_row.next_version,
+            };
+            subject_row.next_version = subject_row.next_version.max(version.next());
+            let mut changes = Vec::with_capacity(3);
+            if !state.schemas.contains_key(&id) {
+                changes.push(Change::PutSchema(SchemaRow {
+                    id,
+                    format: schema.format,
+                    text: schema.text.clone(),
+                    fingerprint,
+                    references: schema.references.clone(),
+                }));
+            }
+            changes.push(Change::PutSubject(subject_row));
+            changes.push(Change::PutVersion(VersionRow {
+                subject: subject.clone(),
+                version,
+                id,
+                deleted: false,
+            }));
+            (id, version, changes)
+        };
+        self.commit("store the registration", changes).await?;
+        self.parsed.insert(id, candidate, schema.text.len());
+        tracing::info!(subject = %subject, version = version.get(), id = id.get(), "Registered schema");
+        Ok(Registered {
+            id,
+            version,
+            created: true,
+        })
+    }
+
+    async fn check(
+        &self,
+        subject: &SubjectName,
+        schema: &NewSchema,
+        against: Option<VersionSelector>,
+    ) -> Result<CompatibilityResult, Error> {
+        let (candidate, _) = self.parse_new(schema).await?;
+        let (level, versions) = {
+            let state = self.read();
+            let level = state.effective_compatibility(subject);
+            match against {
+                None => (
+                    level,
+                    state
+                        .subjects
+                        .get(subject)
+                        .map(|s| s.live().collect())
+                        .unwrap_or_default(),
+                ),
+                Some(VersionSelector::Latest) if state.subject(subject).is_err() => (level, Vec::new()),
+                Some(selector) => {
+                    let (version, entry) = state.select(subject, selector, false)?;
+                    (single_version(level), vec![(version, entry.id)])
+                }
+            }
+        };
+        let report = self.compare(level, candidate, versions).await?;
+        Ok(CompatibilityResult { level, report })
+    }
+
+    async fn compatibility(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<Mode, Error> {
+        let state = self.read();
+        let global = state.compatibility.unwrap_or(state::DEFAULT_COMPATIBILITY);
+        match subject {
+            None => Ok(global),
+            Some(subject) => match state.subjects.get(subject).and_then(|s| s.compatibility) {
+                Some(level) => Ok(level),
+                None if fallback => Ok(global),
+                None => Err(Error::SubjectCompatibilityNotConfigured {
+                    subject: subject.clone(),
+                }),
+            },
+        }
+    }
+
+    async fn set_compatibility(&self, subject: Option<&SubjectName>, level: Mode) -> Result<Mode, Error> {
+        let _write = self.writes.lock().await;
+        let change = match subject {
+            None => Change::SetGlobalCompatibility(Some(level)),
+            Some(subject) => {
+                let mut row = self.subject_row(subject);
+                row.compatibility = Some(level);
+                Change::PutSubject(row)
+            }
+        };
+        self.commit("store the compatibility level", vec![change]).await?;
+        Ok(level)
+    }
+
+    async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error> {
+        let _write = self.writes.lock().await;
+        let old = self.compatibility(subject, false).await?;
+        let change = match subject {
+            None => Change::SetGlobalCompatibility(None),
+            Some(subject) => {
+                let mut row = self.subject_row(subject);
+                row.compatibility = None;
+                Change::PutSubject(row)
+            }
+        };
+        self.commit("remove the compatibility level", vec![change]).await?;
+        Ok(old)
+    }
+
+    async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error> {
+        let state = self.read();
+        let global = state.mode.unwrap_or(RegistryMode::ReadWrite);
+        match subject {
+            None => Ok(global),
+            Some(subject) => match state.subjects.get(subject).and_then(|s| s.mode) {
+                Some(mode) => Ok(mode),
+                None if fallback => Ok(global),
+                None => Err(Error::SubjectModeNotConfigured {
+                    subject: subject.clone(),
+                }),
+            },
+        }
+    }
+
+    async fn set_mode(
+        &self,
+        subject: Option<&SubjectName>,
+        mode: RegistryMode,
+        force: bool,
+    ) -> Result<RegistryMode, Error> {
+        let _write = self.writes.lock().await;
+        if mode == RegistryMode::Import && !force {
+            let state = self.read();
+            let has_versions = match subject {
+                None => state.subjects.values().any(|s| !s.versions.is_empty()),
+                Some(subject) => state.subjects.get(subject).is_some_and(|s| !s.versions.is_empty()),
+            };
+            if has_versions {
+                return Err(Error::NotPermitted {
+                    reason: "IMPORT mode on a registry or subject that holds versions needs force=true".to_owned(),
+                });
+            }
+        }
+        let change = match subject {
+            None => Change::SetGlobalMode(Some(mode)),
+            Some(subject) => {
+                let mut row = self.subject_row(subject);
+                row.mode = Some(mode);
+                Change::PutSubject(row)
+            }
+        };
+        self.commit("store the mode", vec![change]).await?;
+        Ok(mode)
+    }
+
+    async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error> {
+        let _write = self.writes.lock().await;
+        let old = self.mode(subject, false).await?;
+        let change = match subject {
+            None => Change::SetGlobalMode(None),
+            Some(subject) => {
+                let mut row = self.subject_row(subject);
+                row.mode = None;
+                Change::PutSubject(row)
+            }
+        };
+        self.commit("remove the mode", vec![change]).await?;
+        Ok(old)
+    }
+
+    async fn delete_version(
+        &self,
+        subject: &SubjectName,
+        version: VersionSelector,
+        permanent: bool,
+    ) -> Result<Version, Error> {
+        let _write = self.writes.lock().await;
+        let change = {
+            let state = self.read();
+            Self::refuse_writes_in(state.effective_mode(subject), subject)?;
+            let (version, entry) = state.select(subject, version, permanent)?;
+            match (permanent, entry.deleted) {
+                (false, true) => {
+                    return Err(Error::VersionSoftDeleted {
+                        subject: subject.clone(),
+                        version,
+                    });
+                }
+                (true, false) => {
+                    return Err(Error::VersionNotSoftDeleted {
+                        subject: subject.clone(),
+                        version,
+                    });
+                }
+                _ => {}
+            }
+            let referrers = state.referrers(subject, version);
+            if !referrers.is_empty() {
+                return Err(Error::ReferencesExist {
+                    subject: subject.clone(),
+                    version,
+                    referrers,
+                });
+            }
+            if permanent {
+                Change::RemoveVersion {
+                    subject: subject.clone(),
+                    version,
+                }
+            } else {
+                Change::SoftDeleteVersion {
+                    subject: subject.clone(),
+                    version,
+                }
+            }
+        };
+        let version = match &change {
+            Change::RemoveVersion { version, .. } | Change::SoftDeleteVersion { version, .. } => *version,
+            _ => unreachable!("only delete changes are built above"),
+        };
+        self.commit("delete the version", vec![change]).await?;
+        tracing::info!(subject = %subject, version = version.get(), permanent, "Deleted version");
+        Ok(version)
+    }
+
+    async fn delete_subject(&self, subject: &SubjectName, permanent: bool) -> Result<Vec<Version>, Error> {
+        let _write = self.writes.lock().await;
+        let (versions, changes) = {
+            let state = self.read();
+            Self::refuse_writes_in(state.effective_mode(subject), subject)?;
+            let found = state.subject(subject)?;
+            let live: Vec<Version> = found.live().map(|(version, _)| version).collect();
+            let all: Vec<Version> = found.versions.keys().copied().collect();
+            let targets = match (permanent, live.is_empty()) {
+                (false, true) => {
+                    return Err(Error::SubjectSoftDeleted {
+                        subject: subject.clone(),
+                    });
+                }
+                (true, false) => {
+                    return Err(Error::SubjectNotSoftDeleted {
+                        subject: subject.clone(),
+                    });
+                }
+                (false, false) => live,
+                (true, true) => all,
+            };
+            for version in &targets {
+                let referrers = state.referrers(subject, *version);
+                if !referrers.is_empty() {
+                    return Err(Error::ReferencesExist {
+                        subject: subject.clone(),
+                        version: *version,
+                        referrers,
+                    });
+                }
+            }
+            let mut changes: Vec<Change> = targets
+                .iter()
+                .map(|version| {
+                    let (subject, version) = (subject.clone(), *version);
+                    if permanent {
+                        Change::RemoveVersion { subject, version }
+                    } else {
+                        Change::SoftDeleteVersion { subject, version }
+                    }
+                })
+                .collect();
+            let mut row = found.row(subject);
+            row.compatibility = None;
+            row.mode = None;
+            changes.push(Change::PutSubject(row));
+            (targets, changes)
+        };
+        self.commit("delete the subject", changes).await?;
+        tracing::info!(subject = %subject, permanent, count = versions.len(), "Deleted subject");
+        Ok(versions)
+    }
+
+    async fn referenced_by(&self, subject: &SubjectName, version: VersionSelector) -> Result<Vec<SchemaId>, Error> {
+        let state = self.read();
+        let (version, _) = state.select(subject, version, true)?;
+        Ok(state.referrers(subject, version))
+    }
+
+    fn schema_types(&self) -> Vec<Format> {
+        [Format::Json, Format::Protobuf, Format::Avro]
+            .into_iter()
+            .filter(|format| crate::compat::supports(*format))
+            .collect()
+    }
+}
+
+impl EmbeddedRegistry {
+    /// The stored row of a subject, or a new one.
+    fn subject_row(&self, subject: &SubjectName) -> store::SubjectRow {
+        self.read()
+            .subjects
+            .get(subject)
+            .map(|s| s.row(subject))
+            .unwrap_or_else(|| store::SubjectRow {
+                subject: subject.clone(),
+                next_version: Version::FIRST,
+                compatibility: None,
+                mode: None,
+            })
+    }
+}

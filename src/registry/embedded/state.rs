@@ -1,0 +1,328 @@
+//! The embedded registry's working state in memory: every schema, subject
+//! and version, answered without touching storage. Changes are applied here
+//! only after the store has made them durable.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::store::{Change, SchemaRow, Snapshot, SubjectRow, VersionRow};
+use crate::compat::Mode;
+use crate::registry::{
+    Error, RegistryMode, SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
+    VersionedSchema,
+};
+
+/// One version of a subject in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) id: SchemaId,
+    pub(crate) deleted: bool,
+}
+
+/// A subject in memory.
+#[derive(Debug, Clone)]
+pub(crate) struct Subject {
+    pub(crate) versions: BTreeMap<Version, Entry>,
+    pub(crate) next_version: Version,
+    pub(crate) compatibility: Option<Mode>,
+    pub(crate) mode: Option<RegistryMode>,
+}
+
+impl Subject {
+    fn new() -> Self {
+        Self {
+            versions: BTreeMap::new(),
+            next_version: Version::FIRST,
+            compatibility: None,
+            mode: None,
+        }
+    }
+
+    /// Live versions, oldest first.
+    pub(crate) fn live(&self) -> impl DoubleEndedIterator<Item = (Version, SchemaId)> + '_ {
+        self.versions
+            .iter()
+            .filter(|(_, entry)| !entry.deleted)
+            .map(|(version, entry)| (*version, entry.id))
+    }
+
+    pub(crate) fn row(&self, subject: &SubjectName) -> SubjectRow {
+        SubjectRow {
+            subject: subject.clone(),
+            next_version: self.next_version,
+            compatibility: self.compatibility,
+            mode: self.mode,
+        }
+    }
+}
+
+/// Everything the registry holds.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) schemas: FxHashMap<SchemaId, Arc<SchemaRow>>,
+    pub(crate) by_fingerprint: FxHashMap<String, SchemaId>,
+    pub(crate) subjects: BTreeMap<SubjectName, Subject>,
+    pub(crate) compatibility: Option<Mode>,
+    pub(crate) mode: Option<RegistryMode>,
+    /// Subject versions holding each schema, for lookups by ID.
+    holders: FxHashMap<SchemaId, Vec<SubjectVersion>>,
+}
+
+/// The level when neither the subject nor the registry sets one.
+pub(crate) const DEFAULT_COMPATIBILITY: Mode = Mode::Backward;
+
+impl State {
+    pub(crate) fn from_snapshot(snapshot: Snapshot) -> Self {
+        let mut state = State {
+            compatibility: snapshot.compatibility,
+            mode: snapshot.mode,
+            ..State::default()
+        };
+        let mut changes: Vec<Change> = snapshot.schemas.into_iter().map(Change::PutSchema).collect();
+        changes.extend(snapshot.subjects.into_iter().map(Change::PutSubject));
+        changes.extend(snapshot.versions.into_iter().map(Change::PutVersion));
+        for change in &changes {
+            state.apply(change);
+        }
+        state
+    }
+
+    /// Applies a change that the store has made durable.
+    pub(crate) fn apply(&mut self, change: &Change) {
+        match change {
+            Change::PutSchema(row) => {
+                self.by_fingerprint.insert(row.fingerprint.clone(), row.id);
+                self.schemas.entry(row.id).or_insert_with(|| Arc::new(row.clone()));
+            }
+            Change::PutSubject(row) => {
+                let subject = self.subjects.entry(row.subject.clone()).or_insert_with(Subject::new);
+                subject.next_version = row.next_version;
+                subject.compatibility = row.compatibility;
+                subject.mode = row.mode;
+            }
+            Change::PutVersion(VersionRow {
+                subject,
+                version,
+                id,
+                deleted,
+            }) => {
+                let entry = self.subjects.entry(subject.clone()).or_insert_with(Subject::new);
+                entry.versions.insert(
+                    *version,
+                    Entry {
+                        id: *id,
+                        deleted: *deleted,
+                    },
+                );
+                if entry.next_version <= *version {
+                    entry.next_version = version.next();
+                }
+                let holders = self.holders.entry(*id).or_default();
+                let holder = SubjectVersion {
+                    subject: subject.clone(),
+                    version: *version,
+                };
+                if let Err(position) = holders.binary_search(&holder) {
+                    holders.insert(position, holder);
+                }
+            }
+            Change::SoftDeleteVersion { subject, version } => {
+                if let Some(entry) = self.subjects.get_mut(subject).and_then(|s| s.versions.get_mut(version)) {
+                    entry.deleted = true;
+                }
+            }
+            Change::RemoveVersion { subject, version } => {
+                let removed = self.subjects.get_mut(subject).and_then(|s| s.versions.remove(version));
+                if let Some(entry) = removed
+                    && let Some(holders) = self.holders.get_mut(&entry.id)
+                {
+                    holders.retain(|holder| !(holder.subject == *subject && holder.version == *version));
+                }
+            }
+            Change::SetGlobalCompatibility(level) => self.compatibility = *level,
+            Change::SetGlobalMode(mode) => self.mode = *mode,
+        }
+    }
+
+    /// The largest ID ever given out.
+    pub(crate) fn max_id(&self) -> u32 {
+        self.schemas.keys().map(|id| id.get()).max().unwrap_or(0)
+    }
+
+    pub(crate) fn subject(&self, subject: &SubjectName) -> Result<&Subject, Error> {
+        self.subjects
+            .get(subject)
+            .filter(|s| !s.versions.is_empty())
+            .ok_or_else(|| Error::SubjectNotFound {
+                subject: subject.clone(),
+            })
+    }
+
+    /// The level in force for a subject.
+    pub(crate) fn effective_compatibility(&self, subject: &SubjectName) -> Mode {
+        self.subjects
+            .get(subject)
+            .and_then(|s| s.compatibility)
+            .or(self.compatibility)
+            .unwrap_or(DEFAULT_COMPATIBILITY)
+    }
+
+    /// The mode in force for a subject.
+    pub(crate) fn effective_mode(&self, subject: &SubjectName) -> RegistryMode {
+        if self.mode == Some(RegistryMode::ReadOnlyOverride) {
+            return RegistryMode::ReadOnlyOverride;
+        }
+        self.subjects
+            .get(subject)
+            .and_then(|s| s.mode)
+            .or(self.mode)
+            .unwrap_or(RegistryMode::ReadWrite)
+    }
+
+    /// The versions holding a schema; soft-deleted ones only with `include_deleted`.
+    pub(crate) fn holders(&self, id: SchemaId, include_deleted: bool) -> Vec<SubjectVersion> {
+        self.holders
+            .get(&id)
+            .map(|holders| {
+                holders
+                    .iter()
+                    .filter(|holder| include_deleted || !self.is_deleted(&holder.subject, holder.version))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn is_deleted(&self, subject: &SubjectName, version: Version) -> bool {
+        self.subjects
+            .get(subject)
+            .and_then(|s| s.versions.get(&version))
+            .is_none_or(|entry| entry.deleted)
+    }
+
+    /// The schema with this ID, while some version (even soft-deleted) holds it.
+    pub(crate) fn schema(&self, id: SchemaId) -> Result<&Arc<SchemaRow>, Error> {
+        let held = self.holders.get(&id).is_some_and(|holders| !holders.is_empty());
+        self.schemas
+            .get(&id)
+            .filter(|_| held)
+            .ok_or_else(|| Error::SchemaNotFound {
+                what: format!("with ID {id}"),
+            })
+    }
+
+    pub(crate) fn subjects_matching(&self, filter: &SubjectFilter) -> Vec<SubjectName> {
+        self.subjects
+            .iter()
+            .filter(|(name, _)| {
+                filter
+                    .prefix
+                    .as_deref()
+                    .is_none_or(|prefix| name.as_str().starts_with(prefix))
+            })
+            .filter(|(_, subject)| {
+                let live = subject.live().next().is_some();
+                let deleted = !live && !subject.versions.is_empty();
+                if filter.deleted_only {
+                    deleted
+                } else {
+                    live || (filter.include_deleted && deleted)
+                }
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    pub(crate) fn versions_matching(
+        &self,
+        subject: &SubjectName,
+        filter: VersionFilter,
+    ) -> Result<Vec<Version>, Error> {
+        let found = self.subject(subject)?;
+        let versions: Vec<Version> = found
+            .versions
+            .iter()
+            .filter(|(_, entry)| match filter {
+                VersionFilter::Live => !entry.deleted,
+                VersionFilter::All => true,
+                VersionFilter::DeletedOnly => entry.deleted,
+            })
+            .map(|(version, _)| *version)
+            .collect();
+        if versions.is_empty() && filter == VersionFilter::Live {
+            return Err(Error::SubjectNotFound {
+                subject: subject.clone(),
+            });
+        }
+        Ok(versions)
+    }
+
+    /// Resolves a selector to a version of the subject.
+    pub(crate) fn select(
+        &self,
+        subject: &SubjectName,
+        selector: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<(Version, Entry), Error> {
+        let found = self.subject(subject)?;
+        let picked = match selector {
+            VersionSelector::Latest => found
+                .versions
+                .iter()
+                .rev()
+                .find(|(_, entry)| include_deleted || !entry.deleted),
+            VersionSelector::Exact(version) => found
+                .versions
+                .get_key_value(&version)
+                .filter(|(_, entry)| include_deleted || !entry.deleted),
+        };
+        picked
+            .map(|(version, entry)| (*version, *entry))
+            .ok_or_else(|| Error::VersionNotFound {
+                subject: subject.clone(),
+                version: match selector {
+                    VersionSelector::Latest => "latest".to_owned(),
+                    VersionSelector::Exact(version) => version.to_string(),
+                },
+            })
+    }
+
+    pub(crate) fn versioned(
+        &self,
+        subject: &SubjectName,
+        version: Version,
+        entry: Entry,
+    ) -> Result<VersionedSchema, Error> {
+        let row = self.schemas.get(&entry.id).ok_or_else(|| Error::SchemaNotFound {
+            what: format!("with ID {}", entry.id),
+        })?;
+        Ok(VersionedSchema {
+            subject: subject.clone(),
+            version,
+            id: entry.id,
+            format: row.format,
+            text: row.text.clone(),
+            references: row.references.clone(),
+            deleted: entry.deleted,
+        })
+    }
+
+    /// The IDs of live schemas whose references name this version.
+    pub(crate) fn referrers(&self, subject: &SubjectName, version: Version) -> Vec<SchemaId> {
+        let mut ids: Vec<SchemaId> = self
+            .schemas
+            .values()
+            .filter(|row| {
+                row.references
+                    .iter()
+                    .any(|reference| reference.subject == *subject && reference.version == version)
+            })
+            .map(|row| row.id)
+            .filter(|id| !self.holders(*id, false).is_empty())
+            .collect();
+        ids.sort();
+        ids
+    }
+}

@@ -1,0 +1,240 @@
+//! Registry errors, each with Confluent's error code and HTTP status.
+
+use crate::compat::{CheckError, Report, error_chain};
+
+use super::{SchemaId, SubjectName, Version};
+
+/// Why a registry call failed. [`Error::code`] gives Confluent's code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// 40401.
+    #[error("subject `{subject}` not found")]
+    SubjectNotFound {
+        /// The subject asked for.
+        subject: SubjectName,
+    },
+    /// 40402.
+    #[error("version {version} of subject `{subject}` not found")]
+    VersionNotFound {
+        /// The subject.
+        subject: SubjectName,
+        /// The version asked for (`latest` when the subject has none).
+        version: String,
+    },
+    /// 40403.
+    #[error("schema {what} not found")]
+    SchemaNotFound {
+        /// What was looked for: an ID, or "under subject `s`".
+        what: String,
+    },
+    /// 40404.
+    #[error("subject `{subject}` was soft-deleted; use permanent=true to remove it for good")]
+    SubjectSoftDeleted {
+        /// The subject.
+        subject: SubjectName,
+    },
+    /// 40405.
+    #[error("subject `{subject}` must be soft-deleted before it can be deleted permanently")]
+    SubjectNotSoftDeleted {
+        /// The subject.
+        subject: SubjectName,
+    },
+    /// 40406.
+    #[error("version {version} of subject `{subject}` was soft-deleted; use permanent=true to remove it for good")]
+    VersionSoftDeleted {
+        /// The subject.
+        subject: SubjectName,
+        /// The version.
+        version: Version,
+    },
+    /// 40407.
+    #[error("version {version} of subject `{subject}` must be soft-deleted before it can be deleted permanently")]
+    VersionNotSoftDeleted {
+        /// The subject.
+        subject: SubjectName,
+        /// The version.
+        version: Version,
+    },
+    /// 40408.
+    #[error("subject `{subject}` has no compatibility level of its own")]
+    SubjectCompatibilityNotConfigured {
+        /// The subject.
+        subject: SubjectName,
+    },
+    /// 40409.
+    #[error("subject `{subject}` has no mode of its own")]
+    SubjectModeNotConfigured {
+        /// The subject.
+        subject: SubjectName,
+    },
+    /// 409: the schema breaks compatibility. The message lists every incompatibility.
+    #[error("{}", incompatible_message(report))]
+    Incompatible {
+        /// Every incompatibility, with registry version numbers.
+        report: Report,
+    },
+    /// 42201.
+    #[error("invalid schema: {reason}")]
+    InvalidSchema {
+        /// What is wrong and where.
+        reason: String,
+    },
+    /// 42202.
+    #[error("the version `{given}` is not valid: use a number from 1 to 2147483647, `latest` or -1")]
+    InvalidVersion {
+        /// What was given.
+        given: String,
+    },
+    /// 42203.
+    #[error(
+        "`{given}` is not a compatibility level: use BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, \
+         FULL, FULL_TRANSITIVE or NONE"
+    )]
+    InvalidCompatibilityLevel {
+        /// What was given.
+        given: String,
+    },
+    /// 42204.
+    #[error("`{given}` is not a mode: use READWRITE, READONLY, READONLY_OVERRIDE or IMPORT")]
+    InvalidMode {
+        /// What was given.
+        given: String,
+    },
+    /// 42205.
+    #[error("operation not permitted: {reason}")]
+    NotPermitted {
+        /// Why.
+        reason: String,
+    },
+    /// 42206.
+    #[error("version {version} of subject `{subject}` is referenced by schemas {referrers:?} and cannot be deleted")]
+    ReferencesExist {
+        /// The subject.
+        subject: SubjectName,
+        /// The version.
+        version: Version,
+        /// The schemas that refer to it.
+        referrers: Vec<SchemaId>,
+    },
+    /// 42207.
+    #[error("schema ID {id} already names a different schema")]
+    IdMismatch {
+        /// The ID asked for.
+        id: SchemaId,
+    },
+    /// 42208.
+    #[error("invalid subject name {subject:?}: {problem}")]
+    InvalidSubject {
+        /// What was given.
+        subject: String,
+        /// Why it is refused.
+        problem: String,
+    },
+    /// 42209.
+    #[error("the schema is {size} bytes, over the limit of {limit} bytes")]
+    SchemaTooLarge {
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// 50001: the store failed; details are logged, not shown to clients.
+    #[error("failed to {action}")]
+    Store {
+        /// What the registry was doing.
+        action: &'static str,
+        /// The store's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+fn incompatible_message(report: &Report) -> String {
+    let count = report.incompatibilities.len();
+    let mut text = format!(
+        "schema being registered is incompatible with an earlier schema under {} ({count} problem{}): ",
+        report.mode,
+        if count == 1 { "" } else { "s" }
+    );
+    let items: Vec<String> = report
+        .incompatibilities
+        .iter()
+        .map(|i| format!("[version {}] {} at {}: {}", i.version, i.kind, i.path, i.message))
+        .collect();
+    text.push_str(&items.join("; "));
+    text
+}
+
+impl Error {
+    /// Confluent's error code.
+    pub fn code(&self) -> u32 {
+        match self {
+            Error::SubjectNotFound { .. } => 40401,
+            Error::VersionNotFound { .. } => 40402,
+            Error::SchemaNotFound { .. } => 40403,
+            Error::SubjectSoftDeleted { .. } => 40404,
+            Error::SubjectNotSoftDeleted { .. } => 40405,
+            Error::VersionSoftDeleted { .. } => 40406,
+            Error::VersionNotSoftDeleted { .. } => 40407,
+            Error::SubjectCompatibilityNotConfigured { .. } => 40408,
+            Error::SubjectModeNotConfigured { .. } => 40409,
+            Error::Incompatible { .. } => 409,
+            Error::InvalidSchema { .. } => 42201,
+            Error::InvalidVersion { .. } => 42202,
+            Error::InvalidCompatibilityLevel { .. } => 42203,
+            Error::InvalidMode { .. } => 42204,
+            Error::NotPermitted { .. } => 42205,
+            Error::ReferencesExist { .. } => 42206,
+            Error::IdMismatch { .. } => 42207,
+            Error::InvalidSubject { .. } => 42208,
+            Error::SchemaTooLarge { .. } => 42209,
+            Error::Store { .. } => 50001,
+        }
+    }
+
+    /// The HTTP status: the first three digits of the code.
+    pub fn http_status(&self) -> u16 {
+        let code = self.code();
+        let status = if code >= 10_000 { code / 100 } else { code };
+        u16::try_from(status).unwrap_or(500)
+    }
+
+    /// A short PascalCase name for the failure, from a bounded set.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::SubjectNotFound { .. } => "SubjectNotFound",
+            Error::VersionNotFound { .. } => "VersionNotFound",
+            Error::SchemaNotFound { .. } => "SchemaNotFound",
+            Error::SubjectSoftDeleted { .. } => "SubjectSoftDeleted",
+            Error::SubjectNotSoftDeleted { .. } => "SubjectNotSoftDeleted",
+            Error::VersionSoftDeleted { .. } => "VersionSoftDeleted",
+            Error::VersionNotSoftDeleted { .. } => "VersionNotSoftDeleted",
+            Error::SubjectCompatibilityNotConfigured { .. } => "SubjectCompatibilityNotConfigured",
+            Error::SubjectModeNotConfigured { .. } => "SubjectModeNotConfigured",
+            Error::Incompatible { .. } => "Incompatible",
+            Error::InvalidSchema { .. } => "InvalidSchema",
+            Error::InvalidVersion { .. } => "InvalidVersion",
+            Error::InvalidCompatibilityLevel { .. } => "InvalidCompatibilityLevel",
+            Error::InvalidMode { .. } => "InvalidMode",
+            Error::NotPermitted { .. } => "NotPermitted",
+            Error::ReferencesExist { .. } => "ReferencesExist",
+            Error::IdMismatch { .. } => "IdMismatch",
+            Error::InvalidSubject { .. } => "InvalidSubject",
+            Error::SchemaTooLarge { .. } => "SchemaTooLarge",
+            Error::Store { .. } => "StoreFailed",
+        }
+    }
+
+    /// The error for a schema the engine cannot read.
+    pub fn from_check(error: &CheckError) -> Self {
+        match error {
+            CheckError::TooLarge { size, limit, .. } => Error::SchemaTooLarge {
+                size: *size,
+                limit: *limit,
+            },
+            other => Error::InvalidSchema {
+                reason: error_chain(other),
+            },
+        }
+    }
+}

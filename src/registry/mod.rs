@@ -1,0 +1,117 @@
+//! The schema registry: the [`Registry`] trait that the REST API and the
+//! controller call, its domain types, and its errors with Confluent's codes.
+//!
+//! Knows nothing of Kubernetes. `embedded` stores versions itself; `api`
+//! serves the Confluent REST API over any `Registry`.
+
+pub mod api;
+pub mod embedded;
+mod error;
+mod types;
+
+use async_trait::async_trait;
+
+pub use error::Error;
+pub use types::{
+    CompatibilityResult, NewSchema, RegisterOptions, Registered, RegistryMode, SchemaId, SchemaReference,
+    SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
+};
+
+use crate::compat::{Format, Mode};
+
+/// A Confluent-compatible schema registry.
+///
+/// Subjects hold versions 1, 2, 3…; a version is immutable. A schema ID is
+/// global and names the schema's content: the same schema under two
+/// subjects has one ID, and an ID is never given to other content.
+#[async_trait]
+pub trait Registry: Send + Sync {
+    /// The schema with this ID, with the subject and version it is registered under.
+    async fn schema_by_id(&self, id: SchemaId) -> Result<VersionedSchema, Error>;
+
+    /// Every (subject, version) that holds the schema with this ID.
+    async fn versions_of_id(&self, id: SchemaId, include_deleted: bool) -> Result<Vec<SubjectVersion>, Error>;
+
+    /// The subjects that match `filter`, sorted.
+    async fn subjects(&self, filter: &SubjectFilter) -> Result<Vec<SubjectName>, Error>;
+
+    /// The versions of a subject that match `filter`, ascending.
+    async fn versions(&self, subject: &SubjectName, filter: VersionFilter) -> Result<Vec<Version>, Error>;
+
+    /// One version of a subject.
+    async fn version(
+        &self,
+        subject: &SubjectName,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<VersionedSchema, Error>;
+
+    /// The version of `subject` that holds `schema`, if any (no write).
+    async fn lookup(
+        &self,
+        subject: &SubjectName,
+        schema: &NewSchema,
+        include_deleted: bool,
+    ) -> Result<VersionedSchema, Error>;
+
+    /// Registers `schema` under `subject` if the subject's compatibility
+    /// level allows it; returns the existing version when the subject
+    /// already holds the schema.
+    async fn register(
+        &self,
+        subject: &SubjectName,
+        schema: &NewSchema,
+        options: RegisterOptions,
+    ) -> Result<Registered, Error>;
+
+    /// Whether `schema` could be registered under `subject`: against one
+    /// version (`Some`), or against the versions the level implies (`None`).
+    async fn check(
+        &self,
+        subject: &SubjectName,
+        schema: &NewSchema,
+        against: Option<VersionSelector>,
+    ) -> Result<CompatibilityResult, Error>;
+
+    /// The compatibility level of a subject (`Some`) or the global one
+    /// (`None`). With `fallback`, a subject without its own level gets the global one.
+    async fn compatibility(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<Mode, Error>;
+
+    /// Sets a subject's (or the global) compatibility level.
+    async fn set_compatibility(&self, subject: Option<&SubjectName>, level: Mode) -> Result<Mode, Error>;
+
+    /// Removes a subject's level (or resets the global one); returns the old level.
+    async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error>;
+
+    /// The mode of a subject (`Some`) or the global one (`None`).
+    async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error>;
+
+    /// Sets a subject's (or the global) mode.
+    async fn set_mode(
+        &self,
+        subject: Option<&SubjectName>,
+        mode: RegistryMode,
+        force: bool,
+    ) -> Result<RegistryMode, Error>;
+
+    /// Removes a subject's mode (or resets the global one); returns the old mode.
+    async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error>;
+
+    /// Soft-deletes (or, with `permanent`, hard-deletes a soft-deleted) version.
+    async fn delete_version(
+        &self,
+        subject: &SubjectName,
+        version: VersionSelector,
+        permanent: bool,
+    ) -> Result<Version, Error>;
+
+    /// Soft-deletes every version of a subject (or, with `permanent`,
+    /// removes a soft-deleted subject); returns the versions deleted.
+    async fn delete_subject(&self, subject: &SubjectName, permanent: bool) -> Result<Vec<Version>, Error>;
+
+    /// The IDs of the schemas whose references name this version.
+    async fn referenced_by(&self, subject: &SubjectName, version: VersionSelector) -> Result<Vec<SchemaId>, Error>;
+
+    /// The schema types this registry can check and store.
+    fn schema_types(&self) -> Vec<Format>;
+}
