@@ -259,13 +259,14 @@ pub struct CompatibilityResult {
 
 /// A registry or subject mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[serde(rename_all = "UPPERCASE")]
 pub enum RegistryMode {
     /// Reads and writes.
     ReadWrite,
     /// Reads only; writes get 42205.
     ReadOnly,
     /// Reads only, overriding subject modes.
+    #[serde(rename = "READONLY_OVERRIDE")]
     ReadOnlyOverride,
     /// Writes with client-chosen IDs and versions, without compatibility checks.
     Import,

@@ -557,7 +557,9 @@ impl Registry for EmbeddedRegistry {
         let change = {
             let state = self.read();
             Self::refuse_writes_in(state.effective_mode(subject), subject)?;
-            let (version, entry) = state.select(subject, version, permanent)?;
+            // An exact version is found even when soft-deleted, to tell 40406 from 40402.
+            let include_deleted = permanent || matches!(version, VersionSelector::Exact(_));
+            let (version, entry) = state.select(subject, version, include_deleted)?;
             match (permanent, entry.deleted) {
                 (false, true) => {
                     return Err(Error::VersionSoftDeleted {

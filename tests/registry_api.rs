@@ -1,0 +1,565 @@
+//! The REST API over the embedded registry on a real SQLite file, called
+//! through the router with no socket: every endpoint and every error code.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use schemaops::compat::Limits;
+use schemaops::registry::api::{ApiState, Auth, Credential, router};
+use schemaops::registry::embedded::EmbeddedRegistry;
+use schemaops::registry::embedded::sqlite::SqliteStore;
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+struct Api {
+    router: Router,
+    _dir: tempfile::TempDir,
+}
+
+const VND: &str = "application/vnd.schemaregistry.v1+json";
+
+fn record(fields: &str) -> String {
+    format!(r#"{{"type":"record","name":"User","fields":[{fields}]}}"#)
+}
+
+fn v1() -> String {
+    record(r#"{"name":"id","type":"long"}"#)
+}
+
+fn v2() -> String {
+    record(r#"{"name":"id","type":"long"},{"name":"email","type":"string","default":""}"#)
+}
+
+fn breaking() -> String {
+    record(r#"{"name":"id","type":"string"},{"name":"email","type":"string"}"#)
+}
+
+fn body(schema: &str) -> Value {
+    json!({ "schema": schema })
+}
+
+impl Api {
+    async fn new() -> Self {
+        Self::with(|state| state).await
+    }
+
+    async fn with(configure: impl FnOnce(ApiState) -> ApiState) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("registry.db")).unwrap();
+        let registry = EmbeddedRegistry::open(Arc::new(store), Limits::default())
+            .await
+            .unwrap();
+        let state = configure(ApiState {
+            registry: Arc::new(registry),
+            body_limit: 64 * 1024,
+            auth: None,
+        });
+        Self {
+            router: router(state),
+            _dir: dir,
+        }
+    }
+
+    async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        if status != StatusCode::UNAUTHORIZED {
+            assert_eq!(
+                response.headers()["content-type"],
+                VND,
+                "every reply has the registry media type"
+            );
+        }
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let value =
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        (status, value)
+    }
+
+    async fn call(&self, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut request = Request::builder().method(method).uri(uri);
+        let body = match body {
+            Some(value) => {
+                request = request.header("content-type", VND);
+                Body::from(value.to_string())
+            }
+            None => Body::empty(),
+        };
+        self.send(request.body(body).unwrap()).await
+    }
+
+    async fn get(&self, uri: &str) -> (StatusCode, Value) {
+        self.call("GET", uri, None).await
+    }
+
+    async fn post(&self, uri: &str, body: Value) -> (StatusCode, Value) {
+        self.call("POST", uri, Some(body)).await
+    }
+
+    async fn put(&self, uri: &str, body: Value) -> (StatusCode, Value) {
+        self.call("PUT", uri, Some(body)).await
+    }
+
+    async fn delete(&self, uri: &str) -> (StatusCode, Value) {
+        self.call("DELETE", uri, None).await
+    }
+
+    async fn register(&self, subject: &str, schema: &str) -> (StatusCode, Value) {
+        self.post(&format!("/subjects/{subject}/versions"), body(schema)).await
+    }
+}
+
+fn code(reply: &(StatusCode, Value)) -> i64 {
+    reply.1["error_code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("an error body: {reply:?}"))
+}
+
+#[tokio::test]
+async fn registering_returns_an_id_and_the_same_schema_twice_creates_nothing() {
+    let api = Api::new().await;
+    assert_eq!(
+        api.register("users-value", &v1()).await,
+        (StatusCode::OK, json!({"id": 1}))
+    );
+    let reformatted = v1().replace(r#""type":"long""#, r#" "type" : {"type": "long"} "#);
+    assert_eq!(
+        api.register("users-value", &reformatted).await,
+        (StatusCode::OK, json!({"id": 1}))
+    );
+    assert_eq!(
+        api.get("/subjects/users-value/versions").await,
+        (StatusCode::OK, json!([1]))
+    );
+    assert_eq!(
+        api.register("other-value", &v1()).await.1,
+        json!({"id": 1}),
+        "one ID across subjects"
+    );
+    assert_eq!(api.register("users-value", &v2()).await.1, json!({"id": 2}));
+    assert_eq!(api.get("/subjects/users-value/versions").await.1, json!([1, 2]));
+}
+
+#[tokio::test]
+async fn versions_and_schemas_read_back_in_confluent_shapes() {
+    let api = Api::new().await;
+    api.register("users-value", &v1()).await;
+    api.register("users-value", &v2()).await;
+    let (status, latest) = api.get("/subjects/users-value/versions/latest").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        latest,
+        json!({"subject": "users-value", "version": 2, "id": 2, "schema": v2()})
+    );
+    assert_eq!(api.get("/subjects/users-value/versions/-1").await.1["version"], 2);
+    assert_eq!(api.get("/subjects/users-value/versions/1").await.1["id"], 1);
+    assert_eq!(
+        api.get("/subjects/users-value/versions/1/schema").await.1,
+        serde_json::from_str::<Value>(&v1()).unwrap()
+    );
+    assert_eq!(
+        api.get("/schemas/ids/2").await,
+        (StatusCode::OK, json!({"schema": v2()}))
+    );
+    assert_eq!(
+        api.get("/schemas/ids/2/schema").await.1,
+        serde_json::from_str::<Value>(&v2()).unwrap()
+    );
+    assert_eq!(api.get("/schemas/ids/1/subjects").await.1, json!(["users-value"]));
+    assert_eq!(
+        api.get("/schemas/ids/1/versions").await.1,
+        json!([{"subject": "users-value", "version": 1}])
+    );
+    assert_eq!(api.get("/schemas/types").await.1, json!(["AVRO"]));
+    assert_eq!(api.get("/subjects").await.1, json!(["users-value"]));
+    assert_eq!(api.get("/subjects?subjectPrefix=nope").await.1, json!([]));
+    assert_eq!(api.get("/schemas").await.1.as_array().unwrap().len(), 2);
+    assert_eq!(api.get("/schemas?latestOnly=true").await.1.as_array().unwrap().len(), 1);
+    assert_eq!(
+        api.get("/subjects/users-value/versions?offset=1&limit=1").await.1,
+        json!([2])
+    );
+    assert_eq!(api.get("/").await, (StatusCode::OK, json!({})));
+    assert_eq!(api.get("/contexts").await.1, json!(["."]));
+}
+
+#[tokio::test]
+async fn lookup_finds_the_version_holding_a_schema() {
+    let api = Api::new().await;
+    api.register("users-value", &v1()).await;
+    let (status, found) = api
+        .post("/subjects/users-value?normalize=False&deleted=False", body(&v1()))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(found["version"], 1);
+    assert_eq!(found["id"], 1);
+    assert_eq!(code(&api.post("/subjects/users-value", body(&v2())).await), 40403);
+    assert_eq!(code(&api.post("/subjects/nobody", body(&v1())).await), 40401);
+}
+
+#[tokio::test]
+async fn an_incompatible_schema_is_refused_with_409_listing_every_problem() {
+    let api = Api::new().await;
+    api.register("users-value", &v1()).await;
+    let reply = api.register("users-value", &breaking()).await;
+    assert_eq!(reply.0, StatusCode::CONFLICT);
+    assert_eq!(code(&reply), 409);
+    let message = reply.1["message"].as_str().unwrap();
+    assert!(message.contains("2 problems"), "{message}");
+    assert!(message.contains("TYPE_MISMATCH at /fields/0/type"), "{message}");
+    assert!(
+        message.contains("READER_FIELD_MISSING_DEFAULT_VALUE at /fields/1"),
+        "{message}"
+    );
+    assert_eq!(
+        api.get("/subjects/users-value/versions").await.1,
+        json!([1]),
+        "nothing was stored"
+    );
+}
+
+#[tokio::test]
+async fn compatibility_checks_answer_with_and_without_verbose() {
+    let api = Api::new().await;
+    let (_, answer) = api
+        .post("/compatibility/subjects/new/versions/latest", body(&v1()))
+        .await;
+    assert_eq!(
+        answer,
+        json!({"is_compatible": true}),
+        "latest of a missing subject is compatible"
+    );
+    api.register("users-value", &v1()).await;
+    let (_, answer) = api
+        .post("/compatibility/subjects/users-value/versions", body(&v2()))
+        .await;
+    assert_eq!(answer, json!({"is_compatible": true}));
+    let (_, answer) = api
+        .post(
+            "/compatibility/subjects/users-value/versions/1?verbose=True",
+            body(&breaking()),
+        )
+        .await;
+    assert_eq!(answer["is_compatible"], false);
+    assert_eq!(answer["messages"].as_array().unwrap().len(), 2);
+    assert!(
+        answer["messages"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("[version 1] TYPE_MISMATCH")
+    );
+    assert_eq!(
+        code(
+            &api.post("/compatibility/subjects/users-value/versions/7", body(&v2()))
+                .await
+        ),
+        40402
+    );
+    let (_, answer) = api
+        .post(
+            "/compatibility/subjects/users-value/versions?verbose=true",
+            body("nope"),
+        )
+        .await;
+    assert_eq!(
+        answer["is_compatible"], false,
+        "an invalid schema is not compatible when verbose"
+    );
+    assert_eq!(
+        code(
+            &api.post("/compatibility/subjects/users-value/versions", body("nope"))
+                .await
+        ),
+        42201
+    );
+}
+
+#[tokio::test]
+async fn transitive_levels_check_every_live_version() {
+    let api = Api::new().await;
+    api.register("s", &v1()).await;
+    api.register("s", &v2()).await;
+    let needs_email = record(r#"{"name":"id","type":"long"},{"name":"email","type":"string"}"#);
+    assert_eq!(
+        api.register("s", &needs_email).await.1["id"],
+        3,
+        "BACKWARD checks only version 2"
+    );
+    api.put("/config/t", json!({"compatibility": "BACKWARD_TRANSITIVE"}))
+        .await;
+    api.register("t", &v1()).await;
+    api.register("t", &v2()).await;
+    let reply = api.register("t", &needs_email).await;
+    assert_eq!(code(&reply), 409);
+    assert!(
+        reply.1["message"].as_str().unwrap().contains("[version 1]"),
+        "{}",
+        reply.1
+    );
+}
+
+#[tokio::test]
+async fn config_is_global_with_subject_overrides() {
+    let api = Api::new().await;
+    assert_eq!(api.get("/config").await.1, json!({"compatibilityLevel": "BACKWARD"}));
+    assert_eq!(
+        api.put("/config", json!({"compatibility": "FULL"})).await.1,
+        json!({"compatibility": "FULL"})
+    );
+    assert_eq!(code(&api.get("/config/s").await), 40408);
+    assert_eq!(
+        api.get("/config/s?defaultToGlobal=true").await.1,
+        json!({"compatibilityLevel": "FULL"})
+    );
+    assert_eq!(
+        api.put("/config/s", json!({"compatibility": "NONE"})).await.1,
+        json!({"compatibility": "NONE"})
+    );
+    assert_eq!(api.get("/config/s").await.1, json!({"compatibilityLevel": "NONE"}));
+    assert_eq!(api.delete("/config/s").await.1, json!({"compatibilityLevel": "NONE"}));
+    assert_eq!(code(&api.delete("/config/s").await), 40408);
+    assert_eq!(api.delete("/config").await.1, json!({"compatibilityLevel": "FULL"}));
+    assert_eq!(api.get("/config").await.1, json!({"compatibilityLevel": "BACKWARD"}));
+    let reply = api.put("/config", json!({"compatibility": "SIDEWAYS"})).await;
+    assert_eq!((reply.0, code(&reply)), (StatusCode::UNPROCESSABLE_ENTITY, 42203));
+}
+
+#[tokio::test]
+async fn modes_guard_writes() {
+    let api = Api::new().await;
+    assert_eq!(api.get("/mode").await.1, json!({"mode": "READWRITE"}));
+    assert_eq!(code(&api.get("/mode/s").await), 40409);
+    assert_eq!(code(&api.put("/mode", json!({"mode": "SOMETIMES"})).await), 42204);
+    api.put("/mode/s", json!({"mode": "READONLY"})).await;
+    assert_eq!(code(&api.register("s", &v1()).await), 42205);
+    assert_eq!(api.get("/subjects").await.1, json!([]));
+    assert_eq!(api.delete("/mode/s").await.1, json!({"mode": "READONLY"}));
+    api.register("s", &v1()).await;
+    assert_eq!(
+        code(&api.put("/mode", json!({"mode": "IMPORT"})).await),
+        42205,
+        "needs force"
+    );
+    assert_eq!(
+        api.put("/mode?force=true", json!({"mode": "IMPORT"})).await.1,
+        json!({"mode": "IMPORT"})
+    );
+    let imported = json!({"schema": breaking(), "id": 100, "version": 5});
+    assert_eq!(
+        api.post("/subjects/s/versions", imported).await.1,
+        json!({"id": 100}),
+        "IMPORT skips checks"
+    );
+    assert_eq!(api.get("/subjects/s/versions").await.1, json!([1, 5]));
+    let clash = json!({"schema": v2(), "id": 100});
+    assert_eq!(code(&api.post("/subjects/s/versions", clash).await), 42207);
+    api.put("/mode", json!({"mode": "READWRITE"})).await;
+    let chosen = json!({"schema": v2(), "id": 200});
+    assert_eq!(code(&api.post("/subjects/s/versions", chosen).await), 42205);
+}
+
+#[tokio::test]
+async fn soft_then_hard_delete_follows_confluent_rules() {
+    let api = Api::new().await;
+    api.register("s", &v1()).await;
+    api.register("s", &v2()).await;
+    assert_eq!(code(&api.delete("/subjects/s/versions/1?permanent=true").await), 40407);
+    assert_eq!(api.delete("/subjects/s/versions/1").await.1, json!(1));
+    assert_eq!(code(&api.delete("/subjects/s/versions/1").await), 40406);
+    assert_eq!(api.get("/subjects/s/versions").await.1, json!([2]));
+    assert_eq!(api.get("/subjects/s/versions?deleted=true").await.1, json!([1, 2]));
+    assert_eq!(api.get("/subjects/s/versions?deletedOnly=true").await.1, json!([1]));
+    assert_eq!(code(&api.get("/subjects/s/versions/1").await), 40402);
+    assert_eq!(api.get("/subjects/s/versions/1?deleted=true").await.1["deleted"], true);
+    assert_eq!(
+        api.get("/schemas/ids/1").await.0,
+        StatusCode::OK,
+        "soft-deleted schemas stay readable by ID"
+    );
+    assert_eq!(api.delete("/subjects/s/versions/1?permanent=true").await.1, json!(1));
+    assert_eq!(code(&api.get("/schemas/ids/1").await), 40403);
+    assert_eq!(code(&api.delete("/subjects/s?permanent=true").await), 40405);
+    assert_eq!(api.delete("/subjects/s").await.1, json!([2]));
+    assert_eq!(code(&api.delete("/subjects/s").await), 40404);
+    assert_eq!(api.get("/subjects").await.1, json!([]));
+    assert_eq!(api.get("/subjects?deleted=true").await.1, json!(["s"]));
+    assert_eq!(api.delete("/subjects/s?permanent=true").await.1, json!([2]));
+    assert_eq!(code(&api.delete("/subjects/s").await), 40401);
+    api.register("s", &v2()).await;
+    assert_eq!(
+        api.get("/subjects/s/versions").await.1,
+        json!([3]),
+        "versions are never reused"
+    );
+}
+
+#[tokio::test]
+async fn a_referenced_version_cannot_be_deleted() {
+    let api = Api::new().await;
+    let address =
+        r#"{"type":"record","name":"Address","namespace":"shared","fields":[{"name":"city","type":"string"}]}"#;
+    api.register("address", address).await;
+    let user = r#"{"type":"record","name":"User","fields":[{"name":"home","type":"shared.Address"}]}"#;
+    let request =
+        json!({"schema": user, "references": [{"name": "shared.Address", "subject": "address", "version": 1}]});
+    assert_eq!(
+        api.post("/subjects/user/versions", request.clone()).await.1,
+        json!({"id": 2})
+    );
+    let (_, found) = api.get("/subjects/user/versions/1").await;
+    assert_eq!(
+        found["references"],
+        json!([{"name": "shared.Address", "subject": "address", "version": 1}])
+    );
+    assert_eq!(api.get("/subjects/address/versions/1/referencedby").await.1, json!([2]));
+    let reply = api.delete("/subjects/address/versions/1").await;
+    assert_eq!(code(&reply), 42206);
+    assert_eq!(code(&api.delete("/subjects/address").await), 42206);
+    let dangling =
+        json!({"schema": user, "references": [{"name": "shared.Address", "subject": "address", "version": 9}]});
+    assert_eq!(code(&api.post("/subjects/user2/versions", dangling).await), 42201);
+}
+
+#[tokio::test]
+async fn bad_input_gets_confluent_codes_and_changes_nothing() {
+    let api = Api::new().await;
+    api.register("s", &v1()).await;
+    let invalid = api
+        .register(
+            "s",
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":"integer"}]}"#,
+        )
+        .await;
+    assert_eq!((invalid.0, code(&invalid)), (StatusCode::UNPROCESSABLE_ENTITY, 42201));
+    assert!(
+        invalid.1["message"]
+            .as_str()
+            .unwrap()
+            .contains("at /fields/0/type: unknown type `integer`")
+    );
+    let unknown_type = api
+        .post("/subjects/s/versions", json!({"schema": "{}", "schemaType": "XML"}))
+        .await;
+    assert_eq!(code(&unknown_type), 42201);
+    let request = Request::post("/subjects/s/versions")
+        .body(Body::from("{not json"))
+        .unwrap();
+    let malformed = api.send(request).await;
+    assert_eq!((malformed.0, code(&malformed)), (StatusCode::BAD_REQUEST, 400));
+    for bad in ["0", "abc", "2147483648", "-2"] {
+        assert_eq!(
+            code(&api.get(&format!("/subjects/s/versions/{bad}")).await),
+            42202,
+            "{bad}"
+        );
+    }
+    assert_eq!(code(&api.get("/subjects/s/versions/2").await), 40402);
+    assert_eq!(code(&api.get("/subjects/nobody/versions").await), 40401);
+    assert_eq!(code(&api.get("/schemas/ids/99").await), 40403);
+    assert_eq!(code(&api.get("/schemas/ids/zero").await), 40403);
+    let big = json!({"schema": format!(r#"{{"type":"string","doc":"{}"}}"#, "x".repeat(70 * 1024))});
+    let too_large = api.post("/subjects/s/versions", big).await;
+    assert_eq!((too_large.0, code(&too_large)), (StatusCode::PAYLOAD_TOO_LARGE, 42209));
+    assert_eq!(code(&api.get("/subjects/s/versions?deleted=maybe").await), 400);
+    assert_eq!(
+        api.get("/associations/resources/-/users?resourceType=topic").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        api.get("/subjects/s/versions").await.1,
+        json!([1]),
+        "nothing stored changed"
+    );
+    assert_eq!(api.get("/subjects").await.1, json!(["s"]));
+}
+
+#[tokio::test]
+async fn subject_names_are_percent_decoded_and_may_hold_any_character() {
+    let api = Api::new().await;
+    for (encoded, decoded) in [
+        ("google%2Fprotobuf%2Ftimestamp.proto", "google/protobuf/timestamp.proto"),
+        ("100%25", "100%"),
+        ("%C3%BCn%C3%AFc%C3%B6d%C3%A9", "ünïcödé"),
+    ] {
+        assert_eq!(api.register(encoded, &v1()).await.0, StatusCode::OK, "{decoded}");
+        assert_eq!(
+            api.get(&format!("/subjects/{encoded}/versions/1")).await.1["subject"],
+            decoded
+        );
+    }
+    assert_eq!(api.get("/subjects").await.1.as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn requests_without_a_content_type_or_with_plain_json_are_accepted() {
+    let api = Api::new().await;
+    for content_type in [
+        None,
+        Some("application/json"),
+        Some("application/vnd.schemaregistry+json"),
+    ] {
+        let mut request = Request::post("/subjects/s/versions");
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        let reply = api
+            .send(request.body(Body::from(body(&v1()).to_string())).unwrap())
+            .await;
+        assert_eq!(reply, (StatusCode::OK, json!({"id": 1})), "{content_type:?}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_request_fields_are_ignored() {
+    let api = Api::new().await;
+    let request =
+        json!({"schema": v1(), "metadata": {"properties": {"owner": "team"}}, "ruleSet": {"domainRules": []}});
+    assert_eq!(api.post("/subjects/s/versions", request).await.1, json!({"id": 1}));
+}
+
+#[tokio::test]
+async fn credentials_guard_reads_and_writes_separately_and_reveal_nothing() {
+    let readers = vec![Credential::parse("reader-token").unwrap()];
+    let writers = vec![Credential::parse("ci:s3cret").unwrap()];
+    let api = Api::with(|state| ApiState {
+        auth: Auth::new(&readers, &writers).map(Arc::new),
+        ..state
+    })
+    .await;
+    let request = |method: &str, uri: &str, authorization: Option<&str>| {
+        let mut builder = Request::builder().method(method).uri(uri);
+        if let Some(value) = authorization {
+            builder = builder.header("authorization", value);
+        }
+        let body = if method == "POST" {
+            Body::from(body(&v1()).to_string())
+        } else {
+            Body::empty()
+        };
+        builder.body(body).unwrap()
+    };
+    let basic = "Basic Y2k6czNjcmV0"; // ci:s3cret
+    assert_eq!(
+        api.send(request("POST", "/subjects/s/versions", Some(basic))).await.0,
+        StatusCode::OK
+    );
+    let denied = api
+        .send(request("POST", "/subjects/s/versions", Some("Bearer reader-token")))
+        .await;
+    assert_eq!((denied.0, code(&denied)), (StatusCode::UNAUTHORIZED, 40101));
+    assert_eq!(
+        api.send(request("GET", "/subjects", Some("Bearer reader-token")))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    let existing = api.send(request("GET", "/subjects/s/versions", None)).await;
+    let missing = api.send(request("GET", "/subjects/nobody/versions", None)).await;
+    assert_eq!(
+        existing, missing,
+        "a refused request cannot tell whether a subject exists"
+    );
+}
