@@ -1,0 +1,193 @@
+//! `schemaops registry` as a real process on a loopback port: durability
+//! across SIGKILL, and concurrent registrations (issue 5).
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+use support::registry::RegistryProcess;
+
+/// Distinct schemas (their docs differ) that are all compatible with each other.
+fn schema(index: usize) -> String {
+    format!(r#"{{"type":"record","name":"R","doc":"{index}","fields":[{{"name":"f","type":"long"}}]}}"#)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_acknowledged_registration_survives_sigkill() {
+    let data = tempfile::tempdir().unwrap();
+    let mut server = RegistryProcess::start(data.path()).await;
+    let client = reqwest::Client::new();
+    let url = server.url.clone();
+    // Many writers register distinct schemas under a few subjects while the server is killed mid-stream.
+    let mut writers = Vec::new();
+    for writer in 0..16 {
+        let client = client.clone();
+        let url = url.clone();
+        writers.push(tokio::spawn(async move {
+            let mut acknowledged = Vec::new();
+            for step in 0..200 {
+                let index = writer * 1000 + step;
+                let subject = format!("subject-{}", writer % 4);
+                let body = json!({ "schema": schema(index) });
+                let reply = client
+                    .post(format!("{url}/subjects/{subject}/versions"))
+                    .json(&body)
+                    .send()
+                    .await;
+                match reply {
+                    Ok(response) if response.status().is_success() => {
+                        let id = response.json::<Value>().await.map(|v| v["id"].as_u64());
+                        if let Ok(Some(id)) = id {
+                            acknowledged.push((subject, index, id));
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            acknowledged
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    server.kill();
+    let mut acknowledged = Vec::new();
+    for writer in writers {
+        acknowledged.extend(writer.await.unwrap());
+    }
+    assert!(
+        acknowledged.len() > 20,
+        "the kill came after some registrations ({})",
+        acknowledged.len()
+    );
+    println!("{} registrations were acknowledged before SIGKILL", acknowledged.len());
+
+    let server = RegistryProcess::start(data.path()).await;
+    let mut seen_ids: BTreeMap<u64, usize> = BTreeMap::new();
+    for (subject, index, id) in &acknowledged {
+        let response = client
+            .post(format!("{}/subjects/{subject}", server.url))
+            .json(&json!({ "schema": schema(*index) }))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            response.status().is_success(),
+            "acknowledged schema {index} under {subject} is gone"
+        );
+        let found: Value = response.json().await.unwrap();
+        assert_eq!(found["id"].as_u64(), Some(*id), "schema {index} kept its ID");
+        assert!(
+            seen_ids.insert(*id, *index).is_none(),
+            "ID {id} was given to two schemas"
+        );
+    }
+    for subject in 0..4 {
+        let versions: Vec<u64> = client
+            .get(format!("{}/subjects/subject-{subject}/versions", server.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let unique: BTreeSet<u64> = versions.iter().copied().collect();
+        assert_eq!(unique.len(), versions.len(), "no version is duplicated");
+        let expected: Vec<u64> = (1..=versions.len() as u64).collect();
+        assert_eq!(versions, expected, "versions are gapless");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_registrations_of_one_schema_make_one_version_and_of_many_make_gapless_versions() {
+    let data = tempfile::tempdir().unwrap();
+    let server = RegistryProcess::start(data.path()).await;
+    let client = reqwest::Client::new();
+    let same = (0..32).map(|_| {
+        let client = client.clone();
+        let url = server.url.clone();
+        tokio::spawn(async move {
+            let response = client
+                .post(format!("{url}/subjects/same/versions"))
+                .json(&json!({ "schema": schema(0) }))
+                .send()
+                .await
+                .unwrap();
+            response.json::<Value>().await.unwrap()["id"].as_u64()
+        })
+    });
+    let ids: BTreeSet<Option<u64>> = futures_join(same).await.into_iter().collect();
+    assert_eq!(ids, BTreeSet::from([Some(1)]));
+    let versions: Value = client
+        .get(format!("{}/subjects/same/versions", server.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(versions, json!([1]));
+
+    let many = (1..=48).map(|index| {
+        let client = client.clone();
+        let url = server.url.clone();
+        tokio::spawn(async move {
+            let response = client
+                .post(format!("{url}/subjects/many/versions"))
+                .json(&json!({ "schema": schema(index) }))
+                .send()
+                .await
+                .unwrap();
+            response.json::<Value>().await.unwrap()["id"].as_u64()
+        })
+    });
+    let ids: Vec<Option<u64>> = futures_join(many).await;
+    let distinct: BTreeSet<Option<u64>> = ids.iter().copied().collect();
+    assert_eq!(distinct.len(), 48, "every distinct schema got its own ID");
+    assert!(!distinct.contains(&None));
+    let versions: Vec<u64> = client
+        .get(format!("{}/subjects/many/versions", server.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(versions, (1..=48).collect::<Vec<u64>>());
+}
+
+async fn futures_join<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let mut results = Vec::new();
+    for handle in handles {
+        results.push(handle.await.unwrap());
+    }
+    results
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_registry_cleanly_and_the_store_reopens() {
+    let data = tempfile::tempdir().unwrap();
+    let mut server = RegistryProcess::start(data.path()).await;
+    let client = reqwest::Client::new();
+    let reply = client
+        .post(format!("{}/subjects/s/versions", server.url))
+        .json(&json!({ "schema": schema(1) }))
+        .send()
+        .await
+        .unwrap();
+    assert!(reply.status().is_success());
+    assert_eq!(
+        server.terminate(std::time::Duration::from_secs(15)),
+        Some(0),
+        "exit status 0 on SIGTERM"
+    );
+    let server = RegistryProcess::start(data.path()).await;
+    let versions: Value = client
+        .get(format!("{}/subjects/s/versions", server.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(versions, json!([1]));
+}

@@ -1,0 +1,79 @@
+//! `schemaops registry` started as a child process on a free loopback port.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running registry; killed when dropped.
+pub struct RegistryProcess {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl RegistryProcess {
+    /// Starts the registry on `data` and waits until it listens.
+    pub async fn start(data: &Path) -> Self {
+        Self::start_with(data, &[]).await
+    }
+
+    /// Starts the registry with extra arguments.
+    pub async fn start_with(data: &Path, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+            .args(["registry", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the schemaops binary starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            BufReader::new(stdout).read_line(&mut line).map(|_| line)
+        });
+        let line = tokio::time::timeout(Duration::from_secs(30), line)
+            .await
+            .expect("the registry starts within 30 s")
+            .expect("the reader thread runs")
+            .expect("stdout is readable");
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("the registry prints its address, got {line:?}"))
+            .to_owned();
+        Self {
+            child,
+            url: format!("http://{address}"),
+        }
+    }
+
+    /// Sends SIGKILL and waits for the process to end.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and waits up to `timeout` for a clean exit; returns the exit code.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + timeout;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for RegistryProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
