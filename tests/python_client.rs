@@ -13,13 +13,19 @@ use support::registry::RegistryProcess;
 fn python() -> Result<String, String> {
     let candidate = std::env::var("SCHEMAOPS_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let probe = Command::new(&candidate)
-        .args(["-c", "import confluent_kafka.schema_registry.protobuf, confluent_kafka.schema_registry.avro"])
+        .args([
+            "-c",
+            "import confluent_kafka.schema_registry.protobuf, confluent_kafka.schema_registry.avro",
+        ])
         .output();
     match probe {
         Ok(output) if output.status.success() => Ok(candidate),
         Ok(output) => Err(format!(
             "{candidate} cannot import confluent_kafka with its extras: {}",
-            String::from_utf8_lossy(&output.stderr).lines().last().unwrap_or_default()
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .unwrap_or_default()
         )),
         Err(error) => Err(format!("{candidate} cannot be run: {error}")),
     }

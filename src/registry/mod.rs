@@ -9,12 +9,15 @@ pub mod embedded;
 mod error;
 mod types;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 
 pub use error::Error;
 pub use types::{
-    CompatibilityResult, NewSchema, RegisterOptions, Registered, RegistryMode, SchemaId, SchemaReference,
-    SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
+    CompatibilityResult, NewSchema, RegisterOptions, Registered, RegistryMode, SchemaContent, SchemaId,
+    SchemaReference, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
+    VersionedSchema,
 };
 
 use crate::compat::{Format, Mode};
@@ -26,8 +29,8 @@ use crate::compat::{Format, Mode};
 /// subjects has one ID, and an ID is never given to other content.
 #[async_trait]
 pub trait Registry: Send + Sync {
-    /// The schema with this ID, with the subject and version it is registered under.
-    async fn schema_by_id(&self, id: SchemaId) -> Result<VersionedSchema, Error>;
+    /// The schema with this ID, while some version (even soft-deleted) holds it.
+    async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error>;
 
     /// Every (subject, version) that holds the schema with this ID.
     async fn versions_of_id(&self, id: SchemaId, include_deleted: bool) -> Result<Vec<SubjectVersion>, Error>;

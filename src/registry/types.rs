@@ -177,6 +177,18 @@ pub struct NewSchema {
     pub references: Vec<SchemaReference>,
 }
 
+/// The content a schema ID names: what `GET /schemas/ids/{id}` returns.
+/// It never changes for an ID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaContent {
+    /// The schema language.
+    pub format: Format,
+    /// The text as first registered.
+    pub text: String,
+    /// The schemas it refers to.
+    pub references: Vec<SchemaReference>,
+}
+
 /// A stored version, as the API returns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionedSchema {

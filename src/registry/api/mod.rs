@@ -17,7 +17,7 @@ use axum::routing::{get, post};
 
 pub use auth::{Access, Auth, Credential};
 pub use error::ApiError;
-use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response, schema_type};
+use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
 use crate::compat::Mode;
 use crate::registry::{
@@ -43,7 +43,7 @@ type Reply = Result<Response, ApiError>;
 
 /// The REST API's routes.
 pub fn router(state: ApiState) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/", get(root))
         .route("/schemas/types", get(schema_types))
         .route("/schemas", get(list_schemas))
@@ -73,9 +73,13 @@ pub fn router(state: ApiState) -> Router {
         .route("/mode", get(get_mode).put(put_mode).delete(delete_mode))
         .route("/mode/{subject}", get(get_mode).put(put_mode).delete(delete_mode))
         .route("/contexts", get(contexts))
-        .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::check))
-        .with_state(state)
+        .fallback(not_found);
+    let routes = if state.auth.is_some() {
+        routes.layer(axum::middleware::from_fn_with_state(state.clone(), auth::check))
+    } else {
+        routes
+    };
+    routes.with_state(state)
 }
 
 async fn not_found(uri: Uri) -> ApiError {
@@ -126,19 +130,12 @@ async fn schema_types(State(state): State<ApiState>) -> Response {
 
 async fn schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
     let found = state.registry.schema_by_id(schema_id(&id)?).await?;
-    let mut body = serde_json::json!({ "schema": found.text });
-    if let Some(name) = schema_type(found.format) {
-        body["schemaType"] = name.into();
-    }
-    if !found.references.is_empty() {
-        body["references"] = serde_json::to_value(&found.references).unwrap_or_default();
-    }
-    Ok(json_response(&body))
+    Ok(json_response(&wire::SchemaByIdResponse::from(found.as_ref())))
 }
 
 async fn raw_schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
     let found = state.registry.schema_by_id(schema_id(&id)?).await?;
-    Ok(raw(found.text))
+    Ok(raw(found.text.clone()))
 }
 
 fn raw(text: String) -> Response {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ApiError;
 use crate::compat::Format;
-use crate::registry::{NewSchema, SchemaReference, VersionedSchema};
+use crate::registry::{NewSchema, SchemaContent, SchemaReference, VersionedSchema};
 
 /// The media type of every response.
 pub const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
@@ -104,6 +104,27 @@ impl<'a> From<&'a VersionedSchema> for SchemaResponse<'a> {
             references: &schema.references,
             schema: &schema.text,
             deleted: schema.deleted,
+        }
+    }
+}
+
+/// The body of `GET /schemas/ids/{id}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaByIdResponse<'a> {
+    schema: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    references: &'a [SchemaReference],
+}
+
+impl<'a> From<&'a SchemaContent> for SchemaByIdResponse<'a> {
+    fn from(content: &'a SchemaContent) -> Self {
+        Self {
+            schema: &content.text,
+            schema_type: schema_type(content.format),
+            references: &content.references,
         }
     }
 }

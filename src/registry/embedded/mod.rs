@@ -21,8 +21,8 @@ use self::cache::ParsedCache;
 use self::state::State;
 use self::store::{Change, SchemaRow, Store, VersionRow};
 use super::{
-    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaId,
-    SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
+    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
+    SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
 };
 use crate::compat::{Checker, Format, Limits, Mode, ParsedSchema, Reference, Report, SchemaRole, SchemaText};
 
@@ -233,19 +233,8 @@ fn single_version(level: Mode) -> Mode {
 
 #[async_trait]
 impl Registry for EmbeddedRegistry {
-    async fn schema_by_id(&self, id: SchemaId) -> Result<VersionedSchema, Error> {
-        let state = self.read();
-        state.schema(id)?;
-        let holder = state
-            .holders(id, false)
-            .into_iter()
-            .next()
-            .or_else(|| state.holders(id, true).into_iter().next())
-            .ok_or_else(|| Error::SchemaNotFound {
-                what: format!("with ID {id}"),
-            })?;
-        let (version, entry) = state.select(&holder.subject, VersionSelector::Exact(holder.version), true)?;
-        state.versioned(&holder.subject, version, entry)
+    async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error> {
+        self.read().schema(id).cloned()
     }
 
     async fn versions_of_id(&self, id: SchemaId, include_deleted: bool) -> Result<Vec<SubjectVersion>, Error> {

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::store::{Change, SchemaRow, Snapshot, SubjectRow, VersionRow};
+use super::store::{Change, Snapshot, SubjectRow, VersionRow};
 use crate::compat::Mode;
 use crate::registry::{
-    Error, RegistryMode, SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
-    VersionedSchema,
+    Error, RegistryMode, SchemaContent, SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter,
+    VersionSelector, VersionedSchema,
 };
 
 /// One version of a subject in memory.
@@ -61,7 +61,7 @@ impl Subject {
 /// Everything the registry holds.
 #[derive(Debug, Default)]
 pub(crate) struct State {
-    pub(crate) schemas: FxHashMap<SchemaId, Arc<SchemaRow>>,
+    pub(crate) schemas: FxHashMap<SchemaId, Arc<SchemaContent>>,
     pub(crate) by_fingerprint: FxHashMap<String, SchemaId>,
     pub(crate) subjects: BTreeMap<SubjectName, Subject>,
     pub(crate) compatibility: Option<Mode>,
@@ -94,7 +94,13 @@ impl State {
         match change {
             Change::PutSchema(row) => {
                 self.by_fingerprint.insert(row.fingerprint.clone(), row.id);
-                self.schemas.entry(row.id).or_insert_with(|| Arc::new(row.clone()));
+                self.schemas.entry(row.id).or_insert_with(|| {
+                    Arc::new(SchemaContent {
+                        format: row.format,
+                        text: row.text.clone(),
+                        references: row.references.clone(),
+                    })
+                });
             }
             Change::PutSubject(row) => {
                 let subject = self.subjects.entry(row.subject.clone()).or_insert_with(Subject::new);
@@ -203,7 +209,7 @@ impl State {
     }
 
     /// The schema with this ID, while some version (even soft-deleted) holds it.
-    pub(crate) fn schema(&self, id: SchemaId) -> Result<&Arc<SchemaRow>, Error> {
+    pub(crate) fn schema(&self, id: SchemaId) -> Result<&Arc<SchemaContent>, Error> {
         let held = self.holders.get(&id).is_some_and(|holders| !holders.is_empty());
         self.schemas
             .get(&id)
@@ -313,13 +319,14 @@ impl State {
     pub(crate) fn referrers(&self, subject: &SubjectName, version: Version) -> Vec<SchemaId> {
         let mut ids: Vec<SchemaId> = self
             .schemas
-            .values()
-            .filter(|row| {
-                row.references
+            .iter()
+            .filter(|(_, content)| {
+                content
+                    .references
                     .iter()
                     .any(|reference| reference.subject == *subject && reference.version == version)
             })
-            .map(|row| row.id)
+            .map(|(id, _)| *id)
             .filter(|id| !self.holders(*id, false).is_empty())
             .collect();
         ids.sort();
