@@ -346,17 +346,7 @@ impl Registry for EmbeddedRegistry {
                     reason: "the registry has used every schema ID".to_owned(),
                 })?,
             };
-            let mut subject_row =
-                state
-                    .subjects
-                    .get(subject)
-                    .map(|s| s.row(subject))
-                    .unwrap_or_else(|| store::SubjectRow {
-                        subject: subject.clone(),
-                        next_version: Version::FIRST,
-                        compatibility: None,
-                        mode: None,
-                    });
+            let mut subject_row = state.subject_row(subject);
             let version = match options.version {
                 Some(wanted)
                     if state
@@ -448,14 +438,7 @@ impl Registry for EmbeddedRegistry {
 
     async fn set_compatibility(&self, subject: Option<&SubjectName>, level: Mode) -> Result<Mode, Error> {
         let _write = self.writes.lock().await;
-        let change = match subject {
-            None => Change::SetGlobalCompatibility(Some(level)),
-            Some(subject) => {
-                let mut row = self.subject_row(subject);
-                row.compatibility = Some(level);
-                Change::PutSubject(row)
-            }
-        };
+        let change = self.setting_change(subject, Setting::Compatibility(Some(level)));
         self.commit("store the compatibility level", vec![change]).await?;
         Ok(level)
     }
@@ -463,14 +446,7 @@ impl Registry for EmbeddedRegistry {
     async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error> {
         let _write = self.writes.lock().await;
         let old = self.compatibility(subject, false).await?;
-        let change = match subject {
-            None => Change::SetGlobalCompatibility(None),
-            Some(subject) => {
-                let mut row = self.subject_row(subject);
-                row.compatibility = None;
-                Change::PutSubject(row)
-            }
-        };
+        let change = self.setting_change(subject, Setting::Compatibility(None));
         self.commit("remove the compatibility level", vec![change]).await?;
         Ok(old)
     }
@@ -509,14 +485,7 @@ impl Registry for EmbeddedRegistry {
                 });
             }
         }
-        let change = match subject {
-            None => Change::SetGlobalMode(Some(mode)),
-            Some(subject) => {
-                let mut row = self.subject_row(subject);
-                row.mode = Some(mode);
-                Change::PutSubject(row)
-            }
-        };
+        let change = self.setting_change(subject, Setting::Mode(Some(mode)));
         self.commit("store the mode", vec![change]).await?;
         Ok(mode)
     }
@@ -524,14 +493,7 @@ impl Registry for EmbeddedRegistry {
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error> {
         let _write = self.writes.lock().await;
         let old = self.mode(subject, false).await?;
-        let change = match subject {
-            None => Change::SetGlobalMode(None),
-            Some(subject) => {
-                let mut row = self.subject_row(subject);
-                row.mode = None;
-                Change::PutSubject(row)
-            }
-        };
+        let change = self.setting_change(subject, Setting::Mode(None));
         self.commit("remove the mode", vec![change]).await?;
         Ok(old)
     }
@@ -661,18 +623,31 @@ impl Registry for EmbeddedRegistry {
     }
 }
 
+/// A setting of a subject or of the whole registry; `None` clears it.
+enum Setting {
+    Compatibility(Option<Mode>),
+    Mode(Option<RegistryMode>),
+}
+
 impl EmbeddedRegistry {
+    /// The change that applies `setting` to `subject`, or globally.
+    fn setting_change(&self, subject: Option<&SubjectName>, setting: Setting) -> Change {
+        match (subject, setting) {
+            (None, Setting::Compatibility(level)) => Change::SetGlobalCompatibility(level),
+            (None, Setting::Mode(mode)) => Change::SetGlobalMode(mode),
+            (Some(subject), setting) => {
+                let mut row = self.subject_row(subject);
+                match setting {
+                    Setting::Compatibility(level) => row.compatibility = level,
+                    Setting::Mode(mode) => row.mode = mode,
+                }
+                Change::PutSubject(row)
+            }
+        }
+    }
+
     /// The stored row of a subject, or a new one.
     fn subject_row(&self, subject: &SubjectName) -> store::SubjectRow {
-        self.read()
-            .subjects
-            .get(subject)
-            .map(|s| s.row(subject))
-            .unwrap_or_else(|| store::SubjectRow {
-                subject: subject.clone(),
-                next_version: Version::FIRST,
-                compatibility: None,
-                mode: None,
-            })
+        self.read().subject_row(subject)
     }
 }

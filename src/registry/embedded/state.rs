@@ -152,6 +152,19 @@ impl State {
         }
     }
 
+    /// The stored row of a subject, or a new one.
+    pub(crate) fn subject_row(&self, subject: &SubjectName) -> SubjectRow {
+        self.subjects.get(subject).map_or_else(
+            || SubjectRow {
+                subject: subject.clone(),
+                next_version: Version::FIRST,
+                compatibility: None,
+                mode: None,
+            },
+            |found| found.row(subject),
+        )
+    }
+
     /// The largest ID ever given out.
     pub(crate) fn max_id(&self) -> u32 {
         self.schemas.keys().map(|id| id.get()).max().unwrap_or(0)
