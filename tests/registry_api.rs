@@ -491,6 +491,21 @@ async fn subject_names_are_percent_decoded_and_may_hold_any_character() {
         );
     }
     assert_eq!(api.get("/subjects").await.1.as_array().unwrap().len(), 3);
+    assert_eq!(
+        code(&api.register("tab%09inside", &v1()).await),
+        42208,
+        "control characters are refused"
+    );
+    assert_eq!(
+        code(&api.register("", &v1()).await),
+        42208,
+        "an empty subject is refused"
+    );
+    assert_eq!(
+        api.get("/subjects").await.1.as_array().unwrap().len(),
+        3,
+        "nothing stored changed"
+    );
 }
 
 #[tokio::test]
