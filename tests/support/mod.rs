@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod avro_gen;
 pub mod registry;
 
 /// Whether every test must run, even one whose outside tool is missing (CI sets it).
