@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::compat::json::JsonPolicy;
 use crate::compat::{Format, Limits, Mode};
 
 /// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
@@ -53,6 +54,10 @@ pub struct CompatArgs {
     #[arg(long, value_enum, env = "SCHEMAOPS_OUTPUT", default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 
+    /// How JSON Schema differences are judged: STRICT (Confluent's default) or LENIENT.
+    #[arg(long, env = "SCHEMAOPS_JSON_POLICY", default_value = "strict")]
+    pub json_policy: JsonPolicy,
+
     /// The largest schema file accepted, in bytes.
     #[arg(long, env = "SCHEMAOPS_MAX_SCHEMA_BYTES", default_value_t = Limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
@@ -72,6 +77,8 @@ pub enum OutputFormat {
 pub struct CompatConfig {
     /// Size limits for every schema read.
     pub limits: Limits,
+    /// The policy that judges JSON Schema differences.
+    pub json_policy: JsonPolicy,
     /// A single check, or a file of cases.
     pub job: CompatJob,
 }
@@ -122,7 +129,11 @@ impl CompatArgs {
             },
             (None, None) => return Err("give --candidate FILE (with --previous FILE…), or --cases FILE".to_owned()),
         };
-        Ok(CompatConfig { limits, job })
+        Ok(CompatConfig {
+            limits,
+            json_policy: self.json_policy,
+            job,
+        })
     }
 }
 
