@@ -9,7 +9,7 @@
 //! change. Every comparison costs one step of a budget; running out ends the
 //! walk with [`TooComplex`] rather than a guess.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::model::{ArrayNode, Criterion, Node, NodeId, NumberNode, ObjectNode, StringNode};
@@ -49,7 +49,19 @@ pub(crate) struct Differ<'a> {
     steps: usize,
     depth: usize,
     memo: HashMap<(NodeRef, NodeRef), Rc<[RawChange<'a>]>>,
-    in_progress: HashSet<(NodeRef, NodeRef)>,
+    /// Pairs being compared, with their depth on the stack.
+    in_progress: HashMap<(NodeRef, NodeRef), usize>,
+    /// The shallowest in-progress pair the current comparison assumed
+    /// compatible; a result that leans on an enclosing pair is provisional
+    /// and is not remembered.
+    low_water: usize,
+    /// Results that assumed an enclosing pair (at the bucket's depth) has no
+    /// change: remembered once that pair turns out compatible, dropped if not.
+    /// Each result's assumed depth is kept with it; a lookup that reuses it
+    /// inherits the assumption.
+    provisional: HashMap<(NodeRef, NodeRef), (Rc<[RawChange<'a>]>, usize)>,
+    /// The keys of `provisional`, by the depth of the pair they assume unchanged.
+    buckets: Vec<Vec<(NodeRef, NodeRef)>>,
 }
 
 type Found<'a> = Result<Vec<RawChange<'a>>, TooComplex>;
@@ -77,7 +89,10 @@ impl<'a> Differ<'a> {
             steps: 0,
             depth: 0,
             memo: HashMap::new(),
-            in_progress: HashSet::new(),
+            in_progress: HashMap::new(),
+            low_water: usize::MAX,
+            provisional: HashMap::new(),
+            buckets: Vec::new(),
         }
     }
 
@@ -128,16 +143,60 @@ impl<'a> Differ<'a> {
         if let Some(found) = self.memo.get(&key) {
             return Ok(found.to_vec());
         }
-        if !self.in_progress.insert(key) {
+        if let Some((found, assumed)) = self.provisional.get(&key) {
+            self.low_water = self.low_water.min(*assumed);
+            return Ok(found.to_vec());
+        }
+        if let Some(&depth) = self.in_progress.get(&key) {
+            // A recursive cycle: assume no change, and remember the assumption.
+            self.low_water = self.low_water.min(depth);
             return Ok(Vec::new());
         }
+        let depth = self.depth;
+        self.in_progress.insert(key, depth);
+        let outer_low_water = std::mem::replace(&mut self.low_water, usize::MAX);
         self.depth += 1;
         let found = self.compare_nodes(original, update);
         self.depth -= 1;
         self.in_progress.remove(&key);
+        let leaned_on_enclosing = self.low_water < depth;
+        let mine = self.low_water;
+        self.low_water = if leaned_on_enclosing {
+            outer_low_water.min(mine)
+        } else {
+            outer_low_water
+        };
         let found = found?;
-        self.memo.insert(key, found.clone().into());
+        // Settle what assumed this pair unchanged: a compatible result bears the assumption out.
+        let settled = self.buckets.get_mut(depth).map(std::mem::take).unwrap_or_default();
+        let compatible = self.compatible(&found);
+        for settled in settled {
+            if !compatible {
+                self.provisional.remove(&settled);
+            } else if leaned_on_enclosing {
+                if let Some(entry) = self.provisional.get_mut(&settled) {
+                    entry.1 = mine;
+                }
+                self.bucket(mine).push(settled);
+            } else if let Some((result, _)) = self.provisional.remove(&settled) {
+                self.memo.insert(settled, result);
+            }
+        }
+        let shared: Rc<[RawChange<'a>]> = found.clone().into();
+        if leaned_on_enclosing {
+            self.provisional.insert(key, (shared, mine));
+            self.bucket(mine).push(key);
+        } else {
+            self.memo.insert(key, shared);
+        }
         Ok(found)
+    }
+
+    fn bucket(&mut self, depth: usize) -> &mut Vec<(NodeRef, NodeRef)> {
+        if self.buckets.len() <= depth {
+            self.buckets.resize_with(depth + 1, Vec::new);
+        }
+        &mut self.buckets[depth]
     }
 
     fn compare_nodes(&mut self, original: NodeRef, update: NodeRef) -> Found<'a> {
@@ -259,7 +318,7 @@ impl<'a> Differ<'a> {
         if old_criterion != new_criterion {
             let extended = match new_criterion {
                 Criterion::Any => true,
-                Criterion::One => old_subs.len() == 1,
+                Criterion::One => old_subs.len() == 1 || (old_criterion == Criterion::All && new_subs.len() == 1),
                 Criterion::All => old_subs.len() == 1 && new_subs.len() == 1,
             };
             if extended {
@@ -270,15 +329,15 @@ impl<'a> Differ<'a> {
             }
         }
         let (old_size, new_size) = (old_subs.len(), new_subs.len());
-        let all = new_criterion == Criterion::All;
+        // Fewer subschemas narrow what the original combined; more extend what the update combines.
         if old_size < new_size {
-            found.push(at(if all {
+            found.push(at(if new_criterion == Criterion::All {
                 Kind::ProductTypeExtended
             } else {
                 Kind::SumTypeExtended
             }));
         } else if old_size > new_size {
-            found.push(at(if all {
+            found.push(at(if old_criterion == Criterion::All {
                 Kind::ProductTypeNarrowed
             } else {
                 Kind::SumTypeNarrowed
@@ -381,9 +440,9 @@ impl<'a> Differ<'a> {
                     found.extend(under(inner, &steps));
                 }
                 (Some(old_property), None) => {
-                    if is_open(new) {
+                    if is_open(self, new_side, new) {
                         found.push(here(Kind::PropertyRemovedFromOpenContentModel));
-                    } else if let Some(partial) = partial_schema(new, name) {
+                    } else if let Some(partial) = partial_schema(self, new_side, new, name) {
                         let inner = self.compare(Some((old_side, old_property)), Some((new_side, partial)))?;
                         let covered = self.compatible(&inner);
                         found.extend(under(inner, &steps));
@@ -401,7 +460,7 @@ impl<'a> Differ<'a> {
                 (None, Some(new_property)) => {
                     let required = new.required.contains(name);
                     let has_default = self.meta((new_side, new_property)).default.is_some();
-                    if is_open(old) {
+                    if is_open(self, old_side, old) {
                         let kind = if matches!(self.node(self.deref((new_side, new_property))), Node::Empty) {
                             Kind::PropertyWithEmptySchemaAddedToOpenContentModel
                         } else if !required {
@@ -413,7 +472,7 @@ impl<'a> Differ<'a> {
                         };
                         found.push(here(kind));
                     } else {
-                        if let Some(partial) = partial_schema(old, name) {
+                        if let Some(partial) = partial_schema(self, old_side, old, name) {
                             let inner = self.compare(Some((old_side, partial)), Some((new_side, new_property)))?;
                             let covered = self.compatible(&inner);
                             found.extend(under(inner, &steps));
@@ -837,11 +896,9 @@ fn numbers<'a>(old: &NumberNode, new: &NumberNode, found: &mut Vec<RawChange<'a>
         (Some(_), None) => found.push(keyword("multipleOf", Kind::MultipleOfRemoved)),
         (Some(was), Some(is)) if was == is => {}
         (Some(was), Some(is)) => {
-            // The reference compares the whole parts of the two factors.
-            let (was, is) = (was.trunc() as i64, is.trunc() as i64);
-            let kind = if was != 0 && is % was == 0 {
+            let kind = if is_multiple(is, was) {
                 Kind::MultipleOfExpanded
-            } else if is != 0 && was % is == 0 {
+            } else if is_multiple(was, is) {
                 Kind::MultipleOfReduced
             } else {
                 Kind::MultipleOfChanged
@@ -858,16 +915,25 @@ fn numbers<'a>(old: &NumberNode, new: &NumberNode, found: &mut Vec<RawChange<'a>
     }
 }
 
+/// True when `value` is a whole multiple of `factor` (both from decimal text, so
+/// a small relative tolerance absorbs binary rounding).
+fn is_multiple(value: f64, factor: f64) -> bool {
+    let ratio = value / factor;
+    ratio.is_finite() && (ratio - ratio.round()).abs() <= 1e-9 * ratio.abs().max(1.0)
+}
+
 /// Open: any property may appear with any value.
-fn is_open(object: &ObjectNode) -> bool {
+fn is_open(differ: &Differ<'_>, side: u8, object: &ObjectNode) -> bool {
     object.pattern_properties.is_empty()
         && object.additional.is_none()
         && object.permits_additional
-        && object.unevaluated.is_none()
+        && object
+            .unevaluated
+            .is_none_or(|node| matches!(differ.node(differ.deref((side, node))), Node::Empty))
 }
 
 /// The schema a property of this name gets from a partially open model, if any.
-fn partial_schema(object: &ObjectNode, name: &str) -> Option<NodeId> {
+fn partial_schema(differ: &Differ<'_>, side: u8, object: &ObjectNode, name: &str) -> Option<NodeId> {
     object
         .pattern_properties
         .iter()
@@ -876,7 +942,9 @@ fn partial_schema(object: &ObjectNode, name: &str) -> Option<NodeId> {
         .or(object.additional)
         .or_else(|| {
             if object.permits_additional {
-                object.unevaluated
+                object
+                    .unevaluated
+                    .filter(|node| !matches!(differ.node(differ.deref((side, *node))), Node::False | Node::Empty))
             } else {
                 None
             }

@@ -375,7 +375,15 @@ impl<'a> Loader<'a> {
                 ));
             }
             None => {
-                let has = |keywords: &[&str]| keywords.iter().any(|keyword| map.contains_key(*keyword));
+                let modern = self.draft.is_modern();
+                let has = |keywords: &[&str]| {
+                    keywords.iter().any(|keyword| match map.get(*keyword) {
+                        // The reference's 2019-09+ loader sees `properties: {}` alone as no constraint.
+                        Some(Value::Object(members)) if modern && *keyword == "properties" => !members.is_empty(),
+                        Some(_) => true,
+                        None => false,
+                    })
+                };
                 if has(&OBJECT_KEYWORDS) || map.contains_key("unevaluatedProperties") {
                     parts.push(self.typed("object", map, pointer, resource)?);
                 }
@@ -645,7 +653,11 @@ impl<'a> Loader<'a> {
                 ));
             }
             Some(value) => array.all_items = Some(self.load(value, &child(pointer, "items"), resource)?),
-            None if self.draft == Draft::Draft2020 => array.all_items = self.sub(map, "items", pointer, resource)?,
+            // 2020-12 `items: true/false` alone says whether any items may appear at all.
+            None if self.draft == Draft::Draft2020 => match map.get("items") {
+                Some(Value::Bool(flag)) => array.permits_additional = *flag,
+                _ => array.all_items = self.sub(map, "items", pointer, resource)?,
+            },
             None => {
                 // `additionalItems` without a list of `items` still counts for the reference.
                 match map.get("additionalItems") {
@@ -657,12 +669,14 @@ impl<'a> Loader<'a> {
                 }
             }
         }
+        array.min_contains = map.get("minContains").and_then(Value::as_i64);
+        array.max_contains = map.get("maxContains").and_then(Value::as_i64);
         if self.draft.is_modern() {
             array.unevaluated = self.sub(map, "unevaluatedItems", pointer, resource)?;
-        } else {
-            // Before 2019-09 these are unknown keywords, which the reference still compares.
-            array.min_contains = map.get("minContains").and_then(Value::as_i64);
-            array.max_contains = map.get("maxContains").and_then(Value::as_i64);
+            // From 2019-09 `minContains` defaults to 1 where `contains` is given.
+            if map.contains_key("contains") && array.min_contains.is_none() {
+                array.min_contains = Some(1);
+            }
         }
         self.sub(map, "contains", pointer, resource)?;
         Ok(array)
