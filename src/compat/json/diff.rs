@@ -48,9 +48,9 @@ pub(crate) struct Differ<'a> {
     budget: usize,
     steps: usize,
     depth: usize,
-    memo: HashMap<(NodeRef, NodeRef), Rc<[RawChange<'a>]>>,
+    memo: HashMap<Pair, Shared<'a>>,
     /// Pairs being compared, with their depth on the stack.
-    in_progress: HashMap<(NodeRef, NodeRef), usize>,
+    in_progress: HashMap<Pair, usize>,
     /// The shallowest in-progress pair the current comparison assumed
     /// compatible; a result that leans on an enclosing pair is provisional
     /// and is not remembered.
@@ -59,10 +59,16 @@ pub(crate) struct Differ<'a> {
     /// change: remembered once that pair turns out compatible, dropped if not.
     /// Each result's assumed depth is kept with it; a lookup that reuses it
     /// inherits the assumption.
-    provisional: HashMap<(NodeRef, NodeRef), (Rc<[RawChange<'a>]>, usize)>,
+    provisional: HashMap<Pair, (Shared<'a>, usize)>,
     /// The keys of `provisional`, by the depth of the pair they assume unchanged.
-    buckets: Vec<Vec<(NodeRef, NodeRef)>>,
+    buckets: Vec<Vec<Pair>>,
 }
+
+/// A pair of nodes compared, original first.
+type Pair = (NodeRef, NodeRef);
+
+/// What a comparison found, shared between the places that reuse it.
+type Shared<'a> = Rc<[RawChange<'a>]>;
 
 type Found<'a> = Result<Vec<RawChange<'a>>, TooComplex>;
 
@@ -182,7 +188,7 @@ impl<'a> Differ<'a> {
                 self.memo.insert(settled, result);
             }
         }
-        let shared: Rc<[RawChange<'a>]> = found.clone().into();
+        let shared: Shared<'a> = found.clone().into();
         if leaned_on_enclosing {
             self.provisional.insert(key, (shared, mine));
             self.bucket(mine).push(key);
@@ -192,7 +198,7 @@ impl<'a> Differ<'a> {
         Ok(found)
     }
 
-    fn bucket(&mut self, depth: usize) -> &mut Vec<(NodeRef, NodeRef)> {
+    fn bucket(&mut self, depth: usize) -> &mut Vec<Pair> {
         if self.buckets.len() <= depth {
             self.buckets.resize_with(depth + 1, Vec::new);
         }
@@ -261,22 +267,18 @@ impl<'a> Differ<'a> {
         match (old, new) {
             (Node::String(old), Node::String(new)) => strings(old, new, &mut found),
             (Node::Number(old), Node::Number(new)) => numbers(old, new, &mut found),
-            (Node::Enum(old), Node::Enum(new)) => {
-                if old != new {
-                    let kind = if new.is_superset(old) {
-                        Kind::EnumArrayExtended
-                    } else if old.is_superset(new) {
-                        Kind::EnumArrayNarrowed
-                    } else {
-                        Kind::EnumArrayChanged
-                    };
-                    found.push(keyword("enum", kind));
-                }
+            (Node::Enum(old), Node::Enum(new)) if old != new => {
+                let kind = if new.is_superset(old) {
+                    Kind::EnumArrayExtended
+                } else if old.is_superset(new) {
+                    Kind::EnumArrayNarrowed
+                } else {
+                    Kind::EnumArrayChanged
+                };
+                found.push(keyword("enum", kind));
             }
-            (Node::Const(old), Node::Const(new)) => {
-                if old != new {
-                    found.push(keyword("const", Kind::EnumArrayChanged));
-                }
+            (Node::Const(old), Node::Const(new)) if old != new => {
+                found.push(keyword("const", Kind::EnumArrayChanged));
             }
             (Node::Not(old), Node::Not(new)) => {
                 // Reversed: the update may forbid less than the original did.
