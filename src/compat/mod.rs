@@ -303,7 +303,7 @@ fn compare(
     candidate: &ParsedSchema,
     earlier: &ParsedSchema,
     version: usize,
-    json_policy: json::JsonPolicy,
+    checker: &Checker,
 ) -> Result<Vec<Incompatibility>, CheckError> {
     match (candidate, earlier) {
         (ParsedSchema::Avro(candidate), ParsedSchema::Avro(earlier)) => Ok(mode
@@ -315,8 +315,15 @@ fn compare(
             let mut found = Vec::new();
             for &direction in mode.directions() {
                 found.extend(
-                    json::check(candidate, earlier, direction, version, json_policy)
-                        .map_err(|source| CheckError::TooComplex { version, source })?,
+                    json::check(
+                        candidate,
+                        earlier,
+                        direction,
+                        version,
+                        checker.json_policy,
+                        checker.json_step_budget,
+                    )
+                    .map_err(|source| CheckError::TooComplex { version, source })?,
                 );
             }
             Ok(found)
@@ -329,10 +336,17 @@ fn compare(
 }
 
 /// Runs checks under chosen [`Limits`].
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Checker {
     limits: Limits,
     json_policy: json::JsonPolicy,
+    json_step_budget: usize,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Self::new(Limits::default())
+    }
 }
 
 impl Checker {
@@ -341,7 +355,16 @@ impl Checker {
         Self {
             limits,
             json_policy: json::JsonPolicy::default(),
+            json_step_budget: json::DEFAULT_STEP_BUDGET,
         }
+    }
+
+    /// The same checker, giving up on a JSON Schema comparison as too complex
+    /// to decide after `steps` node comparisons.
+    #[must_use]
+    pub fn with_json_step_budget(mut self, steps: usize) -> Self {
+        self.json_step_budget = steps;
+        self
     }
 
     /// The same checker, judging JSON Schema differences with `policy`.
@@ -370,7 +393,7 @@ impl Checker {
     ) -> Result<Report, CheckError> {
         let versions = mode.versions_to_check(previous.len());
         let found = for_each_version(&versions, candidate.size(), |version| {
-            compare(mode, candidate, previous[version - 1], version, self.json_policy)
+            compare(mode, candidate, previous[version - 1], version, self)
         });
         let found = found.into_iter().collect::<Result<Vec<_>, CheckError>>()?;
         Ok(Report::new(mode, versions, found.into_iter().flatten().collect()))
@@ -397,7 +420,7 @@ impl Checker {
         let versions = mode.versions_to_check(previous.len());
         let found = for_each_version(&versions, candidate.size(), |version| {
             let earlier = self.parse(format, SchemaRole::Previous(version), &previous[version - 1])?;
-            compare(mode, &candidate, &earlier, version, self.json_policy)
+            compare(mode, &candidate, &earlier, version, self)
         });
         let found = found.into_iter().collect::<Result<Vec<_>, CheckError>>()?;
         Ok(Report::new(mode, versions, found.into_iter().flatten().collect()))

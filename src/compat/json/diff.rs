@@ -40,7 +40,10 @@ pub(crate) struct RawChange<'a> {
 /// (swapped inside `not`).
 type NodeRef = (u8, NodeId);
 
-const MAX_DEPTH: usize = 400;
+/// How deep comparisons may nest (properties within properties, `$ref`
+/// chains): enough for any document serde_json accepts, and shallow enough
+/// for a 2 MiB thread stack in a debug build.
+const MAX_DEPTH: usize = 100;
 
 pub(crate) struct Differ<'a> {
     schemas: [&'a JsonSchema; 2],

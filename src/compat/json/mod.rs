@@ -543,13 +543,14 @@ pub(crate) fn check(
     direction: Direction,
     version: usize,
     policy: JsonPolicy,
+    budget: usize,
 ) -> Result<Vec<Incompatibility>, TooComplex> {
     let (original, update) = match direction {
         Direction::Backward => (earlier, candidate),
         Direction::Forward => (candidate, earlier),
     };
     let sides = Sides { direction, version };
-    Ok(differences(original, update, policy, DEFAULT_STEP_BUDGET)?
+    Ok(differences(original, update, policy, budget)?
         .into_iter()
         .filter(|change| !is_compatible(change.kind, policy))
         .map(|change| Incompatibility {
