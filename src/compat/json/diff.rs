@@ -18,7 +18,9 @@ use super::{JsonPolicy, JsonSchema, Kind, is_compatible};
 /// The walk ran out of its step budget or nested too deeply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TooComplex {
-    pub(crate) steps: usize,
+    /// True when the comparisons nested deeper than allowed, rather than
+    /// taking too many steps.
+    pub(crate) too_deep: bool,
 }
 
 /// One step of a path: an object key or an array index.
@@ -40,15 +42,22 @@ pub(crate) struct RawChange<'a> {
 /// (swapped inside `not`).
 type NodeRef = (u8, NodeId);
 
-/// How deep comparisons may nest (properties within properties, `$ref`
-/// chains): enough for any document serde_json accepts, and shallow enough
-/// for a 2 MiB thread stack in a debug build.
-const MAX_DEPTH: usize = 100;
+/// How deep comparisons may nest on the caller's stack: enough for any
+/// document serde_json accepts, and shallow enough for a 2 MiB thread
+/// stack in a debug build. Recursive schemas whose `$ref`s pair up many
+/// definitions go deeper; [`super::differences`] then walks again on a
+/// thread of its own with [`DEEP_STACK_BYTES`] and [`DEEP_MAX_DEPTH`].
+pub(crate) const SHALLOW_MAX_DEPTH: usize = 100;
+/// The nesting allowed on the dedicated deep-walk thread.
+pub(crate) const DEEP_MAX_DEPTH: usize = 4_000;
+/// The stack of the deep-walk thread (reserved, committed only as used).
+pub(crate) const DEEP_STACK_BYTES: usize = 512 * 1024 * 1024;
 
 pub(crate) struct Differ<'a> {
     schemas: [&'a JsonSchema; 2],
     policy: JsonPolicy,
     budget: usize,
+    max_depth: usize,
     steps: usize,
     depth: usize,
     memo: HashMap<Pair, Shared<'a>>,
@@ -90,11 +99,18 @@ fn under<'a>(mut changes: Vec<RawChange<'a>>, steps: &[Step<'a>]) -> Vec<RawChan
 }
 
 impl<'a> Differ<'a> {
-    pub(crate) fn new(original: &'a JsonSchema, update: &'a JsonSchema, policy: JsonPolicy, budget: usize) -> Self {
+    pub(crate) fn new(
+        original: &'a JsonSchema,
+        update: &'a JsonSchema,
+        policy: JsonPolicy,
+        budget: usize,
+        max_depth: usize,
+    ) -> Self {
         Self {
             schemas: [original, update],
             policy,
             budget,
+            max_depth,
             steps: 0,
             depth: 0,
             memo: HashMap::new(),
@@ -145,8 +161,10 @@ impl<'a> Differ<'a> {
             (Some(original), Some(update)) => (self.deref(original), self.deref(update)),
         };
         self.steps += 1;
-        if self.steps > self.budget || self.depth > MAX_DEPTH {
-            return Err(TooComplex { steps: self.steps });
+        if self.steps > self.budget || self.depth > self.max_depth {
+            return Err(TooComplex {
+                too_deep: self.depth > self.max_depth,
+            });
         }
         let key = (original, update);
         if let Some(found) = self.memo.get(&key) {
@@ -1012,7 +1030,7 @@ fn augment<T>(
     for (right, _) in &edges[left] {
         *steps += 1;
         if *steps > budget {
-            return Err(TooComplex { steps: *steps });
+            return Err(TooComplex { too_deep: false });
         }
         if visited[*right] {
             continue;

@@ -495,8 +495,9 @@ pub struct Change {
 /// The walk could not finish within its budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "too complex to decide: comparing the schemas took more than {budget} steps (combined schemas \
-     compare every pair of subschemas); simplify the anyOf/oneOf/allOf nesting"
+    "too complex to decide: comparing the schemas needs more than {budget} steps or nests deeper than \
+     the checker allows (combined schemas compare every pair of subschemas); simplify the \
+     anyOf/oneOf/allOf nesting or the chains of `$ref`"
 )]
 pub struct TooComplex {
     /// The budget that ran out.
@@ -515,8 +516,12 @@ pub fn differences(
     policy: JsonPolicy,
     budget: usize,
 ) -> Result<Vec<Change>, TooComplex> {
-    let mut differ = diff::Differ::new(original, update, policy, budget);
-    let raw = differ.run().map_err(|_| TooComplex { budget })?;
+    let shallow = diff::Differ::new(original, update, policy, budget, diff::SHALLOW_MAX_DEPTH).run();
+    let raw = match shallow {
+        Ok(raw) => raw,
+        Err(error) if error.too_deep => deep_walk(original, update, policy, budget)?,
+        Err(_) => return Err(TooComplex { budget }),
+    };
     Ok(raw
         .iter()
         .map(|change| {
@@ -533,6 +538,28 @@ pub fn differences(
             }
         })
         .collect())
+}
+
+/// The walk again, on a thread with a stack large enough for deeply
+/// recursive schemas; still bounded by the step budget and a depth limit.
+fn deep_walk<'a>(
+    original: &'a JsonSchema,
+    update: &'a JsonSchema,
+    policy: JsonPolicy,
+    budget: usize,
+) -> Result<Vec<diff::RawChange<'a>>, TooComplex> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("json-schema-diff".to_owned())
+            .stack_size(diff::DEEP_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                diff::Differ::new(original, update, policy, budget, diff::DEEP_MAX_DEPTH).run()
+            })
+            .ok()
+            .and_then(|handle| handle.join().ok())
+            .and_then(Result::ok)
+            .ok_or(TooComplex { budget })
+    })
 }
 
 /// Every incompatibility between `candidate` and the earlier version at
