@@ -16,11 +16,30 @@
 //! compatible under STRICT: data written earlier may already carry that name
 //! with another type. Closing an open object is never compatible.
 //!
+//! The schemas are read as Confluent's loader reads them, quirks included,
+//! so the differences match its lists: a `type` array is an `anyOf` of one
+//! schema per type; keywords of several types without `type` make an
+//! `allOf`; `$ref` replaces its siblings; equal subschemas of a combined
+//! schema count once. With `$schema` 2019-09 or 2020-12, a changed `$id` is
+//! not reported, `properties: {}` alone constrains nothing, `minContains`
+//! defaults to 1 under `contains`, and `items: true|false` without
+//! `prefixItems` says whether any items may appear (reported as
+//! `additionalItems`). Recursive schemas are compared pair by pair with
+//! each pair's result remembered; a pair met again while it is being
+//! compared is assumed unchanged, and results that leaned on that
+//! assumption are kept only once it proves true, so a change deep in a
+//! recursive structure is never masked.
+//!
 //! Where we knowingly differ from Confluent:
 //! - `format`, `contains` and `propertyNames` are read and checked for
 //!   validity but, as in Confluent, changes to them are not reported.
 //! - Remote `$ref`s (to other documents) are an error here, not a fetch.
 //! - An unknown `$schema` URI is refused rather than read as draft-07.
+//! - The LENIENT table was worked out from Confluent's documented intent
+//!   and the corpus: besides STRICT's compatible kinds it accepts closing
+//!   or narrowing an open model, adding optional (or defaulted required)
+//!   properties to an open model, removing properties from a closed one,
+//!   and properties not covered by a partially open model.
 //! - When several maximum matchings of combined subschemas exist, the one
 //!   reported is the first found in document order; Confluent's depends on
 //!   hash order. The verdict does not depend on the choice.
@@ -732,4 +751,57 @@ fn parent(path: &SchemaPath) -> SchemaPath {
         };
     }
     parent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenient_accepts_every_kind_strict_accepts() {
+        for &kind in Kind::ALL {
+            if is_compatible(kind, JsonPolicy::Strict) {
+                assert!(is_compatible(kind, JsonPolicy::Lenient), "{kind}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_kind_reads_back_from_its_confluent_name() {
+        for &kind in Kind::ALL {
+            assert_eq!(kind.as_str().parse::<Kind>(), Ok(kind));
+            assert_eq!(serde_json::to_string(&kind).ok(), Some(format!("\"{kind}\"")));
+        }
+        assert!("NOT_A_KIND".parse::<Kind>().is_err());
+    }
+
+    #[test]
+    fn policies_parse_in_any_case() {
+        assert_eq!("lenient".parse::<JsonPolicy>(), Ok(JsonPolicy::Lenient));
+        assert_eq!("STRICT".parse::<JsonPolicy>(), Ok(JsonPolicy::Strict));
+        let error = "sloppy".parse::<JsonPolicy>().unwrap_err().to_string();
+        assert!(error.contains("STRICT, LENIENT"), "{error}");
+    }
+
+    #[test]
+    fn a_draft_is_chosen_by_its_schema_uri() {
+        let draft = |text: &str| JsonSchema::parse(&SchemaText::new(text)).map(|schema| schema.draft());
+        assert_eq!(draft("{}"), Ok(Draft::Draft7));
+        assert_eq!(
+            draft(r#"{"$schema":"http://json-schema.org/draft-04/schema#"}"#),
+            Ok(Draft::Draft4)
+        );
+        assert_eq!(
+            draft(r#"{"$schema":"http://json-schema.org/draft-06/schema#"}"#),
+            Ok(Draft::Draft6)
+        );
+        assert_eq!(
+            draft(r#"{"$schema":"https://json-schema.org/draft/2019-09/schema"}"#),
+            Ok(Draft::Draft2019)
+        );
+        assert_eq!(
+            draft(r#"{"$schema":"https://json-schema.org/draft/2020-12/schema"}"#),
+            Ok(Draft::Draft2020)
+        );
+    }
 }

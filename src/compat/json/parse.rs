@@ -740,29 +740,47 @@ impl<'a> Loader<'a> {
 
     /// Refuses `$ref`s that lead only to other `$ref`s, round in a circle.
     fn check_ref_cycles(&self) -> Result<(), ParseError> {
-        for (start, node) in self.nodes.iter().enumerate() {
-            let Node::Ref(next) = node else { continue };
-            let mut next = *next;
-            let mut steps = 0usize;
-            while let Node::Ref(target) = &self.nodes[next as usize] {
-                steps += 1;
-                if next as usize == start || steps > self.nodes.len() {
-                    let pointer = self
-                        .by_pointer
-                        .iter()
-                        .filter(|(_, id)| **id as usize == start)
-                        .map(|(pointer, _)| pointer.clone())
-                        .min()
-                        .unwrap_or_default();
-                    return Err(ParseError::at(
-                        &child(&pointer, "$ref"),
-                        "`$ref` leads round a cycle of references that never reaches a schema",
-                    ));
+        /// Per node: not yet known, on the chain being followed, or known to reach a schema.
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum State {
+            Unknown,
+            OnChain,
+            Reaches,
+        }
+        let mut states = vec![State::Unknown; self.nodes.len()];
+        let mut chain = Vec::new();
+        for start in 0..self.nodes.len() {
+            let mut current = start;
+            chain.clear();
+            loop {
+                match (states[current], &self.nodes[current]) {
+                    (State::Reaches, _) => break,
+                    (State::OnChain, _) => {
+                        let pointer = self
+                            .by_pointer
+                            .iter()
+                            .filter(|(_, id)| **id as usize == current)
+                            .map(|(pointer, _)| pointer.clone())
+                            .min()
+                            .unwrap_or_default();
+                        return Err(ParseError::at(
+                            &child(&pointer, "$ref"),
+                            "`$ref` leads round a cycle of references that never reaches a schema",
+                        ));
+                    }
+                    (State::Unknown, Node::Ref(target)) => {
+                        states[current] = State::OnChain;
+                        chain.push(current);
+                        current = *target as usize;
+                    }
+                    (State::Unknown, _) => {
+                        states[current] = State::Reaches;
+                        break;
+                    }
                 }
-                next = *target;
             }
-            if next as usize == start {
-                return Err(ParseError::at("", "`$ref` refers to itself"));
+            for &node in &chain {
+                states[node] = State::Reaches;
             }
         }
         Ok(())
