@@ -132,6 +132,10 @@ impl<'a> Differ<'a> {
         &self.schemas[node.0 as usize].nodes[node.1 as usize]
     }
 
+    fn is_shared(&self, node: NodeRef) -> bool {
+        self.schemas[node.0 as usize].shared[node.1 as usize]
+    }
+
     fn meta(&self, node: NodeRef) -> &'a super::model::Meta {
         &self.schemas[node.0 as usize].metas[node.1 as usize]
     }
@@ -165,6 +169,14 @@ impl<'a> Differ<'a> {
             return Err(TooComplex {
                 too_deep: self.depth > self.max_depth,
             });
+        }
+        if !self.is_shared(original) && !self.is_shared(update) {
+            // Only `$ref` targets can be reached twice or round a cycle;
+            // any other pair is met once, so there is nothing to remember.
+            self.depth += 1;
+            let found = self.compare_nodes(original, update);
+            self.depth -= 1;
+            return found;
         }
         let key = (original, update);
         if let Some(found) = self.memo.get(&key) {

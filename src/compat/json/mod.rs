@@ -436,6 +436,8 @@ pub struct JsonSchema {
     draft: Draft,
     nodes: Vec<Node>,
     metas: Vec<Meta>,
+    /// Per node: true when some `$ref` names it, so walks may meet it twice.
+    shared: Vec<bool>,
     root: NodeId,
     canonical: String,
 }
@@ -467,7 +469,14 @@ impl JsonSchema {
             }
         })?;
         let parsed = parse::parse(&document)?;
+        let mut shared = vec![false; parsed.nodes.len()];
+        for node in &parsed.nodes {
+            if let Node::Ref(target) = node {
+                shared[*target as usize] = true;
+            }
+        }
         Ok(Self {
+            shared,
             draft: parsed.draft,
             nodes: parsed.nodes,
             metas: parsed.metas,
