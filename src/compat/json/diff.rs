@@ -415,53 +415,31 @@ impl<'a> Differ<'a> {
         new: &'a ObjectNode,
         found: &mut Vec<RawChange<'a>>,
     ) -> Result<(), TooComplex> {
-        // required
-        for (name, _) in &old.properties {
-            let Some(new_property) = new.property(name) else {
-                continue;
-            };
-            let (was, is) = (old.required.contains(name), new.required.contains(name));
-            let kind = if was && !is {
-                Kind::RequiredAttributeRemoved
-            } else if !was && is {
-                if self.meta((new_side, new_property)).default.is_some() {
-                    Kind::RequiredAttributeWithDefaultAdded
-                } else {
-                    Kind::RequiredAttributeAdded
-                }
-            } else {
-                continue;
-            };
-            found.push(RawChange {
-                kind,
-                reversed_path: vec![Step::Key(name), Step::Key("required")],
-            });
-        }
         // properties: a merge of the two sorted lists
         let (mut i, mut j) = (0, 0);
         while i < old.properties.len() || j < new.properties.len() {
             let order = match (old.properties.get(i), new.properties.get(j)) {
-                (Some((a, _)), Some((b, _))) => a.cmp(b),
+                (Some((a, ..)), Some((b, ..))) => a.cmp(b),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 _ => std::cmp::Ordering::Greater,
             };
             let (name, old_property, new_property) = match order {
                 std::cmp::Ordering::Less => {
                     i += 1;
-                    (old.properties[i - 1].0.as_str(), Some(old.properties[i - 1].1), None)
+                    let (name, node, was) = &old.properties[i - 1];
+                    (name.as_str(), Some((*node, *was)), None)
                 }
                 std::cmp::Ordering::Greater => {
                     j += 1;
-                    (new.properties[j - 1].0.as_str(), None, Some(new.properties[j - 1].1))
+                    let (name, node, is) = &new.properties[j - 1];
+                    (name.as_str(), None, Some((*node, *is)))
                 }
                 std::cmp::Ordering::Equal => {
                     i += 1;
                     j += 1;
-                    (
-                        old.properties[i - 1].0.as_str(),
-                        Some(old.properties[i - 1].1),
-                        Some(new.properties[j - 1].1),
-                    )
+                    let (name, old_node, was) = &old.properties[i - 1];
+                    let (_, new_node, is) = &new.properties[j - 1];
+                    (name.as_str(), Some((*old_node, *was)), Some((*new_node, *is)))
                 }
             };
             let steps = [Step::Key("properties"), Step::Key(name)];
@@ -470,11 +448,28 @@ impl<'a> Differ<'a> {
                 reversed_path: vec![Step::Key(name), Step::Key("properties")],
             };
             match (old_property, new_property) {
-                (Some(old_property), Some(new_property)) => {
+                (Some((old_property, was)), Some((new_property, is))) => {
+                    let required_change = if was && !is {
+                        Some(Kind::RequiredAttributeRemoved)
+                    } else if !was && is {
+                        Some(if self.meta((new_side, new_property)).default.is_some() {
+                            Kind::RequiredAttributeWithDefaultAdded
+                        } else {
+                            Kind::RequiredAttributeAdded
+                        })
+                    } else {
+                        None
+                    };
+                    if let Some(kind) = required_change {
+                        found.push(RawChange {
+                            kind,
+                            reversed_path: vec![Step::Key(name), Step::Key("required")],
+                        });
+                    }
                     let inner = self.compare(Some((old_side, old_property)), Some((new_side, new_property)))?;
                     found.extend(under(inner, &steps));
                 }
-                (Some(old_property), None) => {
+                (Some((old_property, _)), None) => {
                     if is_open(self, new_side, new) {
                         found.push(here(Kind::PropertyRemovedFromOpenContentModel));
                     } else if let Some(partial) = partial_schema(self, new_side, new, name) {
@@ -492,8 +487,7 @@ impl<'a> Differ<'a> {
                         found.push(here(Kind::PropertyRemovedFromClosedContentModel));
                     }
                 }
-                (None, Some(new_property)) => {
-                    let required = new.required.contains(name);
+                (None, Some((new_property, required))) => {
                     let has_default = self.meta((new_side, new_property)).default.is_some();
                     if is_open(self, old_side, old) {
                         let kind = if matches!(self.node(self.deref((new_side, new_property))), Node::Empty) {

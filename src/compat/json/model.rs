@@ -102,9 +102,8 @@ pub(crate) struct NumberNode {
 /// Constraints on objects.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ObjectNode {
-    /// Declared properties, sorted by name.
-    pub(crate) properties: Vec<(String, NodeId)>,
-    pub(crate) required: BTreeSet<String>,
+    /// Declared properties, sorted by name, each with whether `required` names it.
+    pub(crate) properties: Vec<(String, NodeId, bool)>,
     /// False for `additionalProperties: false`.
     pub(crate) permits_additional: bool,
     /// The schema of `additionalProperties` when it is a schema.
@@ -115,15 +114,6 @@ pub(crate) struct ObjectNode {
     pub(crate) dependency_schemas: BTreeMap<String, NodeId>,
     pub(crate) min_properties: Option<u64>,
     pub(crate) max_properties: Option<u64>,
-}
-
-impl ObjectNode {
-    pub(crate) fn property(&self, name: &str) -> Option<NodeId> {
-        self.properties
-            .binary_search_by(|(key, _)| key.as_str().cmp(name))
-            .ok()
-            .map(|index| self.properties[index].1)
-    }
 }
 
 /// Constraints on arrays.

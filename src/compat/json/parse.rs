@@ -107,6 +107,7 @@ pub(crate) fn parse(document: &Value) -> Result<Parsed, ParseError> {
         ids: collect_ids(document, draft),
     };
     let root = loader.load(document, "", "")?;
+    loader.by_pointer.insert(String::new(), root);
     while let Some(pending) = loader.pending.pop() {
         let target = loader.resolve(&pending)?;
         loader.nodes[pending.node as usize] = Node::Ref(target);
@@ -152,12 +153,16 @@ fn describe(value: &Value) -> String {
     }
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 fn child(pointer: &str, key: &str) -> String {
-    format!("{pointer}/{}", escape(key))
+    let mut path = String::with_capacity(pointer.len() + key.len() + 1);
+    path.push_str(pointer);
+    path.push('/');
+    if key.contains(['~', '/']) {
+        path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    } else {
+        path.push_str(key);
+    }
+    path
 }
 
 fn canonical(value: &Value) -> String {
@@ -165,34 +170,54 @@ fn canonical(value: &Value) -> String {
     value.to_string()
 }
 
-/// Every `$id` (`id` in draft 4) and anchor of the document, found without recursion.
+/// Every `$id` (`id` in draft 4) and anchor of the document, with the
+/// pointer of its schema. Recursion follows the document's nesting, which
+/// serde_json limits to 128 levels; a pointer is built only for what is found.
 fn collect_ids(document: &Value, draft: Draft) -> HashMap<String, String> {
-    let id_key = if draft == Draft::Draft4 { "id" } else { "$id" };
-    let mut ids = HashMap::new();
-    let mut stack = vec![(document, String::new())];
-    while let Some((value, pointer)) = stack.pop() {
+    fn walk<'v>(
+        value: &'v Value,
+        id_key: &str,
+        path: &mut Vec<std::borrow::Cow<'v, str>>,
+        ids: &mut HashMap<String, String>,
+    ) {
+        let pointer = |path: &[std::borrow::Cow<'v, str>]| {
+            path.iter().fold(String::new(), |mut pointer, step| {
+                pointer.push('/');
+                pointer.push_str(&step.replace('~', "~0").replace('/', "~1"));
+                pointer
+            })
+        };
         match value {
             Value::Object(map) => {
                 if let Some(Value::String(id)) = map.get(id_key) {
-                    ids.entry(id.clone()).or_insert_with(|| pointer.clone());
+                    ids.entry(id.clone()).or_insert_with(|| pointer(path));
                 }
                 if let Some(Value::String(anchor)) = map.get("$anchor") {
-                    ids.entry(format!("#{anchor}")).or_insert_with(|| pointer.clone());
+                    ids.entry(format!("#{anchor}")).or_insert_with(|| pointer(path));
                 }
                 for (key, member) in map {
                     if matches!(member, Value::Object(_) | Value::Array(_)) {
-                        stack.push((member, child(&pointer, key)));
+                        path.push(std::borrow::Cow::Borrowed(key.as_str()));
+                        walk(member, id_key, path, ids);
+                        path.pop();
                     }
                 }
             }
             Value::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
-                    stack.push((item, format!("{pointer}/{index}")));
+                    if matches!(item, Value::Object(_) | Value::Array(_)) {
+                        path.push(std::borrow::Cow::Owned(index.to_string()));
+                        walk(item, id_key, path, ids);
+                        path.pop();
+                    }
                 }
             }
             _ => {}
         }
     }
+    let id_key = if draft == Draft::Draft4 { "id" } else { "$id" };
+    let mut ids = HashMap::new();
+    walk(document, id_key, &mut Vec::new(), &mut ids);
     ids
 }
 
@@ -231,13 +256,9 @@ impl<'a> Loader<'a> {
         id
     }
 
-    /// Reads the schema at `pointer` (once: a second read returns the same node).
+    /// Reads the schema at `pointer`; `$ref`s in it are queued, not followed.
     fn load(&mut self, value: &'a Value, pointer: &str, resource: &str) -> Result<NodeId, ParseError> {
-        if let Some(&id) = self.by_pointer.get(pointer) {
-            return Ok(id);
-        }
         let id = self.push(Node::Empty, Meta::default());
-        self.by_pointer.insert(pointer.to_owned(), id);
         let (node, meta) = match value {
             Value::Bool(true) => (Node::Empty, Meta::default()),
             Value::Bool(false) => (Node::False, Meta::default()),
@@ -309,7 +330,12 @@ impl<'a> Loader<'a> {
             for (index, item) in items.iter().enumerate() {
                 let sub = self.load(item, &format!("{at}/{index}"), resource)?;
                 // The reference collapses equal subschemas.
-                if seen.insert(canonical(item)) {
+                let first = if items.len() <= 16 {
+                    !items[..index].contains(item)
+                } else {
+                    seen.insert(canonical(item))
+                };
+                if first {
                     subschemas.push(sub);
                 }
             }
@@ -524,15 +550,15 @@ impl<'a> Loader<'a> {
     }
 
     fn object(&mut self, map: &'a Map<String, Value>, pointer: &str, resource: &str) -> Result<ObjectNode, ParseError> {
-        let properties = self
-            .schema_map(map, "properties", pointer, resource)?
-            .into_iter()
-            .map(|(name, id)| (name.clone(), id))
-            .collect();
         let required = match map.get("required") {
             None => BTreeSet::new(),
             Some(value) => string_array(value, &child(pointer, "required"), "required")?,
         };
+        let properties = self
+            .schema_map(map, "properties", pointer, resource)?
+            .into_iter()
+            .map(|(name, id)| (name.clone(), id, required.contains(name)))
+            .collect();
         let (permits_additional, additional) = match map.get("additionalProperties") {
             None => (true, None),
             Some(Value::Bool(flag)) => (*flag, None),
@@ -590,7 +616,6 @@ impl<'a> Loader<'a> {
         self.sub(map, "propertyNames", pointer, resource)?;
         let mut object = ObjectNode {
             properties,
-            required,
             permits_additional,
             additional,
             unevaluated,
@@ -710,8 +735,14 @@ impl<'a> Loader<'a> {
         let document = self.document;
         let value =
             lookup(document, &target).ok_or_else(|| unresolvable("nothing in the document is at that place"))?;
+        // Each place named by a `$ref` is read once, so references share its node.
+        if let Some(&id) = self.by_pointer.get(&target) {
+            return Ok(id);
+        }
         let target_resource = self.resource_of(&target);
-        self.load(value, &target, &target_resource)
+        let id = self.load(value, &target, &target_resource)?;
+        self.by_pointer.insert(target, id);
+        Ok(id)
     }
 
     fn find_resource(&self, uri: &str) -> Option<String> {
