@@ -170,6 +170,17 @@ impl<'a> Differ<'a> {
                 too_deep: self.depth > self.max_depth,
             });
         }
+        let (old_schema, new_schema) = (self.schemas[original.0 as usize], self.schemas[update.0 as usize]);
+        if old_schema.draft == new_schema.draft
+            && let (Some(old_digest), Some(new_digest)) = (
+                old_schema.digests[original.1 as usize],
+                new_schema.digests[update.1 as usize],
+            )
+            && old_digest == new_digest
+        {
+            // The same text, read the same way, with nothing in it that could differ.
+            return Ok(Vec::new());
+        }
         if !self.is_shared(original) && !self.is_shared(update) {
             // Only `$ref` targets can be reached twice or round a cycle;
             // any other pair is met once, so there is nothing to remember.
@@ -389,6 +400,8 @@ impl<'a> Differ<'a> {
                     row.push((target, under(inner, &steps)));
                 }
             }
+            // Pairs without any difference are tried first, so equal subschemas pair up.
+            row.sort_by_key(|(_, changes)| !changes.is_empty());
             edges.push(row);
         }
         let matching = maximum_matching(&edges, new_size, &mut self.steps, self.budget)?;

@@ -438,6 +438,10 @@ pub struct JsonSchema {
     metas: Vec<Meta>,
     /// Per node: true when some `$ref` names it, so walks may meet it twice.
     shared: Vec<bool>,
+    /// Per node read from the text: a fingerprint of its JSON, when its
+    /// subtree has no `$ref` or `not` (which can differ, or report a
+    /// difference, even where the text is the same).
+    digests: Vec<Option<parse::Digest>>,
     root: NodeId,
     canonical: String,
 }
@@ -477,6 +481,7 @@ impl JsonSchema {
         }
         Ok(Self {
             shared,
+            digests: parsed.digests,
             draft: parsed.draft,
             nodes: parsed.nodes,
             metas: parsed.metas,

@@ -75,6 +75,7 @@ pub(crate) struct Parsed {
     pub(crate) draft: Draft,
     pub(crate) nodes: Vec<Node>,
     pub(crate) metas: Vec<Meta>,
+    pub(crate) digests: Vec<Option<Digest>>,
     pub(crate) root: NodeId,
 }
 
@@ -102,6 +103,8 @@ pub(crate) fn parse(document: &Value) -> Result<Parsed, ParseError> {
         document,
         nodes: Vec::new(),
         metas: Vec::new(),
+        digests: Vec::new(),
+        opaque: 0,
         by_pointer: HashMap::new(),
         pending: Vec::new(),
         ids: collect_ids(document, draft),
@@ -117,6 +120,7 @@ pub(crate) fn parse(document: &Value) -> Result<Parsed, ParseError> {
         draft,
         nodes: loader.nodes,
         metas: loader.metas,
+        digests: loader.digests,
         root,
     })
 }
@@ -135,6 +139,9 @@ struct Loader<'a> {
     document: &'a Value,
     nodes: Vec<Node>,
     metas: Vec<Meta>,
+    digests: Vec<Option<Digest>>,
+    /// How many `$ref` and `not` nodes have been read so far.
+    opaque: usize,
     by_pointer: HashMap<String, NodeId>,
     pending: Vec<PendingRef>,
     /// `$id`, `id` and anchor values, with the pointer of their schema.
@@ -168,6 +175,22 @@ fn child(pointer: &str, key: &str) -> String {
 fn canonical(value: &Value) -> String {
     // serde_json's map is ordered by key, so this is canonical JSON.
     value.to_string()
+}
+
+/// A 128-bit fingerprint of a schema's JSON text, independent of layout.
+pub(crate) type Digest = [u64; 2];
+
+/// Two independent hashes of the value (serde_json's maps are sorted, so
+/// key order does not matter).
+fn digest(value: &Value) -> Digest {
+    use std::hash::{Hash, Hasher};
+    let hash = |seed: u8| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        seed.hash(&mut hasher);
+        value.hash(&mut hasher);
+        hasher.finish()
+    };
+    [hash(0), hash(1)]
 }
 
 /// Every `$id` (`id` in draft 4) and anchor of the document, with the
@@ -253,12 +276,14 @@ impl<'a> Loader<'a> {
         let id = NodeId::try_from(self.nodes.len()).unwrap_or(NodeId::MAX);
         self.nodes.push(node);
         self.metas.push(meta);
+        self.digests.push(None);
         id
     }
 
     /// Reads the schema at `pointer`; `$ref`s in it are queued, not followed.
     fn load(&mut self, value: &'a Value, pointer: &str, resource: &str) -> Result<NodeId, ParseError> {
         let id = self.push(Node::Empty, Meta::default());
+        let opaque_before = self.opaque;
         let (node, meta) = match value {
             Value::Bool(true) => (Node::Empty, Meta::default()),
             Value::Bool(false) => (Node::False, Meta::default()),
@@ -272,6 +297,9 @@ impl<'a> Loader<'a> {
         };
         self.nodes[id as usize] = node;
         self.metas[id as usize] = meta;
+        if self.opaque == opaque_before {
+            self.digests[id as usize] = Some(digest(value));
+        }
         Ok(id)
     }
 
@@ -309,6 +337,7 @@ impl<'a> Loader<'a> {
                 pointer: pointer.to_owned(),
                 resource: resource.to_owned(),
             });
+            self.opaque += 1;
             return Ok((Node::Ref(id), Meta::default()));
         }
         let mut parts: Vec<Node> = Vec::new();
@@ -343,6 +372,7 @@ impl<'a> Loader<'a> {
         }
         if let Some(value) = map.get("not") {
             let sub = self.load(value, &child(pointer, "not"), resource)?;
+            self.opaque += 1;
             parts.push(Node::Not(sub));
         }
         if self.draft != Draft::Draft4
