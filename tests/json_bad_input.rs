@@ -71,6 +71,11 @@ fn a_document_that_is_not_a_schema_is_refused_with_its_pointer() {
         r#"{"$schema": "http://example.com/mine"}"#,
         &["unknown meta-schema", "(at /$schema)"],
     );
+    assert_refused(
+        r#"{"type": "object", "definitions": {"unused": {"type": 5}}}"#,
+        &["`type` must be a type name", "(at /definitions/unused/type)"],
+    );
+    assert_refused(r#"{"$defs": {"a": {"minLength": "x"}}}"#, &["(at /$defs/a/minLength)"]);
 }
 
 #[test]

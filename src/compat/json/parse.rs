@@ -111,9 +111,35 @@ pub(crate) fn parse(document: &Value) -> Result<Parsed, ParseError> {
     };
     let root = loader.load(document, "", "")?;
     loader.by_pointer.insert(String::new(), root);
+    // Definitions are read even when nothing refers to them, so a broken one
+    // is refused like any other part of the document.
+    for keyword in ["definitions", "$defs"] {
+        match document.get(keyword) {
+            None => {}
+            Some(Value::Object(members)) => {
+                for name in members.keys() {
+                    let pointer = child(&child("", keyword), name);
+                    loader.pending.push(PendingRef {
+                        node: NodeId::MAX,
+                        reference: format!("#{pointer}"),
+                        pointer: String::new(),
+                        resource: String::new(),
+                    });
+                }
+            }
+            Some(other) => {
+                return Err(ParseError::at(
+                    &child("", keyword),
+                    format!("`{keyword}` must be an object of schemas, found {}", describe(other)),
+                ));
+            }
+        }
+    }
     while let Some(pending) = loader.pending.pop() {
         let target = loader.resolve(&pending)?;
-        loader.nodes[pending.node as usize] = Node::Ref(target);
+        if let Some(node) = loader.nodes.get_mut(pending.node as usize) {
+            *node = Node::Ref(target);
+        }
     }
     loader.check_ref_cycles()?;
     Ok(Parsed {
