@@ -41,8 +41,15 @@
 //!   properties to an open model, removing properties from a closed one,
 //!   and properties not covered by a partially open model.
 //! - When several maximum matchings of combined subschemas exist, the one
-//!   reported is the first found in document order; Confluent's depends on
-//!   hash order. The verdict does not depend on the choice.
+//!   reported pairs subschemas without differences first, then follows
+//!   document order; Confluent's depends on hash order. The verdict does
+//!   not depend on the choice.
+//! - Invalid schemas are found by checking every keyword the checker reads
+//!   (and root `definitions`/`$defs`), not the whole draft meta-schema: a
+//!   keyword nobody compares, such as `$comment`, is not validated.
+//! - A comparison that needs more than [`DEFAULT_STEP_BUDGET`] steps, or
+//!   nests thousands of `$ref`s deep, is an error ([`TooComplex`]), never a
+//!   guess.
 
 mod diff;
 mod explain;
