@@ -1,8 +1,11 @@
 //! Speed of the Avro checker on generated records with nested records, enums,
-//! unions, arrays and maps, at 10, 200 and 2,000 fields:
+//! unions, arrays and maps, at 10, 200 and 2,000 fields, and of the JSON
+//! Schema checker on objects with as many properties (nested closed objects,
+//! arrays of objects, enums, anyOf/oneOf, `$ref`s to definitions):
 //!
-//! (a) BACKWARD after adding one field with a default;
-//! (b) FULL_TRANSITIVE against 50 earlier versions, each adding a field.
+//! (a) BACKWARD after adding one field with a default (one property);
+//! (b) FULL_TRANSITIVE against 50 earlier versions, each adding a field
+//!     (each adding a property its partially open object already allowed).
 //!
 //! Prints the median time per check and the growth from 200 to 2,000 fields,
 //! measured in this run, two ways:
@@ -72,29 +75,113 @@ fn measure(budget: Duration, mut work: impl FnMut()) -> Duration {
     median(samples)
 }
 
-fn check_cold(mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) {
-    let report = check(Format::Avro, mode, candidate, previous).expect("generated schemas are valid");
+fn check_cold(format: Format, mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) {
+    let report = check(format, mode, candidate, previous).expect("generated schemas are valid");
     assert!(report.is_compatible(), "generated histories are compatible");
 }
 
-fn check_warm(mode: Mode, candidate: &SchemaText, previous: &[&ParsedSchema]) {
+fn check_warm(format: Format, mode: Mode, candidate: &SchemaText, previous: &[&ParsedSchema]) {
     let parsed = Checker::default()
-        .parse(Format::Avro, SchemaRole::Candidate, candidate)
+        .parse(format, SchemaRole::Candidate, candidate)
         .expect("generated schemas are valid");
     assert!(
-        check_parsed(mode, &parsed, previous).is_compatible(),
+        check_parsed(mode, &parsed, previous)
+            .expect("generated schemas are simple")
+            .is_compatible(),
         "generated histories are compatible"
     );
 }
 
-fn dump(dir: &Path, fields: usize) -> std::io::Result<()> {
-    let folder = dir.join(format!("fields-{fields}"));
+fn dump(dir: &Path, fields: usize, bench: &Bench) -> std::io::Result<()> {
+    let folder = dir.join(format!("{}-{fields}", bench.folder));
     std::fs::create_dir_all(&folder)?;
     for extra in 0..=HISTORY {
-        std::fs::write(folder.join(format!("v{:02}.avsc", extra + 1)), schema(fields, extra))?;
+        std::fs::write(
+            folder.join(format!("v{:02}.{}", extra + 1, bench.extension)),
+            (bench.schema)(fields, extra),
+        )?;
     }
     Ok(())
 }
+
+/// The type of JSON property `index`: a rotation through the shapes JSON Schemas take.
+fn json_property(index: usize) -> Value {
+    match index % 8 {
+        0 => json!({"type": "integer", "minimum": 0}),
+        1 => json!({"type": "string", "maxLength": 64}),
+        2 => json!({"type": "object", "additionalProperties": false, "required": ["id"], "properties": {
+            "id": {"type": "integer"},
+            "label": {"type": ["string", "null"]},
+            "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+        }}),
+        3 => json!({"enum": ["ACTIVE", "PAUSED", "CLOSED"]}),
+        4 => json!({"anyOf": [{"type": "null"}, {"type": "string"}, {"type": "integer"}]}),
+        5 => json!({"type": "array", "maxItems": 100, "items": {"type": "object", "additionalProperties": false,
+            "required": ["sku"], "properties": {"sku": {"type": "string"}, "quantity": {"type": "integer"}}}}),
+        6 => json!({"oneOf": [
+            {"type": "object", "required": ["kind"], "properties": {"kind": {"const": "card"}, "last4": {"type": "string"}}},
+            {"type": "object", "required": ["kind"], "properties": {"kind": {"const": "bank"}, "iban": {"type": "string"}}},
+        ]}),
+        _ => json!({"$ref": "#/definitions/Money"}),
+    }
+}
+
+/// An object of `properties` base properties plus `extra` added string
+/// properties, which its `additionalProperties` schema already allowed (so
+/// every step is compatible both ways).
+fn json_schema(properties: usize, extra: usize) -> String {
+    let mut all = serde_json::Map::new();
+    for index in 0..properties {
+        all.insert(format!("property_{index}"), json_property(index));
+    }
+    for index in 0..extra {
+        all.insert(format!("added_{index}"), json!({"type": "string"}));
+    }
+    let required: Vec<String> = (0..properties)
+        .step_by(3)
+        .map(|index| format!("property_{index}"))
+        .collect();
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "Bench",
+        "type": "object",
+        "properties": all,
+        "required": required,
+        "additionalProperties": {"type": "string"},
+        "definitions": {"Money": {"type": "object", "additionalProperties": false, "required": ["units"],
+            "properties": {"units": {"type": "integer"}, "currency": {"type": "string", "pattern": "^[A-Z]{3}$"}}}},
+    })
+    .to_string()
+}
+
+/// One checker's benchmark: its format and how to make version `extra` of a schema of `fields`.
+struct Bench {
+    name: &'static str,
+    format: Format,
+    unit: &'static str,
+    folder: &'static str,
+    extension: &'static str,
+    schema: fn(usize, usize) -> String,
+}
+
+const BENCHES: [Bench; 2] = [
+    Bench {
+        name: "Avro",
+        format: Format::Avro,
+        unit: "fields",
+        folder: "fields",
+        extension: "avsc",
+        schema,
+    },
+    Bench {
+        name: "JSON Schema",
+        format: Format::Json,
+        unit: "props",
+        folder: "json-properties",
+        extension: "json",
+        schema: json_schema,
+    },
+];
 
 fn dump_dir() -> Option<PathBuf> {
     let mut args = std::env::args().skip(1);
@@ -107,15 +194,16 @@ fn dump_dir() -> Option<PathBuf> {
 }
 
 /// Medians for one field count: (a) cold, (a) warm, (b) cold, (b) warm.
-fn run(fields: usize, budget: Duration) -> [Duration; 4] {
+fn run(bench: &Bench, fields: usize, budget: Duration) -> [Duration; 4] {
+    let format = bench.format;
     let versions: Vec<SchemaText> = (0..=HISTORY)
-        .map(|extra| SchemaText::new(schema(fields, extra)))
+        .map(|extra| SchemaText::new((bench.schema)(fields, extra)))
         .collect();
     let parsed: Vec<ParsedSchema> = versions
         .iter()
         .map(|text| {
             Checker::default()
-                .parse(Format::Avro, SchemaRole::Candidate, text)
+                .parse(format, SchemaRole::Candidate, text)
                 .expect("valid")
         })
         .collect();
@@ -123,10 +211,16 @@ fn run(fields: usize, budget: Duration) -> [Duration; 4] {
     let (candidate, previous) = versions.split_last().expect("51 versions");
     let previous_parsed = &parsed_refs[..HISTORY];
     [
-        measure(budget, || check_cold(Mode::Backward, &versions[1], &versions[..1])),
-        measure(budget, || check_warm(Mode::Backward, &versions[1], &parsed_refs[..1])),
-        measure(budget, || check_cold(Mode::FullTransitive, candidate, previous)),
-        measure(budget, || check_warm(Mode::FullTransitive, candidate, previous_parsed)),
+        measure(budget, || {
+            check_cold(format, Mode::Backward, &versions[1], &versions[..1])
+        }),
+        measure(budget, || {
+            check_warm(format, Mode::Backward, &versions[1], &parsed_refs[..1])
+        }),
+        measure(budget, || check_cold(format, Mode::FullTransitive, candidate, previous)),
+        measure(budget, || {
+            check_warm(format, Mode::FullTransitive, candidate, previous_parsed)
+        }),
     ]
 }
 
@@ -137,20 +231,34 @@ fn millis(duration: Duration) -> f64 {
 fn main() {
     let dump_to = dump_dir();
     let budget = Duration::from_secs(2);
-    println!("Avro checker, median per check in ms (cold: all schemas parsed; warm: earlier versions pre-parsed)");
+    for bench in &BENCHES {
+        report(bench, budget, dump_to.as_deref());
+        println!();
+    }
+    if let Some(dir) = dump_to {
+        println!("schemas written to {}", dir.display());
+    }
+}
+
+fn report(bench: &Bench, budget: Duration, dump_to: Option<&Path>) {
+    let unit = bench.unit;
     println!(
-        "{:>6}  {:>9}  {:>12} {:>12}  {:>12} {:>12}",
-        "fields", "bytes", "(a) cold", "(a) warm", "(b) cold", "(b) warm"
+        "{} checker, median per check in ms (cold: all schemas parsed; warm: earlier versions pre-parsed)",
+        bench.name
+    );
+    println!(
+        "{unit:>6}  {:>9}  {:>12} {:>12}  {:>12} {:>12}",
+        "bytes", "(a) cold", "(a) warm", "(b) cold", "(b) warm"
     );
     let mut results = Vec::new();
     for fields in FIELD_COUNTS {
-        if let Some(dir) = &dump_to {
-            dump(dir, fields).expect("the dump folder is writable");
+        if let Some(dir) = dump_to {
+            dump(dir, fields, bench).expect("the dump folder is writable");
         }
-        let medians = run(fields, budget);
+        let medians = run(bench, fields, budget);
         println!(
             "{fields:>6}  {:>9}  {:>12.3} {:>12.3}  {:>12.3} {:>12.3}",
-            schema(fields, 0).len(),
+            (bench.schema)(fields, 0).len(),
             millis(medians[0]),
             millis(medians[1]),
             millis(medians[2]),
@@ -160,18 +268,15 @@ fn main() {
     }
     let growth = |column: usize| results[2][column].as_secs_f64() / results[1][column].as_secs_f64();
     println!(
-        "growth 200 -> 2,000 fields (10x more): (a) cold {:.1}x, warm {:.1}x; (b) cold {:.1}x, warm {:.1}x (target: under 15x)",
+        "growth 200 -> 2,000 {unit} (10x more): (a) cold {:.1}x, warm {:.1}x; (b) cold {:.1}x, warm {:.1}x (target: under 15x)",
         growth(0),
         growth(1),
         growth(2),
         growth(3)
     );
     println!(
-        "(b) FULL_TRANSITIVE x{HISTORY} at 2,000 fields: warm {:.1} ms, cold {:.1} ms (target: under 50 ms)",
+        "(b) FULL_TRANSITIVE x{HISTORY} at 2,000 {unit}: warm {:.1} ms, cold {:.1} ms (target: under 50 ms)",
         millis(results[2][3]),
         millis(results[2][2])
     );
-    if let Some(dir) = dump_to {
-        println!("schemas written to {}", dir.display());
-    }
 }

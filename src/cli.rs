@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::compat::json::JsonPolicy;
 use crate::compat::{Format, Limits, Mode};
 use crate::registry::api::Credential;
 
@@ -187,6 +188,10 @@ pub struct CompatArgs {
     #[arg(long, value_enum, env = "SCHEMAOPS_OUTPUT", default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 
+    /// How JSON Schema differences are judged: STRICT (Confluent's default) or LENIENT.
+    #[arg(long, env = "SCHEMAOPS_JSON_POLICY", default_value = "strict")]
+    pub json_policy: JsonPolicy,
+
     /// The largest schema file accepted, in bytes.
     #[arg(long, env = "SCHEMAOPS_MAX_SCHEMA_BYTES", default_value_t = Limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
@@ -206,6 +211,8 @@ pub enum OutputFormat {
 pub struct CompatConfig {
     /// Size limits for every schema read.
     pub limits: Limits,
+    /// The policy that judges JSON Schema differences.
+    pub json_policy: JsonPolicy,
     /// A single check, or a file of cases.
     pub job: CompatJob,
 }
@@ -256,7 +263,11 @@ impl CompatArgs {
             },
             (None, None) => return Err("give --candidate FILE (with --previous FILE…), or --cases FILE".to_owned()),
         };
-        Ok(CompatConfig { limits, job })
+        Ok(CompatConfig {
+            limits,
+            json_policy: self.json_policy,
+            job,
+        })
     }
 }
 

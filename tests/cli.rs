@@ -231,3 +231,111 @@ fn a_malformed_case_line_is_reported_in_place_and_exits_2() {
         lines[2]
     );
 }
+
+#[test]
+fn json_schema_adding_to_an_open_object_is_refused_and_lenient_accepts_it() {
+    let args = [
+        "compat",
+        "--format",
+        "json",
+        "--previous",
+        "examples/json/order-v1.json",
+        "--candidate",
+        "examples/json/order-v2-venue.json",
+    ];
+    let output = schemaops(&args);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL at /properties/venue"),
+        "{text}"
+    );
+    assert!(text.contains("open (additional properties allowed)"), "{text}");
+
+    let lenient = schemaops(&[&args[..], &["--json-policy", "lenient"]].concat());
+    assert_eq!(lenient.status.code(), Some(0), "{}", stdout(&lenient));
+
+    let from_env = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(args)
+        .env("SCHEMAOPS_JSON_POLICY", "LENIENT")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs");
+    assert_eq!(from_env.status.code(), Some(0), "{}", stdout(&from_env));
+}
+
+#[test]
+fn json_schema_adding_to_a_closed_object_is_compatible() {
+    let output = schemaops(&[
+        "compat",
+        "--format",
+        "JSON",
+        "--mode",
+        "BACKWARD",
+        "--previous",
+        "examples/json/order-closed-v1.json",
+        "--candidate",
+        "examples/json/order-closed-v2-venue.json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+}
+
+#[test]
+fn an_invalid_json_schema_exits_2_with_the_problem_and_its_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "bad.json", br#"{"type": 5}"#);
+    let output = schemaops(&["compat", "--format", "json", "--candidate", bad.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let error = stderr(&output);
+    assert!(
+        error.contains("the candidate schema is not a valid JSON Schema"),
+        "{error}"
+    );
+    assert!(error.contains("`type` must be a type name"), "{error}");
+    assert!(error.contains("(at /type)"), "{error}");
+    assert!(!error.contains("panicked"), "{error}");
+
+    let dangling = write(
+        dir.path(),
+        "dangling.json",
+        br##"{"properties":{"a":{"$ref":"#/definitions/nope"}}}"##,
+    );
+    let output = schemaops(&["compat", "--format", "json", "--candidate", dangling.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("cannot resolve `$ref`"), "{}", stderr(&output));
+
+    let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep = write(dir.path(), "deep.json", nested.as_bytes());
+    let output = schemaops(&["compat", "--format", "json", "--candidate", deep.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("nests more than 128 levels"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn an_unknown_json_policy_is_bad_usage() {
+    let output = schemaops(&[
+        "compat",
+        "--format",
+        "json",
+        "--json-policy",
+        "sloppy",
+        "--candidate",
+        "examples/json/order-v1.json",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("STRICT, LENIENT"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_json_conformance_file_runs_through_cases() {
+    let output = schemaops(&["compat", "--cases", "../shared/conformance/jsonschema.jsonl"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 280);
+    assert!(lines.iter().all(|line| !line.contains("\"error\"")));
+}

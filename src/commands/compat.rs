@@ -59,7 +59,7 @@ pub enum Error {
 /// [`Error`] when an input cannot be read or checked; malformed case lines are
 /// reported in the output instead and give [`Verdict::Failed`].
 pub fn run(config: &CompatConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let checker = Checker::new(config.limits);
+    let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
     match &config.job {
         CompatJob::Pair {
             format,

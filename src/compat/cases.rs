@@ -22,6 +22,9 @@ pub struct Case {
     /// The reference implementation's verdict, when known.
     #[serde(default)]
     pub compatible: Option<bool>,
+    /// JSON Schema: the reference's verdict under the LENIENT policy, when known.
+    #[serde(default)]
+    pub compatible_lenient: Option<bool>,
     /// The reference's incompatibility kinds, when it says.
     #[serde(default)]
     pub expected_kinds: Option<Vec<String>>,

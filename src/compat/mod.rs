@@ -39,6 +39,7 @@
 
 pub mod avro;
 pub mod cases;
+pub mod json;
 mod json_tree;
 mod mode;
 mod path;
@@ -140,6 +141,32 @@ pub enum CheckError {
         #[source]
         source: avro::ParseError,
     },
+    /// A schema text is not a valid JSON Schema.
+    #[error("{role} is not a valid JSON Schema")]
+    InvalidJson {
+        /// Which input.
+        role: SchemaRole,
+        /// What is wrong and where.
+        #[source]
+        source: json::ParseError,
+    },
+    /// The comparison with one earlier version needed more work than allowed.
+    #[error("cannot check against previous version {version}")]
+    TooComplex {
+        /// The 1-based position of the earlier version.
+        version: usize,
+        /// The budget that ran out.
+        #[source]
+        source: json::TooComplex,
+    },
+    /// A parsed candidate and an earlier version are in different formats.
+    #[error("the candidate is {candidate} but the earlier version is {earlier}")]
+    FormatMismatch {
+        /// The candidate's format.
+        candidate: Format,
+        /// The earlier version's format.
+        earlier: Format,
+    },
     /// The engine has no checker for this format yet.
     #[error("{format} compatibility is not supported yet")]
     UnsupportedFormat {
@@ -153,8 +180,9 @@ impl CheckError {
     pub fn reason(&self) -> &'static str {
         match self {
             CheckError::TooLarge { .. } => "SchemaTooLarge",
-            CheckError::InvalidAvro { .. } => "InvalidSchema",
-            CheckError::UnsupportedFormat { .. } => "UnsupportedFormat",
+            CheckError::InvalidAvro { .. } | CheckError::InvalidJson { .. } => "InvalidSchema",
+            CheckError::TooComplex { .. } => "TooComplex",
+            CheckError::UnsupportedFormat { .. } | CheckError::FormatMismatch { .. } => "UnsupportedFormat",
         }
     }
 }
@@ -192,6 +220,8 @@ pub fn check(
 pub enum ParsedSchema {
     /// An Avro schema.
     Avro(avro::AvroSchema),
+    /// A JSON Schema.
+    Json(json::JsonSchema),
 }
 
 impl ParsedSchema {
@@ -199,6 +229,7 @@ impl ParsedSchema {
     pub fn format(&self) -> Format {
         match self {
             ParsedSchema::Avro(_) => Format::Avro,
+            ParsedSchema::Json(_) => Format::Json,
         }
     }
 
@@ -206,6 +237,7 @@ impl ParsedSchema {
     pub fn canonical(&self) -> String {
         match self {
             ParsedSchema::Avro(schema) => schema.canonical(),
+            ParsedSchema::Json(schema) => schema.canonical(),
         }
     }
 
@@ -213,6 +245,7 @@ impl ParsedSchema {
     pub fn fingerprint(&self) -> String {
         match self {
             ParsedSchema::Avro(schema) => schema.fingerprint(),
+            ParsedSchema::Json(schema) => schema.fingerprint(),
         }
     }
 
@@ -220,6 +253,7 @@ impl ParsedSchema {
     pub fn size(&self) -> usize {
         match self {
             ParsedSchema::Avro(schema) => schema.types.len(),
+            ParsedSchema::Json(schema) => schema.size(),
         }
     }
 }
@@ -230,33 +264,19 @@ impl ParsedSchema {
 /// Transitive checks against many versions of a large schema run on every
 /// core: the versions are independent, and the report's order does not
 /// depend on which finishes first.
-pub fn check_parsed(mode: Mode, candidate: &ParsedSchema, previous: &[&ParsedSchema]) -> Report {
-    let numbered: Vec<(usize, &ParsedSchema)> = previous
-        .iter()
-        .enumerate()
-        .map(|(i, schema)| (i + 1, *schema))
-        .collect();
-    check_numbered(mode, candidate, &numbered)
-}
-
-/// As [`check_parsed`], with each earlier version (oldest first) given with
-/// the number that reports and messages call it by, such as a registry's
-/// version number.
-pub fn check_numbered(mode: Mode, candidate: &ParsedSchema, previous: &[(usize, &ParsedSchema)]) -> Report {
-    let positions = mode.versions_to_check(previous.len());
-    let found = for_each_version(&positions, candidate.size(), |position| {
-        let (number, earlier) = previous[position - 1];
-        compare(mode, candidate, earlier, number)
-    });
-    let numbers = positions.iter().map(|position| previous[position - 1].0).collect();
-    Report::new(mode, numbers, found.into_iter().flatten().collect())
+///
+/// # Errors
+/// [`CheckError::TooComplex`] when comparing with some version needs more
+/// work than a check may take (JSON Schema with deeply combined schemas).
+pub fn check_parsed(mode: Mode, candidate: &ParsedSchema, previous: &[&ParsedSchema]) -> Result<Report, CheckError> {
+    Checker::default().check_parsed(mode, candidate, previous)
 }
 
 /// Whether the engine can parse and check schemas of this format.
 pub fn supports(format: Format) -> bool {
     match format {
-        Format::Avro => true,
-        Format::Json | Format::Protobuf => false,
+        Format::Avro | Format::Json => true,
+        Format::Protobuf => false,
     }
 }
 
@@ -286,26 +306,127 @@ fn for_each_version<T: Send>(versions: &[usize], size: usize, work: impl Fn(usiz
 
 /// Every incompatibility between `candidate` and one earlier version, in
 /// each direction of `mode`.
-fn compare(mode: Mode, candidate: &ParsedSchema, earlier: &ParsedSchema, version: usize) -> Vec<Incompatibility> {
+fn compare(
+    mode: Mode,
+    candidate: &ParsedSchema,
+    earlier: &ParsedSchema,
+    version: usize,
+    checker: &Checker,
+) -> Result<Vec<Incompatibility>, CheckError> {
     match (candidate, earlier) {
-        (ParsedSchema::Avro(candidate), ParsedSchema::Avro(earlier)) => mode
+        (ParsedSchema::Avro(candidate), ParsedSchema::Avro(earlier)) => Ok(mode
             .directions()
             .iter()
             .flat_map(|&direction| avro::resolve(candidate, earlier, direction, version))
-            .collect(),
+            .collect()),
+        (ParsedSchema::Json(candidate), ParsedSchema::Json(earlier)) => {
+            let mut found = Vec::new();
+            for &direction in mode.directions() {
+                found.extend(
+                    json::check(
+                        candidate,
+                        earlier,
+                        direction,
+                        version,
+                        checker.json_policy,
+                        checker.json_step_budget,
+                    )
+                    .map_err(|source| CheckError::TooComplex { version, source })?,
+                );
+            }
+            Ok(found)
+        }
+        (candidate, earlier) => Err(CheckError::FormatMismatch {
+            candidate: candidate.format(),
+            earlier: earlier.format(),
+        }),
     }
 }
 
 /// Runs checks under chosen [`Limits`].
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Checker {
     limits: Limits,
+    json_policy: json::JsonPolicy,
+    json_step_budget: usize,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Self::new(Limits::default())
+    }
 }
 
 impl Checker {
-    /// A checker that enforces `limits`.
+    /// A checker that enforces `limits`, with the STRICT JSON Schema policy.
     pub fn new(limits: Limits) -> Self {
-        Self { limits }
+        Self {
+            limits,
+            json_policy: json::JsonPolicy::default(),
+            json_step_budget: json::DEFAULT_STEP_BUDGET,
+        }
+    }
+
+    /// The same checker, giving up on a JSON Schema comparison as too complex
+    /// to decide after `steps` node comparisons.
+    #[must_use]
+    pub fn with_json_step_budget(mut self, steps: usize) -> Self {
+        self.json_step_budget = steps;
+        self
+    }
+
+    /// The same checker, judging JSON Schema differences with `policy`.
+    #[must_use]
+    pub fn with_json_policy(mut self, policy: json::JsonPolicy) -> Self {
+        self.json_policy = policy;
+        self
+    }
+
+    /// The policy that judges JSON Schema differences.
+    pub fn json_policy(&self) -> json::JsonPolicy {
+        self.json_policy
+    }
+
+    /// Checks an already parsed `candidate` against already parsed
+    /// `previous` versions (oldest first) under `mode`; see [`check_parsed`].
+    ///
+    /// # Errors
+    /// [`CheckError`] when a comparison is too complex to decide or the
+    /// formats differ.
+    pub fn check_parsed(
+        &self,
+        mode: Mode,
+        candidate: &ParsedSchema,
+        previous: &[&ParsedSchema],
+    ) -> Result<Report, CheckError> {
+        let numbered: Vec<(usize, &ParsedSchema)> = previous
+            .iter()
+            .enumerate()
+            .map(|(i, schema)| (i + 1, *schema))
+            .collect();
+        self.check_numbered(mode, candidate, &numbered)
+    }
+
+    /// As [`Checker::check_parsed`], with each earlier version (oldest first)
+    /// given with the number that reports and messages call it by, such as a
+    /// registry's version number.
+    ///
+    /// # Errors
+    /// As [`Checker::check_parsed`].
+    pub fn check_numbered(
+        &self,
+        mode: Mode,
+        candidate: &ParsedSchema,
+        previous: &[(usize, &ParsedSchema)],
+    ) -> Result<Report, CheckError> {
+        let positions = mode.versions_to_check(previous.len());
+        let found = for_each_version(&positions, candidate.size(), |position| {
+            let (number, earlier) = previous[position - 1];
+            compare(mode, candidate, earlier, number, self)
+        });
+        let found = found.into_iter().collect::<Result<Vec<_>, CheckError>>()?;
+        let numbers = positions.iter().map(|position| previous[position - 1].0).collect();
+        Ok(Report::new(mode, numbers, found.into_iter().flatten().collect()))
     }
 
     /// Checks `candidate` against `previous` (oldest first) under `mode`.
@@ -329,7 +450,7 @@ impl Checker {
         let versions = mode.versions_to_check(previous.len());
         let found = for_each_version(&versions, candidate.size(), |version| {
             let earlier = self.parse(format, SchemaRole::Previous(version), &previous[version - 1])?;
-            Ok(compare(mode, &candidate, &earlier, version))
+            compare(mode, &candidate, &earlier, version, self)
         });
         let found = found.into_iter().collect::<Result<Vec<_>, CheckError>>()?;
         Ok(Report::new(mode, versions, found.into_iter().flatten().collect()))
@@ -349,7 +470,10 @@ impl Checker {
             Format::Avro => avro::AvroSchema::parse(schema)
                 .map(ParsedSchema::Avro)
                 .map_err(|source| CheckError::InvalidAvro { role, source }),
-            Format::Json | Format::Protobuf => Err(CheckError::UnsupportedFormat { format }),
+            Format::Json => json::JsonSchema::parse(schema)
+                .map(ParsedSchema::Json)
+                .map_err(|source| CheckError::InvalidJson { role, source }),
+            Format::Protobuf => Err(CheckError::UnsupportedFormat { format }),
         }
     }
 

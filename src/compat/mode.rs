@@ -179,6 +179,17 @@ pub struct UnknownName {
     expected: &'static str,
 }
 
+impl UnknownName {
+    /// A name given for `what` that is none of `expected`.
+    pub(crate) fn new(what: &'static str, given: &str, expected: &'static str) -> Self {
+        Self {
+            what,
+            given: given.to_owned(),
+            expected,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

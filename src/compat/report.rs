@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::avro;
+use super::json;
 use super::mode::Mode;
 use super::path::SchemaPath;
 
@@ -15,12 +16,15 @@ use super::path::SchemaPath;
 pub enum Kind {
     /// An Avro schema-resolution failure.
     Avro(avro::Kind),
+    /// A JSON Schema difference that breaks under the policy in force.
+    Json(json::Kind),
 }
 
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Kind::Avro(kind) => kind.fmt(f),
+            Kind::Json(kind) => kind.fmt(f),
         }
     }
 }

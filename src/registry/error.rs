@@ -1,6 +1,6 @@
 //! Registry errors, each with Confluent's error code and HTTP status.
 
-use crate::compat::{CheckError, Report, error_chain};
+use crate::compat::{CheckError, Format, Report, error_chain};
 
 use super::{SchemaId, SubjectName, Version};
 
@@ -72,6 +72,14 @@ pub enum Error {
     Incompatible {
         /// Every incompatibility, with registry version numbers.
         report: Report,
+    },
+    /// 409: the subject's versions are of another schema type.
+    #[error("the subject holds {earlier} schemas; a {candidate} schema cannot be checked against them")]
+    SchemaTypeChanged {
+        /// The type of the subject's versions.
+        earlier: Format,
+        /// The type submitted.
+        candidate: Format,
     },
     /// 42201.
     #[error("invalid schema: {reason}")]
@@ -178,7 +186,7 @@ impl Error {
             Error::VersionNotSoftDeleted { .. } => 40407,
             Error::SubjectCompatibilityNotConfigured { .. } => 40408,
             Error::SubjectModeNotConfigured { .. } => 40409,
-            Error::Incompatible { .. } => 409,
+            Error::Incompatible { .. } | Error::SchemaTypeChanged { .. } => 409,
             Error::InvalidSchema { .. } => 42201,
             Error::InvalidVersion { .. } => 42202,
             Error::InvalidCompatibilityLevel { .. } => 42203,
@@ -212,6 +220,7 @@ impl Error {
             Error::SubjectCompatibilityNotConfigured { .. } => "SubjectCompatibilityNotConfigured",
             Error::SubjectModeNotConfigured { .. } => "SubjectModeNotConfigured",
             Error::Incompatible { .. } => "Incompatible",
+            Error::SchemaTypeChanged { .. } => "SchemaTypeChanged",
             Error::InvalidSchema { .. } => "InvalidSchema",
             Error::InvalidVersion { .. } => "InvalidVersion",
             Error::InvalidCompatibilityLevel { .. } => "InvalidCompatibilityLevel",
@@ -231,6 +240,10 @@ impl Error {
             CheckError::TooLarge { size, limit, .. } => Error::SchemaTooLarge {
                 size: *size,
                 limit: *limit,
+            },
+            CheckError::FormatMismatch { candidate, earlier } => Error::SchemaTypeChanged {
+                earlier: *earlier,
+                candidate: *candidate,
             },
             other => Error::InvalidSchema {
                 reason: error_chain(other),

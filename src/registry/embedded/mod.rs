@@ -176,14 +176,16 @@ impl EmbeddedRegistry {
         for (version, id) in versions {
             previous.push((version.get() as usize, self.parse_stored(id).await?));
         }
+        let checker = self.checker;
         blocking(move || {
             let numbered: Vec<(usize, &ParsedSchema)> = previous
                 .iter()
                 .map(|(number, parsed)| (*number, parsed.as_ref()))
                 .collect();
-            crate::compat::check_numbered(level, &candidate, &numbered)
+            checker.check_numbered(level, &candidate, &numbered)
         })
-        .await
+        .await?
+        .map_err(|error| Error::from_check(&error))
     }
 
     fn refuse_writes_in(mode: RegistryMode, subject: &SubjectName) -> Result<(), Error> {

@@ -1,0 +1,962 @@
+//! Reading a JSON Schema document into the node arena: the draft from
+//! `$schema`, keyword checks with the JSON Pointer of every problem, and
+//! local `$ref` resolution (`#/definitions/…`, `#/$defs/…`, `$id` and anchors).
+//!
+//! Nothing here recurses deeper than the document nests (serde_json refuses
+//! more than 128 levels), and `$ref` targets are read from a work list, so a
+//! long chain of references cannot overflow the stack either.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+
+use regex::Regex;
+use serde_json::{Map, Value};
+
+use super::model::{ArrayNode, Criterion, Draft, Meta, Node, NodeId, NumberNode, ObjectNode, StringNode};
+
+/// Why a text is not a JSON Schema the checker can read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{problem} (at {position})")]
+pub struct ParseError {
+    /// What is wrong, in words.
+    pub problem: String,
+    /// Where: a JSON Pointer such as `/properties/age/type`, or a line and
+    /// column when the text is not JSON at all.
+    pub position: String,
+}
+
+impl ParseError {
+    fn at(pointer: &str, problem: impl Into<String>) -> Self {
+        Self {
+            problem: problem.into(),
+            position: if pointer.is_empty() {
+                "/".to_owned()
+            } else {
+                pointer.to_owned()
+            },
+        }
+    }
+}
+
+/// The keywords that make an untyped schema an object schema.
+const OBJECT_KEYWORDS: [&str; 10] = [
+    "properties",
+    "additionalProperties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "dependencies",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+];
+const ARRAY_KEYWORDS: [&str; 7] = [
+    "items",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "prefixItems",
+];
+const NUMBER_KEYWORDS: [&str; 5] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
+const STRING_KEYWORDS: [&str; 4] = ["minLength", "maxLength", "pattern", "format"];
+const TYPE_NAMES: [&str; 7] = ["string", "integer", "number", "boolean", "null", "object", "array"];
+
+/// The result of reading one document.
+pub(crate) struct Parsed {
+    pub(crate) draft: Draft,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) metas: Vec<Meta>,
+    pub(crate) digests: Vec<Option<Digest>>,
+    pub(crate) root: NodeId,
+}
+
+/// Reads a schema document that is already valid JSON.
+pub(crate) fn parse(document: &Value) -> Result<Parsed, ParseError> {
+    let draft = match document.get("$schema") {
+        None => Draft::Draft7,
+        Some(Value::String(uri)) => Draft::from_uri(uri).ok_or_else(|| {
+            ParseError::at(
+                "/$schema",
+                format!(
+                    "`$schema` names an unknown meta-schema `{uri}`: expected draft-04, -06, -07, 2019-09 or 2020-12"
+                ),
+            )
+        })?,
+        Some(other) => {
+            return Err(ParseError::at(
+                "/$schema",
+                format!("`$schema` must be a string, found {}", describe(other)),
+            ));
+        }
+    };
+    let mut loader = Loader {
+        draft,
+        document,
+        nodes: Vec::new(),
+        metas: Vec::new(),
+        digests: Vec::new(),
+        opaque: 0,
+        by_pointer: HashMap::new(),
+        pending: Vec::new(),
+        ids: collect_ids(document, draft),
+    };
+    let root = loader.load(document, "", "")?;
+    loader.by_pointer.insert(String::new(), root);
+    // Definitions are read even when nothing refers to them, so a broken one
+    // is refused like any other part of the document.
+    for keyword in ["definitions", "$defs"] {
+        match document.get(keyword) {
+            None => {}
+            Some(Value::Object(members)) => {
+                for name in members.keys() {
+                    let pointer = child(&child("", keyword), name);
+                    loader.pending.push(PendingRef {
+                        node: NodeId::MAX,
+                        reference: format!("#{pointer}"),
+                        pointer: String::new(),
+                        resource: String::new(),
+                    });
+                }
+            }
+            Some(other) => {
+                return Err(ParseError::at(
+                    &child("", keyword),
+                    format!("`{keyword}` must be an object of schemas, found {}", describe(other)),
+                ));
+            }
+        }
+    }
+    while let Some(pending) = loader.pending.pop() {
+        let target = loader.resolve(&pending)?;
+        if let Some(node) = loader.nodes.get_mut(pending.node as usize) {
+            *node = Node::Ref(target);
+        }
+    }
+    loader.check_ref_cycles()?;
+    Ok(Parsed {
+        draft,
+        nodes: loader.nodes,
+        metas: loader.metas,
+        digests: loader.digests,
+        root,
+    })
+}
+
+struct PendingRef {
+    node: NodeId,
+    reference: String,
+    /// Pointer of the `$ref` keyword's object.
+    pointer: String,
+    /// Pointer of the schema resource (nearest `$id`) the reference is relative to.
+    resource: String,
+}
+
+struct Loader<'a> {
+    draft: Draft,
+    document: &'a Value,
+    nodes: Vec<Node>,
+    metas: Vec<Meta>,
+    digests: Vec<Option<Digest>>,
+    /// How many `$ref` and `not` nodes have been read so far.
+    opaque: usize,
+    by_pointer: HashMap<String, NodeId>,
+    pending: Vec<PendingRef>,
+    /// `$id`, `id` and anchor values, with the pointer of their schema.
+    ids: HashMap<String, String>,
+}
+
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(flag) => format!("the boolean {flag}"),
+        Value::Number(number) => format!("the number {number}"),
+        Value::String(text) if text.len() <= 40 => format!("the string {}", Value::from(text.as_str())),
+        Value::String(_) => "a string".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+fn child(pointer: &str, key: &str) -> String {
+    let mut path = String::with_capacity(pointer.len() + key.len() + 1);
+    path.push_str(pointer);
+    path.push('/');
+    if key.contains(['~', '/']) {
+        path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    } else {
+        path.push_str(key);
+    }
+    path
+}
+
+fn canonical(value: &Value) -> String {
+    // serde_json's map is ordered by key, so this is canonical JSON.
+    value.to_string()
+}
+
+/// A 128-bit fingerprint of a schema's JSON text, independent of layout.
+pub(crate) type Digest = [u64; 2];
+
+/// Two independent hashes of the value (serde_json's maps are sorted, so
+/// key order does not matter).
+fn digest(value: &Value) -> Digest {
+    use std::hash::{Hash, Hasher};
+    let hash = |seed: u8| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        seed.hash(&mut hasher);
+        value.hash(&mut hasher);
+        hasher.finish()
+    };
+    [hash(0), hash(1)]
+}
+
+/// Every `$id` (`id` in draft 4) and anchor of the document, with the
+/// pointer of its schema. Recursion follows the document's nesting, which
+/// serde_json limits to 128 levels; a pointer is built only for what is found.
+fn collect_ids(document: &Value, draft: Draft) -> HashMap<String, String> {
+    fn walk<'v>(
+        value: &'v Value,
+        id_key: &str,
+        path: &mut Vec<std::borrow::Cow<'v, str>>,
+        ids: &mut HashMap<String, String>,
+    ) {
+        let pointer = |path: &[std::borrow::Cow<'v, str>]| {
+            path.iter().fold(String::new(), |mut pointer, step| {
+                pointer.push('/');
+                pointer.push_str(&step.replace('~', "~0").replace('/', "~1"));
+                pointer
+            })
+        };
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(id)) = map.get(id_key) {
+                    ids.entry(id.clone()).or_insert_with(|| pointer(path));
+                }
+                if let Some(Value::String(anchor)) = map.get("$anchor") {
+                    ids.entry(format!("#{anchor}")).or_insert_with(|| pointer(path));
+                }
+                for (key, member) in map {
+                    if matches!(member, Value::Object(_) | Value::Array(_)) {
+                        path.push(std::borrow::Cow::Borrowed(key.as_str()));
+                        walk(member, id_key, path, ids);
+                        path.pop();
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    if matches!(item, Value::Object(_) | Value::Array(_)) {
+                        path.push(std::borrow::Cow::Owned(index.to_string()));
+                        walk(item, id_key, path, ids);
+                        path.pop();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let id_key = if draft == Draft::Draft4 { "id" } else { "$id" };
+    let mut ids = HashMap::new();
+    walk(document, id_key, &mut Vec::new(), &mut ids);
+    ids
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%'
+            && index + 2 < bytes.len()
+            && let Ok(byte) = u8::from_str_radix(&text[index + 1..index + 3], 16)
+        {
+            out.push(byte);
+            index += 3;
+            continue;
+        }
+        out.push(bytes[index]);
+        index += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The value at an (escaped) JSON Pointer.
+fn lookup<'v>(document: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.is_empty() {
+        return Some(document);
+    }
+    document.pointer(pointer)
+}
+
+impl<'a> Loader<'a> {
+    fn push(&mut self, node: Node, meta: Meta) -> NodeId {
+        let id = NodeId::try_from(self.nodes.len()).unwrap_or(NodeId::MAX);
+        self.nodes.push(node);
+        self.metas.push(meta);
+        self.digests.push(None);
+        id
+    }
+
+    /// Reads the schema at `pointer`; `$ref`s in it are queued, not followed.
+    fn load(&mut self, value: &'a Value, pointer: &str, resource: &str) -> Result<NodeId, ParseError> {
+        let id = self.push(Node::Empty, Meta::default());
+        let opaque_before = self.opaque;
+        let (node, meta) = match value {
+            Value::Bool(true) => (Node::Empty, Meta::default()),
+            Value::Bool(false) => (Node::False, Meta::default()),
+            Value::Object(map) => self.load_object(id, map, pointer, resource)?,
+            other => {
+                return Err(ParseError::at(
+                    pointer,
+                    format!("a schema must be an object or a boolean, found {}", describe(other)),
+                ));
+            }
+        };
+        self.nodes[id as usize] = node;
+        self.metas[id as usize] = meta;
+        if self.opaque == opaque_before {
+            self.digests[id as usize] = Some(digest(value));
+        }
+        Ok(id)
+    }
+
+    fn load_object(
+        &mut self,
+        id: NodeId,
+        map: &'a Map<String, Value>,
+        pointer: &str,
+        resource: &str,
+    ) -> Result<(Node, Meta), ParseError> {
+        let id_key = if self.draft == Draft::Draft4 { "id" } else { "$id" };
+        let resource = if pointer.is_empty() || matches!(map.get(id_key), Some(Value::String(_))) {
+            pointer.to_owned()
+        } else {
+            resource.to_owned()
+        };
+        let resource = resource.as_str();
+        let meta = Meta {
+            id: optional_string(map, id_key, pointer)?,
+            title: optional_string(map, "title", pointer)?,
+            description: optional_string(map, "description", pointer)?,
+            default: map.get("default").cloned(),
+            connect_type: map.get("connect.type").and_then(Value::as_str).map(str::to_owned),
+        };
+        if let Some(reference) = map.get("$ref") {
+            let Value::String(reference) = reference else {
+                return Err(ParseError::at(
+                    &child(pointer, "$ref"),
+                    format!("`$ref` must be a string, found {}", describe(reference)),
+                ));
+            };
+            self.pending.push(PendingRef {
+                node: id,
+                reference: reference.clone(),
+                pointer: pointer.to_owned(),
+                resource: resource.to_owned(),
+            });
+            self.opaque += 1;
+            return Ok((Node::Ref(id), Meta::default()));
+        }
+        let mut parts: Vec<Node> = Vec::new();
+        for criterion in [Criterion::All, Criterion::Any, Criterion::One] {
+            let keyword = criterion.keyword();
+            let Some(value) = map.get(keyword) else { continue };
+            let at = child(pointer, keyword);
+            let Value::Array(items) = value else {
+                return Err(ParseError::at(
+                    &at,
+                    format!("`{keyword}` must be an array of schemas, found {}", describe(value)),
+                ));
+            };
+            if items.is_empty() {
+                return Err(ParseError::at(&at, format!("`{keyword}` must not be empty")));
+            }
+            let mut seen = BTreeSet::new();
+            let mut subschemas = Vec::with_capacity(items.len());
+            for (index, item) in items.iter().enumerate() {
+                let sub = self.load(item, &format!("{at}/{index}"), resource)?;
+                // The reference collapses equal subschemas.
+                let first = if items.len() <= 16 {
+                    !items[..index].contains(item)
+                } else {
+                    seen.insert(canonical(item))
+                };
+                if first {
+                    subschemas.push(sub);
+                }
+            }
+            parts.push(Node::Combined { criterion, subschemas });
+        }
+        if let Some(value) = map.get("not") {
+            let sub = self.load(value, &child(pointer, "not"), resource)?;
+            self.opaque += 1;
+            parts.push(Node::Not(sub));
+        }
+        if self.draft != Draft::Draft4
+            && let Some(value) = map.get("const")
+        {
+            parts.push(Node::Const(canonical(value)));
+        }
+        if let Some(value) = map.get("enum") {
+            let Value::Array(items) = value else {
+                return Err(ParseError::at(
+                    &child(pointer, "enum"),
+                    format!("`enum` must be an array, found {}", describe(value)),
+                ));
+            };
+            parts.push(Node::Enum(items.iter().map(canonical).collect()));
+        }
+        match map.get("type") {
+            Some(Value::String(name)) => {
+                let name = self.type_name(name, &child(pointer, "type"))?;
+                parts.push(self.typed(name, map, pointer, resource)?);
+            }
+            Some(Value::Array(names)) => {
+                let at = child(pointer, "type");
+                if names.is_empty() {
+                    return Err(ParseError::at(&at, "`type` must not be an empty array"));
+                }
+                let mut typed = Vec::with_capacity(names.len());
+                for (index, name) in names.iter().enumerate() {
+                    let Value::String(name) = name else {
+                        return Err(ParseError::at(
+                            &format!("{at}/{index}"),
+                            format!("every entry of `type` must be a type name, found {}", describe(name)),
+                        ));
+                    };
+                    let name = self.type_name(name, &format!("{at}/{index}"))?;
+                    typed.push(self.typed(name, map, pointer, resource)?);
+                }
+                if typed.len() == 1 {
+                    parts.extend(typed);
+                } else {
+                    let subschemas = typed.into_iter().map(|node| self.push(node, Meta::default())).collect();
+                    parts.push(Node::Combined {
+                        criterion: Criterion::Any,
+                        subschemas,
+                    });
+                }
+            }
+            Some(other) => {
+                return Err(ParseError::at(
+                    &child(pointer, "type"),
+                    format!(
+                        "`type` must be a type name or an array of type names ({}), found {}",
+                        TYPE_NAMES.join(", "),
+                        describe(other)
+                    ),
+                ));
+            }
+            None => {
+                let modern = self.draft.is_modern();
+                let has = |keywords: &[&str]| {
+                    keywords.iter().any(|keyword| match map.get(*keyword) {
+                        // The reference's 2019-09+ loader sees `properties: {}` alone as no constraint.
+                        Some(Value::Object(members)) if modern && *keyword == "properties" => !members.is_empty(),
+                        Some(_) => true,
+                        None => false,
+                    })
+                };
+                if has(&OBJECT_KEYWORDS) || map.contains_key("unevaluatedProperties") {
+                    parts.push(self.typed("object", map, pointer, resource)?);
+                }
+                if has(&ARRAY_KEYWORDS) || map.contains_key("unevaluatedItems") {
+                    parts.push(self.typed("array", map, pointer, resource)?);
+                }
+                if has(&NUMBER_KEYWORDS) {
+                    parts.push(self.typed("number", map, pointer, resource)?);
+                }
+                if has(&STRING_KEYWORDS) {
+                    parts.push(self.typed("string", map, pointer, resource)?);
+                }
+            }
+        }
+        let node = match parts.len() {
+            0 => Node::Empty,
+            1 => parts.pop().unwrap_or(Node::Empty),
+            _ => {
+                let subschemas = parts.into_iter().map(|node| self.push(node, Meta::default())).collect();
+                Node::Combined {
+                    criterion: Criterion::All,
+                    subschemas,
+                }
+            }
+        };
+        Ok((node, meta))
+    }
+
+    fn type_name(&self, name: &str, at: &str) -> Result<&'static str, ParseError> {
+        TYPE_NAMES.iter().copied().find(|known| *known == name).ok_or_else(|| {
+            ParseError::at(
+                at,
+                format!("unknown type `{name}`: expected one of {}", TYPE_NAMES.join(", ")),
+            )
+        })
+    }
+
+    fn typed(
+        &mut self,
+        name: &str,
+        map: &'a Map<String, Value>,
+        pointer: &str,
+        resource: &str,
+    ) -> Result<Node, ParseError> {
+        Ok(match name {
+            "boolean" => Node::Boolean,
+            "null" => Node::Null,
+            "string" => {
+                let pattern = optional_string(map, "pattern", pointer)?;
+                if let Some(pattern) = &pattern {
+                    Regex::new(pattern).map_err(|error| {
+                        ParseError::at(
+                            &child(pointer, "pattern"),
+                            format!(
+                                "`pattern` is not a valid regular expression: {}",
+                                first_line(&error.to_string())
+                            ),
+                        )
+                    })?;
+                }
+                optional_string(map, "format", pointer)?;
+                Node::String(StringNode {
+                    min_length: count(map, "minLength", pointer)?,
+                    max_length: count(map, "maxLength", pointer)?,
+                    pattern,
+                })
+            }
+            "integer" | "number" => Node::Number(self.number(name == "integer", map, pointer)?),
+            "object" => Node::Object(Box::new(self.object(map, pointer, resource)?)),
+            _ => Node::Array(Box::new(self.array(map, pointer, resource)?)),
+        })
+    }
+
+    fn number(&self, integer: bool, map: &Map<String, Value>, pointer: &str) -> Result<NumberNode, ParseError> {
+        let exclusive = |key: &str| -> Result<Option<f64>, ParseError> {
+            match map.get(key) {
+                None => Ok(None),
+                // Draft 4: a flag on `minimum`/`maximum`, not a bound of its own.
+                Some(Value::Bool(_)) if self.draft == Draft::Draft4 => Ok(None),
+                Some(_) if self.draft == Draft::Draft4 => Err(ParseError::at(
+                    &child(pointer, key),
+                    format!("in draft 4 `{key}` must be a boolean"),
+                )),
+                Some(_) => number(map, key, pointer),
+            }
+        };
+        let multiple_of = number(map, "multipleOf", pointer)?;
+        if multiple_of.is_some_and(|value| value <= 0.0) {
+            return Err(ParseError::at(
+                &child(pointer, "multipleOf"),
+                "`multipleOf` must be greater than 0",
+            ));
+        }
+        Ok(NumberNode {
+            integer,
+            minimum: number(map, "minimum", pointer)?,
+            maximum: number(map, "maximum", pointer)?,
+            exclusive_minimum: exclusive("exclusiveMinimum")?,
+            exclusive_maximum: exclusive("exclusiveMaximum")?,
+            multiple_of,
+        })
+    }
+
+    fn sub(
+        &mut self,
+        map: &'a Map<String, Value>,
+        key: &str,
+        pointer: &str,
+        resource: &str,
+    ) -> Result<Option<NodeId>, ParseError> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(value) => self.load(value, &child(pointer, key), resource).map(Some),
+        }
+    }
+
+    fn schema_map(
+        &mut self,
+        map: &'a Map<String, Value>,
+        key: &str,
+        pointer: &str,
+        resource: &str,
+    ) -> Result<Vec<(&'a String, NodeId)>, ParseError> {
+        let Some(value) = map.get(key) else {
+            return Ok(Vec::new());
+        };
+        let at = child(pointer, key);
+        let Value::Object(members) = value else {
+            return Err(ParseError::at(
+                &at,
+                format!("`{key}` must be an object of schemas, found {}", describe(value)),
+            ));
+        };
+        members
+            .iter()
+            .map(|(name, schema)| Ok((name, self.load(schema, &child(&at, name), resource)?)))
+            .collect()
+    }
+
+    fn object(&mut self, map: &'a Map<String, Value>, pointer: &str, resource: &str) -> Result<ObjectNode, ParseError> {
+        let required = match map.get("required") {
+            None => BTreeSet::new(),
+            Some(value) => string_array(value, &child(pointer, "required"), "required")?,
+        };
+        let properties = self
+            .schema_map(map, "properties", pointer, resource)?
+            .into_iter()
+            .map(|(name, id)| (name.clone(), id, required.contains(name)))
+            .collect();
+        let (permits_additional, additional) = match map.get("additionalProperties") {
+            None => (true, None),
+            Some(Value::Bool(flag)) => (*flag, None),
+            Some(value) => (
+                true,
+                Some(self.load(value, &child(pointer, "additionalProperties"), resource)?),
+            ),
+        };
+        let unevaluated = if self.draft.is_modern() {
+            self.sub(map, "unevaluatedProperties", pointer, resource)?
+        } else {
+            None
+        };
+        let mut pattern_properties = Vec::new();
+        for (pattern, id) in self.schema_map(map, "patternProperties", pointer, resource)? {
+            let regex = Regex::new(pattern).map_err(|error| {
+                ParseError::at(
+                    &child(&child(pointer, "patternProperties"), pattern),
+                    format!(
+                        "`{pattern}` is not a valid regular expression: {}",
+                        first_line(&error.to_string())
+                    ),
+                )
+            })?;
+            pattern_properties.push((regex, id));
+        }
+        let mut dependency_arrays = BTreeMap::new();
+        let mut dependency_schemas = BTreeMap::new();
+        for keyword in ["dependencies", "dependentRequired", "dependentSchemas"] {
+            let Some(value) = map.get(keyword) else { continue };
+            let at = child(pointer, keyword);
+            let Value::Object(members) = value else {
+                return Err(ParseError::at(
+                    &at,
+                    format!("`{keyword}` must be an object, found {}", describe(value)),
+                ));
+            };
+            for (name, member) in members {
+                let member_at = child(&at, name);
+                if member.is_array() && keyword != "dependentSchemas" {
+                    dependency_arrays.insert(name.clone(), string_array(member, &member_at, keyword)?);
+                } else if keyword != "dependentRequired" {
+                    dependency_schemas.insert(name.clone(), self.load(member, &member_at, resource)?);
+                } else {
+                    return Err(ParseError::at(
+                        &member_at,
+                        format!(
+                            "`dependentRequired` values must be arrays of names, found {}",
+                            describe(member)
+                        ),
+                    ));
+                }
+            }
+        }
+        self.sub(map, "propertyNames", pointer, resource)?;
+        let mut object = ObjectNode {
+            properties,
+            permits_additional,
+            additional,
+            unevaluated,
+            pattern_properties,
+            dependency_arrays,
+            dependency_schemas,
+            min_properties: count(map, "minProperties", pointer)?,
+            max_properties: count(map, "maxProperties", pointer)?,
+        };
+        object.properties.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(object)
+    }
+
+    fn array(&mut self, map: &'a Map<String, Value>, pointer: &str, resource: &str) -> Result<ArrayNode, ParseError> {
+        let mut array = ArrayNode {
+            permits_additional: true,
+            unique_items: matches!(map.get("uniqueItems"), Some(Value::Bool(true))),
+            min_items: count(map, "minItems", pointer)?,
+            max_items: count(map, "maxItems", pointer)?,
+            ..ArrayNode::default()
+        };
+        if let Some(value) = map.get("uniqueItems")
+            && !value.is_boolean()
+        {
+            return Err(ParseError::at(
+                &child(pointer, "uniqueItems"),
+                format!("`uniqueItems` must be a boolean, found {}", describe(value)),
+            ));
+        }
+        let tuple_keyword = if self.draft == Draft::Draft2020 {
+            "prefixItems"
+        } else {
+            "items"
+        };
+        let rest_keyword = if self.draft == Draft::Draft2020 {
+            "items"
+        } else {
+            "additionalItems"
+        };
+        match map.get(tuple_keyword) {
+            Some(Value::Array(items)) => {
+                let at = child(pointer, tuple_keyword);
+                for (index, item) in items.iter().enumerate() {
+                    array
+                        .item_schemas
+                        .push(self.load(item, &format!("{at}/{index}"), resource)?);
+                }
+                match map.get(rest_keyword) {
+                    None => {}
+                    Some(Value::Bool(flag)) => array.permits_additional = *flag,
+                    Some(value) => {
+                        array.additional = Some(self.load(value, &child(pointer, rest_keyword), resource)?)
+                    }
+                }
+            }
+            Some(value) if self.draft == Draft::Draft2020 => {
+                return Err(ParseError::at(
+                    &child(pointer, "prefixItems"),
+                    format!("`prefixItems` must be an array of schemas, found {}", describe(value)),
+                ));
+            }
+            Some(value) => array.all_items = Some(self.load(value, &child(pointer, "items"), resource)?),
+            // 2020-12 `items: true/false` alone says whether any items may appear at all.
+            None if self.draft == Draft::Draft2020 => match map.get("items") {
+                Some(Value::Bool(flag)) => array.permits_additional = *flag,
+                _ => array.all_items = self.sub(map, "items", pointer, resource)?,
+            },
+            None => {
+                // `additionalItems` without a list of `items` still counts for the reference.
+                match map.get("additionalItems") {
+                    None => {}
+                    Some(Value::Bool(flag)) => array.permits_additional = *flag,
+                    Some(value) => {
+                        array.additional = Some(self.load(value, &child(pointer, "additionalItems"), resource)?);
+                    }
+                }
+            }
+        }
+        array.min_contains = map.get("minContains").and_then(Value::as_i64);
+        array.max_contains = map.get("maxContains").and_then(Value::as_i64);
+        if self.draft.is_modern() {
+            array.unevaluated = self.sub(map, "unevaluatedItems", pointer, resource)?;
+            // From 2019-09 `minContains` defaults to 1 where `contains` is given.
+            if map.contains_key("contains") && array.min_contains.is_none() {
+                array.min_contains = Some(1);
+            }
+        }
+        self.sub(map, "contains", pointer, resource)?;
+        Ok(array)
+    }
+
+    /// Finds the node a `$ref` names, reading it if no one has yet.
+    fn resolve(&mut self, pending: &PendingRef) -> Result<NodeId, ParseError> {
+        let at = child(&pending.pointer, "$ref");
+        let unresolvable =
+            |why: &str| ParseError::at(&at, format!("cannot resolve `$ref` \"{}\": {why}", pending.reference));
+        let (uri, fragment) = match pending.reference.split_once('#') {
+            Some((uri, fragment)) => (uri, Some(percent_decode(fragment))),
+            None => (pending.reference.as_str(), None),
+        };
+        let resource = if uri.is_empty() {
+            pending.resource.clone()
+        } else {
+            self.find_resource(uri).ok_or_else(|| {
+                unresolvable("no schema in this document has that `$id`, and remote schemas are not fetched")
+            })?
+        };
+        let target = match fragment.as_deref() {
+            None | Some("") => resource,
+            Some(fragment) if fragment.starts_with('/') => format!("{resource}{fragment}"),
+            Some(anchor) => self
+                .ids
+                .get(&format!("#{anchor}"))
+                .cloned()
+                .ok_or_else(|| unresolvable("no schema in this document has that anchor"))?,
+        };
+        let document = self.document;
+        let value =
+            lookup(document, &target).ok_or_else(|| unresolvable("nothing in the document is at that place"))?;
+        // Each place named by a `$ref` is read once, so references share its node.
+        if let Some(&id) = self.by_pointer.get(&target) {
+            return Ok(id);
+        }
+        let target_resource = self.resource_of(&target);
+        let id = self.load(value, &target, &target_resource)?;
+        self.by_pointer.insert(target, id);
+        Ok(id)
+    }
+
+    fn find_resource(&self, uri: &str) -> Option<String> {
+        if let Some(pointer) = self.ids.get(uri) {
+            return Some(pointer.clone());
+        }
+        // A relative reference: match an `$id` that ends with it after a `/`.
+        self.ids
+            .iter()
+            .filter(|(id, _)| id.ends_with(&format!("/{uri}")) || id.trim_end_matches('#') == uri)
+            .map(|(_, pointer)| pointer.clone())
+            .min()
+    }
+
+    /// The pointer of the nearest schema with an `$id` at or above `pointer`.
+    fn resource_of(&self, pointer: &str) -> String {
+        self.ids
+            .iter()
+            .filter(|(id, _)| !id.starts_with('#'))
+            .map(|(_, at)| at)
+            .filter(|at| pointer == at.as_str() || pointer.starts_with(&format!("{at}/")))
+            .max_by_key(|at| at.len())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Refuses `$ref`s that lead only to other `$ref`s, round in a circle.
+    fn check_ref_cycles(&self) -> Result<(), ParseError> {
+        /// Per node: not yet known, on the chain being followed, or known to reach a schema.
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum State {
+            Unknown,
+            OnChain,
+            Reaches,
+        }
+        let mut states = vec![State::Unknown; self.nodes.len()];
+        let mut chain = Vec::new();
+        for start in 0..self.nodes.len() {
+            let mut current = start;
+            chain.clear();
+            loop {
+                match (states[current], &self.nodes[current]) {
+                    (State::Reaches, _) => break,
+                    (State::OnChain, _) => {
+                        let pointer = self
+                            .by_pointer
+                            .iter()
+                            .filter(|(_, id)| **id as usize == current)
+                            .map(|(pointer, _)| pointer.clone())
+                            .min()
+                            .unwrap_or_default();
+                        return Err(ParseError::at(
+                            &child(&pointer, "$ref"),
+                            "`$ref` leads round a cycle of references that never reaches a schema",
+                        ));
+                    }
+                    (State::Unknown, Node::Ref(target)) => {
+                        states[current] = State::OnChain;
+                        chain.push(current);
+                        current = *target as usize;
+                    }
+                    (State::Unknown, _) => {
+                        states[current] = State::Reaches;
+                        break;
+                    }
+                }
+            }
+            for &node in &chain {
+                states[node] = State::Reaches;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or(text)
+        .trim()
+        .to_owned()
+}
+
+fn optional_string(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<String>, ParseError> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(other) => Err(ParseError::at(
+            &child(pointer, key),
+            format!("`{key}` must be a string, found {}", describe(other)),
+        )),
+    }
+}
+
+fn count(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<u64>, ParseError> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .or_else(|| {
+                value
+                    .as_f64()
+                    .filter(|v| *v >= 0.0 && v.fract() == 0.0)
+                    .map(|v| v as u64)
+            })
+            .map(Some)
+            .ok_or_else(|| {
+                ParseError::at(
+                    &child(pointer, key),
+                    format!("`{key}` must be a non-negative integer, found {}", describe(value)),
+                )
+            }),
+    }
+}
+
+fn number(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<f64>, ParseError> {
+    match map.get(key) {
+        None => Ok(None),
+        Some(Value::Number(number)) => Ok(number.as_f64()),
+        Some(other) => Err(ParseError::at(
+            &child(pointer, key),
+            format!("`{key}` must be a number, found {}", describe(other)),
+        )),
+    }
+}
+
+fn string_array(value: &Value, at: &str, keyword: &str) -> Result<BTreeSet<String>, ParseError> {
+    let Value::Array(items) = value else {
+        return Err(ParseError::at(
+            at,
+            format!(
+                "`{keyword}` must be an array of property names, found {}",
+                describe(value)
+            ),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| match item {
+            Value::String(name) => Ok(name.clone()),
+            other => Err(ParseError::at(
+                &format!("{at}/{index}"),
+                format!("`{keyword}` must hold property names, found {}", describe(other)),
+            )),
+        })
+        .collect()
+}
+
+impl fmt::Display for Draft {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Draft::Draft4 => "draft-04",
+            Draft::Draft6 => "draft-06",
+            Draft::Draft7 => "draft-07",
+            Draft::Draft2019 => "2019-09",
+            Draft::Draft2020 => "2020-12",
+        })
+    }
+}
