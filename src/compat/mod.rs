@@ -35,13 +35,14 @@
 //! ```
 //!
 //! Where we knowingly differ from Confluent, the format module says so
-//! ([`avro`] for Avro).
+//! ([`avro`] for Avro, [`protobuf`] for Protobuf).
 
 pub mod avro;
 pub mod cases;
 mod json_tree;
 mod mode;
 mod path;
+pub mod protobuf;
 mod report;
 
 use std::fmt;
@@ -140,6 +141,15 @@ pub enum CheckError {
         #[source]
         source: avro::ParseError,
     },
+    /// A schema text is not a valid Protobuf schema, or its imports cannot be resolved.
+    #[error("{role} is not a valid Protobuf schema")]
+    InvalidProtobuf {
+        /// Which input.
+        role: SchemaRole,
+        /// What is wrong and where.
+        #[source]
+        source: protobuf::ParseError,
+    },
     /// The engine has no checker for this format yet.
     #[error("{format} compatibility is not supported yet")]
     UnsupportedFormat {
@@ -153,7 +163,7 @@ impl CheckError {
     pub fn reason(&self) -> &'static str {
         match self {
             CheckError::TooLarge { .. } => "SchemaTooLarge",
-            CheckError::InvalidAvro { .. } => "InvalidSchema",
+            CheckError::InvalidAvro { .. } | CheckError::InvalidProtobuf { .. } => "InvalidSchema",
             CheckError::UnsupportedFormat { .. } => "UnsupportedFormat",
         }
     }
@@ -192,6 +202,8 @@ pub fn check(
 pub enum ParsedSchema {
     /// An Avro schema.
     Avro(avro::AvroSchema),
+    /// A Protobuf schema, compiled with its imports.
+    Protobuf(protobuf::ProtobufSchema),
 }
 
 impl ParsedSchema {
@@ -199,6 +211,7 @@ impl ParsedSchema {
     pub fn format(&self) -> Format {
         match self {
             ParsedSchema::Avro(_) => Format::Avro,
+            ParsedSchema::Protobuf(_) => Format::Protobuf,
         }
     }
 
@@ -206,6 +219,7 @@ impl ParsedSchema {
     pub fn canonical(&self) -> String {
         match self {
             ParsedSchema::Avro(schema) => schema.canonical(),
+            ParsedSchema::Protobuf(schema) => schema.canonical(),
         }
     }
 
@@ -213,6 +227,7 @@ impl ParsedSchema {
     pub fn fingerprint(&self) -> String {
         match self {
             ParsedSchema::Avro(schema) => schema.fingerprint(),
+            ParsedSchema::Protobuf(schema) => schema.fingerprint(),
         }
     }
 
@@ -220,6 +235,7 @@ impl ParsedSchema {
     pub fn size(&self) -> usize {
         match self {
             ParsedSchema::Avro(schema) => schema.types.len(),
+            ParsedSchema::Protobuf(schema) => schema.size(),
         }
     }
 }
@@ -271,6 +287,13 @@ fn compare(mode: Mode, candidate: &ParsedSchema, earlier: &ParsedSchema, version
             .iter()
             .flat_map(|&direction| avro::resolve(candidate, earlier, direction, version))
             .collect(),
+        (ParsedSchema::Protobuf(candidate), ParsedSchema::Protobuf(earlier)) => mode
+            .directions()
+            .iter()
+            .flat_map(|&direction| protobuf::check(candidate, earlier, direction, version))
+            .collect(),
+        // A registry never stores versions of one subject in two formats.
+        _ => Vec::new(),
     }
 }
 
@@ -327,7 +350,10 @@ impl Checker {
             Format::Avro => avro::AvroSchema::parse(schema)
                 .map(ParsedSchema::Avro)
                 .map_err(|source| CheckError::InvalidAvro { role, source }),
-            Format::Json | Format::Protobuf => Err(CheckError::UnsupportedFormat { format }),
+            Format::Protobuf => protobuf::ProtobufSchema::parse(schema)
+                .map(ParsedSchema::Protobuf)
+                .map_err(|source| CheckError::InvalidProtobuf { role, source }),
+            Format::Json => Err(CheckError::UnsupportedFormat { format }),
         }
     }
 

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::avro;
+use super::protobuf;
 use super::mode::Mode;
 use super::path::SchemaPath;
 
@@ -15,12 +16,15 @@ use super::path::SchemaPath;
 pub enum Kind {
     /// An Avro schema-resolution failure.
     Avro(avro::Kind),
+    /// A Protobuf difference that breaks compatibility.
+    Protobuf(protobuf::Kind),
 }
 
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Kind::Avro(kind) => kind.fmt(f),
+            Kind::Protobuf(kind) => kind.fmt(f),
         }
     }
 }
