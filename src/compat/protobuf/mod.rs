@@ -100,6 +100,42 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in Confluent's catalogue order (ours last).
+    pub const ALL: [Kind; 27] = [
+        Kind::PackageChanged,
+        Kind::MessageAdded,
+        Kind::MessageRemoved,
+        Kind::MessageMoved,
+        Kind::EnumAdded,
+        Kind::EnumRemoved,
+        Kind::EnumConstAdded,
+        Kind::EnumConstChanged,
+        Kind::EnumConstRemoved,
+        Kind::FieldAdded,
+        Kind::FieldRemoved,
+        Kind::FieldNameChanged,
+        Kind::FieldKindChanged,
+        Kind::FieldScalarKindChanged,
+        Kind::FieldNamedTypeChanged,
+        Kind::FieldNumericLabelChanged,
+        Kind::FieldStringOrBytesLabelChanged,
+        Kind::RequiredFieldAdded,
+        Kind::RequiredFieldRemoved,
+        Kind::OneofAdded,
+        Kind::OneofRemoved,
+        Kind::OneofFieldAdded,
+        Kind::OneofFieldRemoved,
+        Kind::OneofFieldMovedToTopLevel,
+        Kind::MultipleFieldsMovedToOneof,
+        Kind::FieldMovedToExistingOneof,
+        Kind::SyntaxVersionChanged,
+    ];
+
+    /// The kind with Confluent's name `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+
     /// Confluent's name for the kind.
     pub fn as_str(self) -> &'static str {
         match self {
