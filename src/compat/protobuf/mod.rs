@@ -229,13 +229,58 @@ pub(crate) fn check(
             kind: super::Kind::Protobuf(change.kind),
             message: format!(
                 "{}: {}",
-                describe(change.kind, &change.path, &change.detail),
+                describe_for(&change, direction, version),
                 consequence(change.kind, direction, version)
             ),
             path: change.path,
             version,
         })
         .collect()
+}
+
+/// The change told from the earlier version to the candidate, whichever
+/// way the diff ran: a FORWARD diff runs from the candidate to the earlier
+/// version, so what it calls added the candidate removed, and so on.
+fn describe_for(change: &Change, direction: Direction, version: usize) -> String {
+    match direction {
+        Direction::Backward => describe(change.kind, &change.path, &change.detail),
+        Direction::Forward => {
+            let detail = Detail {
+                before: change.detail.after.clone(),
+                after: change.detail.before.clone(),
+            };
+            match change.kind {
+                Kind::MultipleFieldsMovedToOneof | Kind::FieldMovedToExistingOneof => {
+                    let (owner, last) = split_path(&change.path);
+                    format!(
+                        "oneof `{last}` of `{owner}` in version {version} holds fields that the new schema lets be set together"
+                    )
+                }
+                kind => describe(reverse(kind), &change.path, &detail),
+            }
+        }
+    }
+}
+
+/// The kind a change has when the diff runs the other way.
+fn reverse(kind: Kind) -> Kind {
+    match kind {
+        Kind::MessageAdded => Kind::MessageRemoved,
+        Kind::MessageRemoved => Kind::MessageAdded,
+        Kind::EnumAdded => Kind::EnumRemoved,
+        Kind::EnumRemoved => Kind::EnumAdded,
+        Kind::EnumConstAdded => Kind::EnumConstRemoved,
+        Kind::EnumConstRemoved => Kind::EnumConstAdded,
+        Kind::FieldAdded => Kind::FieldRemoved,
+        Kind::FieldRemoved => Kind::FieldAdded,
+        Kind::RequiredFieldAdded => Kind::RequiredFieldRemoved,
+        Kind::RequiredFieldRemoved => Kind::RequiredFieldAdded,
+        Kind::OneofAdded => Kind::OneofRemoved,
+        Kind::OneofRemoved => Kind::OneofAdded,
+        Kind::OneofFieldAdded => Kind::OneofFieldRemoved,
+        Kind::OneofFieldRemoved => Kind::OneofFieldAdded,
+        other => other,
+    }
 }
 
 /// What changed and where, in the old → new direction of the diff.
