@@ -227,7 +227,10 @@ fn forward_mirror_disagreement(case: &Case, checker: &Checker) -> Option<String>
         return Some(format!("could not decide: {error}"));
     }
     if outcome.compatible != case.compatible {
-        return Some(format!("verdict {:?}, reference {:?}", outcome.compatible, case.compatible));
+        return Some(format!(
+            "verdict {:?}, reference {:?}",
+            outcome.compatible, case.compatible
+        ));
     }
     let expected = expected_incompatible(case)?;
     let found = found_pairs(&outcome);
@@ -244,9 +247,15 @@ fn full_mirror_disagreement(case: &Case, checker: &Checker) -> Option<String> {
     if let Some(error) = outcome.error.as_ref().or(reverse.error.as_ref()) {
         return Some(format!("could not decide: {error}"));
     }
-    let expected_verdict = case.compatible.zip(reverse.compatible).map(|(there, back)| there && back);
+    let expected_verdict = case
+        .compatible
+        .zip(reverse.compatible)
+        .map(|(there, back)| there && back);
     if outcome.compatible != expected_verdict {
-        return Some(format!("verdict {:?}, expected {expected_verdict:?}", outcome.compatible));
+        return Some(format!(
+            "verdict {:?}, expected {expected_verdict:?}",
+            outcome.compatible
+        ));
     }
     let mut expected: BTreeSet<Located> = expected_incompatible(case)?.into_iter().collect();
     expected.extend(found_pairs(&reverse));
@@ -267,9 +276,16 @@ fn protobuf_cases_hold_mirrored_for_forward_and_full() {
     let mut ran = 0;
     for line in text.lines().filter(|line| !line.trim().is_empty()) {
         let case: Case = serde_json::from_str(line).unwrap_or_else(|error| panic!("protobuf.jsonl: {error}"));
-        assert!(case.mode == Mode::Backward, "{}: mirroring assumes BACKWARD cases", case.id);
+        assert!(
+            case.mode == Mode::Backward,
+            "{}: mirroring assumes BACKWARD cases",
+            case.id
+        );
         for (label, check) in [
-            ("forward", forward_mirror_disagreement as fn(&Case, &Checker) -> Option<String>),
+            (
+                "forward",
+                forward_mirror_disagreement as fn(&Case, &Checker) -> Option<String>,
+            ),
             ("full", full_mirror_disagreement),
         ] {
             let name = format!("protobuf-{label}/{}", case.id);
@@ -296,4 +312,3 @@ fn protobuf_cases_hold_mirrored_for_forward_and_full() {
         failures.join("\n")
     );
 }
-

@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 
 use schemaops::compat::protobuf::{ParseError, Position, ProtobufSchema};
-use schemaops::compat::{CheckError, Checker, Format, Limits, Mode, Reference, SchemaRole, SchemaText, check, error_chain};
+use schemaops::compat::{
+    CheckError, Checker, Format, Limits, Mode, Reference, SchemaRole, SchemaText, check, error_chain,
+};
 
 fn refusal(schema: &SchemaText) -> String {
     let error = check(Format::Protobuf, Mode::Backward, schema, &[]).expect_err("the schema must be refused");
@@ -69,7 +71,10 @@ fn a_missing_import_names_the_import_and_where_it_is() {
             import: "shop/money.proto".to_owned(),
         }
     );
-    assert!(error.to_string().contains("not among the schema's references"), "{error}");
+    assert!(
+        error.to_string().contains("not among the schema's references"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -120,7 +125,10 @@ fn base64_that_is_not_a_descriptor_is_refused() {
 #[test]
 fn an_oversize_schema_is_refused_before_parsing() {
     let checker = Checker::new(Limits { max_schema_bytes: 64 });
-    let text = format!("syntax = \"proto3\";\nmessage Order {{ {} }}", "string a = 1; ".repeat(10));
+    let text = format!(
+        "syntax = \"proto3\";\nmessage Order {{ {} }}",
+        "string a = 1; ".repeat(10)
+    );
     let error = checker
         .check(Format::Protobuf, Mode::Backward, &SchemaText::new(text), &[])
         .unwrap_err();
@@ -131,16 +139,40 @@ fn an_oversize_schema_is_refused_before_parsing() {
 fn ten_thousand_messages_compile_and_compare() {
     let mut text = String::from("syntax = \"proto3\";\npackage big;\n");
     for index in 0..10_000 {
-        let _ = writeln!(text, "message M{index} {{ string a = 1; int64 b = 2; M{} next = 3; }}", (index + 1) % 10_000);
+        let _ = writeln!(
+            text,
+            "message M{index} {{ string a = 1; int64 b = 2; M{} next = 3; }}",
+            (index + 1) % 10_000
+        );
     }
     let schema = SchemaText::new(text);
-    let report = check(Format::Protobuf, Mode::FullTransitive, &schema, &[schema.clone(), schema.clone()]).unwrap();
+    let report = check(
+        Format::Protobuf,
+        Mode::FullTransitive,
+        &schema,
+        &[schema.clone(), schema.clone()],
+    )
+    .unwrap();
     assert!(report.is_compatible());
 }
 
 #[test]
 fn garbage_never_panics() {
-    for text in ["", "{", "}", "syntax", "syntax = \"proto4\";", "message {", "\u{0}\u{1}", "message A { A a = 1; }"] {
-        let _ = check(Format::Protobuf, Mode::Full, &SchemaText::new(text), &[SchemaText::new(text)]);
+    for text in [
+        "",
+        "{",
+        "}",
+        "syntax",
+        "syntax = \"proto4\";",
+        "message {",
+        "\u{0}\u{1}",
+        "message A { A a = 1; }",
+    ] {
+        let _ = check(
+            Format::Protobuf,
+            Mode::Full,
+            &SchemaText::new(text),
+            &[SchemaText::new(text)],
+        );
     }
 }

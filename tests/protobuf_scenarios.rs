@@ -65,7 +65,10 @@ fn widening_int32_to_int64_is_compatible_both_ways() {
 fn int32_to_string_is_not_compatible_and_says_why() {
     let v1 = proto("message Order { int32 quantity = 7; }");
     let v2 = proto("message Order { string quantity = 7; }");
-    assert_eq!(backward(&v1, &v2), [(Kind::FieldScalarKindChanged, "/Order/7".to_owned())]);
+    assert_eq!(
+        backward(&v1, &v2),
+        [(Kind::FieldScalarKindChanged, "/Order/7".to_owned())]
+    );
     let report = check(Format::Protobuf, Mode::Backward, &v2, &[v1]).unwrap();
     let incompatibility = &report.incompatibilities[0];
     assert_eq!(incompatibility.path.to_confluent(), "#/Order/7");
@@ -127,13 +130,17 @@ fn an_enum_field_reads_as_a_varint_like_int32() {
 fn sint32_and_int32_are_different_wire_families() {
     let v1 = proto("message Order { int32 delta = 1; }");
     let v2 = proto("message Order { sint32 delta = 1; }");
-    assert_eq!(backward(&v1, &v2), [(Kind::FieldScalarKindChanged, "/Order/1".to_owned())]);
+    assert_eq!(
+        backward(&v1, &v2),
+        [(Kind::FieldScalarKindChanged, "/Order/1".to_owned())]
+    );
 }
 
 #[test]
 fn a_required_field_added_in_proto2_is_not_compatible() {
     let v1 = SchemaText::new("syntax = \"proto2\";\nmessage Order { optional string id = 1; }");
-    let v2 = SchemaText::new("syntax = \"proto2\";\nmessage Order { optional string id = 1; required int32 count = 2; }");
+    let v2 =
+        SchemaText::new("syntax = \"proto2\";\nmessage Order { optional string id = 1; required int32 count = 2; }");
     assert_eq!(backward(&v1, &v2), [(Kind::RequiredFieldAdded, "/Order/2".to_owned())]);
 }
 
@@ -192,7 +199,10 @@ fn a_recursive_message_is_walked_once() {
 fn a_map_value_type_change_is_found_inside_the_map() {
     let v1 = proto("message Order { map<string, int32> counts = 1; }");
     let v2 = proto("message Order { map<string, string> counts = 1; }");
-    assert_eq!(backward(&v1, &v2), [(Kind::FieldScalarKindChanged, "/Order/1".to_owned())]);
+    assert_eq!(
+        backward(&v1, &v2),
+        [(Kind::FieldScalarKindChanged, "/Order/1".to_owned())]
+    );
 }
 
 #[test]
@@ -206,7 +216,9 @@ fn forward_reports_what_the_old_schema_cannot_read() {
     );
     let report = check(Format::Protobuf, Mode::Forward, &v2, &[v1]).unwrap();
     assert!(
-        report.incompatibilities[0].message.starts_with("message `Refund` was added"),
+        report.incompatibilities[0]
+            .message
+            .starts_with("message `Refund` was added"),
         "{}",
         report.incompatibilities[0].message
     );
@@ -229,7 +241,11 @@ fn the_same_file_as_text_and_as_a_base64_descriptor_has_one_identity() {
         .parse(Format::Protobuf, SchemaRole::Candidate, &SchemaText::new(text))
         .unwrap();
     let from_descriptor = checker
-        .parse(Format::Protobuf, SchemaRole::Candidate, &SchemaText::new(encoded.clone()))
+        .parse(
+            Format::Protobuf,
+            SchemaRole::Candidate,
+            &SchemaText::new(encoded.clone()),
+        )
         .unwrap();
     assert_eq!(from_text.canonical(), from_descriptor.canonical());
     assert_eq!(from_text.fingerprint(), from_descriptor.fingerprint());

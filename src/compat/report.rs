@@ -6,9 +6,9 @@ use std::fmt;
 use serde::Serialize;
 
 use super::avro;
-use super::protobuf;
 use super::mode::Mode;
 use super::path::SchemaPath;
+use super::protobuf;
 
 /// The kind of an incompatibility, from the closed set of one format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

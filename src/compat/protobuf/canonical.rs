@@ -36,7 +36,11 @@ impl ProtobufSchema {
 }
 
 fn write_file(out: &mut String, file: &FileDescriptorProto) {
-    let syntax = if file.syntax().is_empty() { "proto2" } else { file.syntax() };
+    let syntax = if file.syntax().is_empty() {
+        "proto2"
+    } else {
+        file.syntax()
+    };
     let _ = writeln!(out, "syntax = \"{syntax}\";");
     if !file.package().is_empty() {
         let _ = writeln!(out, "package {};", file.package());
@@ -89,7 +93,10 @@ fn write_file(out: &mut String, file: &FileDescriptorProto) {
                 method.input_type(),
                 if method.server_streaming() { "stream " } else { "" },
                 method.output_type(),
-                method.options.as_ref().map_or(String::new(), |options| format!(" {options:?}"))
+                method
+                    .options
+                    .as_ref()
+                    .map_or(String::new(), |options| format!(" {options:?}"))
             );
         }
         out.push_str("}\n");
@@ -109,7 +116,11 @@ fn write_message(out: &mut String, message: &DescriptorProto, depth: usize) {
         indent(out, depth + 1);
         let _ = writeln!(out, "option {options:?};");
     }
-    for field in message.field.iter().filter(|field| real_oneof(message, field).is_none()) {
+    for field in message
+        .field
+        .iter()
+        .filter(|field| real_oneof(message, field).is_none())
+    {
         write_field(out, field, depth + 1, None);
     }
     for (index, oneof) in message.oneof_decl.iter().enumerate() {

@@ -121,7 +121,13 @@ impl<'a> Walk<'a> {
     }
 
     /// Compares two lists of messages and enums declared side by side.
-    fn types(&mut self, original_messages: &[usize], original_enums: &[usize], update_messages: &[usize], update_enums: &[usize]) {
+    fn types(
+        &mut self,
+        original_messages: &[usize],
+        original_enums: &[usize],
+        update_messages: &[usize],
+        update_enums: &[usize],
+    ) {
         let (original, update) = (self.original, self.update);
         let by_name = |schema: &'a ProtobufSchema, ids: &[usize]| -> BTreeMap<&'a str, (usize, usize)> {
             ids.iter()
@@ -152,9 +158,7 @@ impl<'a> Walk<'a> {
             }
         }
         let enum_names = |schema: &'a ProtobufSchema, ids: &[usize]| -> BTreeMap<&'a str, usize> {
-            ids.iter()
-                .map(|&id| (simple_name(enum_name(schema, id)), id))
-                .collect()
+            ids.iter().map(|&id| (simple_name(enum_name(schema, id)), id)).collect()
         };
         let before = enum_names(original, original_enums);
         let after = enum_names(update, update_enums);
@@ -226,9 +230,14 @@ impl<'a> Walk<'a> {
         for oneof in &after.oneofs {
             let mut origins: BTreeSet<(bool, &str, i32)> = BTreeSet::new();
             let mut moved_from_top_level = 0;
-            for (number, _) in new_fields.iter().filter(|(_, member)| member.oneof == Some(oneof.as_str())) {
+            for (number, _) in new_fields
+                .iter()
+                .filter(|(_, member)| member.oneof == Some(oneof.as_str()))
+            {
                 match old_fields.get(number) {
-                    Some(Member { oneof: Some(old_oneof), .. }) => {
+                    Some(Member {
+                        oneof: Some(old_oneof), ..
+                    }) => {
                         origins.insert((true, old_oneof, 0));
                     }
                     Some(Member { oneof: None, .. }) => {
@@ -312,12 +321,21 @@ impl<'a> Walk<'a> {
 
     fn field(&mut self, old: &Member<'a>, new: &Member<'a>) {
         if old.field.name != new.field.name {
-            self.record(Kind::FieldNameChanged, named(Some(&old.field.name), Some(&new.field.name)));
+            self.record(
+                Kind::FieldNameChanged,
+                named(Some(&old.field.name), Some(&new.field.name)),
+            );
         }
         self.labels_and_types(old.field.label, new.field.label, &old.field.ty, &new.field.ty);
     }
 
-    fn labels_and_types(&mut self, old_label: Option<Label>, new_label: Option<Label>, old: &'a FieldType, new: &'a FieldType) {
+    fn labels_and_types(
+        &mut self,
+        old_label: Option<Label>,
+        new_label: Option<Label>,
+        old: &'a FieldType,
+        new: &'a FieldType,
+    ) {
         let types = Detail {
             before: Some(old.describe()),
             after: Some(new.describe()),
@@ -356,9 +374,10 @@ impl<'a> Walk<'a> {
     /// each loses its package; a type from an import is compared structurally.
     fn message_types(&mut self, old_name: &'a str, new_name: &'a str) {
         let (original, update) = (self.original, self.update);
-        let (Some(TypeId::Message(old)), Some(TypeId::Message(new))) =
-            (original.types.get(old_name).copied(), update.types.get(new_name).copied())
-        else {
+        let (Some(TypeId::Message(old)), Some(TypeId::Message(new))) = (
+            original.types.get(old_name).copied(),
+            update.types.get(new_name).copied(),
+        ) else {
             if old_name != new_name {
                 self.record(Kind::FieldNamedTypeChanged, named(Some(old_name), Some(new_name)));
             }

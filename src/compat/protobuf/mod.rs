@@ -334,7 +334,9 @@ fn describe(kind: Kind, path: &SchemaPath, detail: &Detail) -> String {
 /// Who breaks, and why, for an incompatible kind.
 fn consequence(kind: Kind, direction: Direction, version: usize) -> String {
     let readers = match direction {
-        Direction::Backward => format!("consumers using the new schema cannot read records written with version {version}"),
+        Direction::Backward => {
+            format!("consumers using the new schema cannot read records written with version {version}")
+        }
         Direction::Forward => {
             format!("consumers still using version {version} cannot read records written with the new schema")
         }

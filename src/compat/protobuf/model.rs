@@ -272,7 +272,10 @@ impl Builder {
         self.schema.field_count += fields.len();
         for (index, field) in fields.iter().enumerate() {
             if field.label == Some(Label::Repeated) && matches!(field.ty, FieldType::Named(_)) {
-                pending.push(Pending { message: id, field: index });
+                pending.push(Pending {
+                    message: id,
+                    field: index,
+                });
             }
         }
         self.schema.messages.push(Message {

@@ -127,9 +127,14 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     resolver.add(GoogleFileResolver::new());
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true);
-    compiler.open_file(&main_name).map_err(|error| convert(&error, &texts))?;
+    compiler
+        .open_file(&main_name)
+        .map_err(|error| convert(&error, &texts))?;
     let FileDescriptorSet { file: files } = compiler.file_descriptor_set();
-    let main = files.iter().position(|file| file.name() == main_name).unwrap_or(files.len().saturating_sub(1));
+    let main = files
+        .iter()
+        .position(|file| file.name() == main_name)
+        .unwrap_or(files.len().saturating_sub(1));
     let sources = files.iter().map(|file| texts.get(file.name()).cloned()).collect();
     Ok(Compiled { files, main, sources })
 }
@@ -173,9 +178,9 @@ fn decode_descriptor(name: &str, text: &str) -> Result<FileDescriptorProto, Pars
 fn looks_like_base64(text: &str) -> bool {
     let trimmed = text.trim();
     !trimmed.is_empty()
-        && trimmed
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'=' | b'-' | b'_' | b'\n' | b'\r'))
+        && trimmed.bytes().all(|byte| {
+            byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'=' | b'-' | b'_' | b'\n' | b'\r')
+        })
 }
 
 fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
@@ -221,7 +226,10 @@ fn convert(error: &protox::Error, texts: &HashMap<String, String>) -> ParseError
             // Name-resolution errors already start with `file:line:column: `.
             let prefix = format!("{}:", position.file);
             let message = match message.strip_prefix(&prefix) {
-                Some(rest) => rest.splitn(3, ':').nth(2).map_or(message.clone(), |text| text.trim().to_owned()),
+                Some(rest) => rest
+                    .splitn(3, ':')
+                    .nth(2)
+                    .map_or(message.clone(), |text| text.trim().to_owned()),
                 None => message,
             };
             ParseError::Invalid { position, message }
