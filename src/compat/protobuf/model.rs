@@ -24,7 +24,7 @@ pub struct ProtobufSchema {
     /// The schema's own file.
     pub(crate) main: usize,
     /// The schema's own descriptor, for the canonical form.
-    pub(crate) descriptor: FileDescriptorProto,
+    pub(crate) descriptor: Box<FileDescriptorProto>,
     /// How many fields the schema and its imports declare.
     pub(crate) field_count: usize,
 }
@@ -150,7 +150,7 @@ struct Pending {
 impl Builder {
     fn build(compiled: Compiled) -> ProtobufSchema {
         let Compiled { files, main, sources } = compiled;
-        let descriptor = files.get(main).cloned().unwrap_or_default();
+        let descriptor = Box::new(files.get(main).cloned().unwrap_or_default());
         let mut builder = Builder {
             schema: ProtobufSchema {
                 messages: Vec::new(),
