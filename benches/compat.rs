@@ -1,7 +1,9 @@
-//! Speed of the Avro checker on generated records with nested records, enums,
-//! unions, arrays and maps, at 10, 200 and 2,000 fields:
+//! Speed of the checkers at 10, 200 and 2,000 fields: Avro on generated
+//! records with nested records, enums, unions, arrays and maps; Protobuf on
+//! generated messages with nested messages, enums, oneofs, maps, repeated
+//! fields and an imported well-known type:
 //!
-//! (a) BACKWARD after adding one field with a default;
+//! (a) BACKWARD after adding one field (with a default, for Avro);
 //! (b) FULL_TRANSITIVE against 50 earlier versions, each adding a field.
 //!
 //! Prints the median time per check and the growth from 200 to 2,000 fields,
@@ -16,6 +18,7 @@
 //!
 //! `cargo bench --bench compat [-- --dump DIR]`
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -55,6 +58,76 @@ fn schema(fields: usize, extra: usize) -> String {
     json!({"type": "record", "name": "Bench", "namespace": "dev.schemaops.bench", "fields": all}).to_string()
 }
 
+/// A `.proto` message of `fields` base fields plus `extra` added string fields.
+fn proto_schema(fields: usize, extra: usize) -> String {
+    let mut text = String::from(
+        "syntax = \"proto3\";\npackage dev.schemaops.bench;\n\nimport \"google/protobuf/timestamp.proto\";\n\nmessage Bench {\n",
+    );
+    let mut nested = String::new();
+    for index in 0..fields {
+        let number = index + 1;
+        let _ = match index % 8 {
+            0 => writeln!(text, "  int64 field_{index} = {number};"),
+            1 => writeln!(text, "  string field_{index} = {number};"),
+            2 => {
+                let _ = writeln!(
+                    nested,
+                    "  message Nested{index} {{\n    int64 id = 1;\n    optional string label = 2;\n    \
+                     map<string, double> scores = 3;\n  }}"
+                );
+                writeln!(text, "  Nested{index} field_{index} = {number};")
+            }
+            3 => {
+                let _ = writeln!(
+                    nested,
+                    "  enum Status{index} {{ ACTIVE{index} = 0; PAUSED{index} = 1; CLOSED{index} = 2; }}"
+                );
+                writeln!(text, "  Status{index} field_{index} = {number};")
+            }
+            4 => writeln!(text, "  oneof choice_{index} {{ string text_{index} = {number}; }}"),
+            5 => {
+                let _ = writeln!(
+                    nested,
+                    "  message Item{index} {{ string sku = 1; int32 quantity = 2; }}"
+                );
+                writeln!(text, "  repeated Item{index} field_{index} = {number};")
+            }
+            6 => writeln!(text, "  map<string, float> field_{index} = {number};"),
+            _ => writeln!(text, "  google.protobuf.Timestamp field_{index} = {number};"),
+        };
+    }
+    for index in 0..extra {
+        let _ = writeln!(text, "  string added_{index} = {};", fields + index + 1);
+    }
+    text.push_str(&nested);
+    text.push_str("}\n");
+    text
+}
+
+/// A schema language as the bench drives it.
+#[derive(Clone, Copy)]
+struct Language {
+    format: Format,
+    name: &'static str,
+    extension: &'static str,
+    generate: fn(usize, usize) -> String,
+}
+
+const LANGUAGES: [Language; 2] = [
+    Language {
+        format: Format::Avro,
+        name: "Avro",
+        extension: "avsc",
+        generate: schema,
+    },
+    Language {
+        format: Format::Protobuf,
+        name: "Protobuf",
+        extension: "proto",
+        generate: proto_schema,
+    },
+];
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -72,14 +145,14 @@ fn measure(budget: Duration, mut work: impl FnMut()) -> Duration {
     median(samples)
 }
 
-fn check_cold(mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) {
-    let report = check(Format::Avro, mode, candidate, previous).expect("generated schemas are valid");
+fn check_cold(format: Format, mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) {
+    let report = check(format, mode, candidate, previous).expect("generated schemas are valid");
     assert!(report.is_compatible(), "generated histories are compatible");
 }
 
-fn check_warm(mode: Mode, candidate: &SchemaText, previous: &[&ParsedSchema]) {
+fn check_warm(format: Format, mode: Mode, candidate: &SchemaText, previous: &[&ParsedSchema]) {
     let parsed = Checker::default()
-        .parse(Format::Avro, SchemaRole::Candidate, candidate)
+        .parse(format, SchemaRole::Candidate, candidate)
         .expect("generated schemas are valid");
     assert!(
         check_parsed(mode, &parsed, previous).is_compatible(),
@@ -87,11 +160,14 @@ fn check_warm(mode: Mode, candidate: &SchemaText, previous: &[&ParsedSchema]) {
     );
 }
 
-fn dump(dir: &Path, fields: usize) -> std::io::Result<()> {
+fn dump(dir: &Path, language: Language, fields: usize) -> std::io::Result<()> {
     let folder = dir.join(format!("fields-{fields}"));
     std::fs::create_dir_all(&folder)?;
     for extra in 0..=HISTORY {
-        std::fs::write(folder.join(format!("v{:02}.avsc", extra + 1)), schema(fields, extra))?;
+        std::fs::write(
+            folder.join(format!("v{:02}.{}", extra + 1, language.extension)),
+            (language.generate)(fields, extra),
+        )?;
     }
     Ok(())
 }
@@ -107,15 +183,16 @@ fn dump_dir() -> Option<PathBuf> {
 }
 
 /// Medians for one field count: (a) cold, (a) warm, (b) cold, (b) warm.
-fn run(fields: usize, budget: Duration) -> [Duration; 4] {
+fn run(language: Language, fields: usize, budget: Duration) -> [Duration; 4] {
+    let format = language.format;
     let versions: Vec<SchemaText> = (0..=HISTORY)
-        .map(|extra| SchemaText::new(schema(fields, extra)))
+        .map(|extra| SchemaText::new((language.generate)(fields, extra)))
         .collect();
     let parsed: Vec<ParsedSchema> = versions
         .iter()
         .map(|text| {
             Checker::default()
-                .parse(Format::Avro, SchemaRole::Candidate, text)
+                .parse(format, SchemaRole::Candidate, text)
                 .expect("valid")
         })
         .collect();
@@ -123,10 +200,16 @@ fn run(fields: usize, budget: Duration) -> [Duration; 4] {
     let (candidate, previous) = versions.split_last().expect("51 versions");
     let previous_parsed = &parsed_refs[..HISTORY];
     [
-        measure(budget, || check_cold(Mode::Backward, &versions[1], &versions[..1])),
-        measure(budget, || check_warm(Mode::Backward, &versions[1], &parsed_refs[..1])),
-        measure(budget, || check_cold(Mode::FullTransitive, candidate, previous)),
-        measure(budget, || check_warm(Mode::FullTransitive, candidate, previous_parsed)),
+        measure(budget, || {
+            check_cold(format, Mode::Backward, &versions[1], &versions[..1])
+        }),
+        measure(budget, || {
+            check_warm(format, Mode::Backward, &versions[1], &parsed_refs[..1])
+        }),
+        measure(budget, || check_cold(format, Mode::FullTransitive, candidate, previous)),
+        measure(budget, || {
+            check_warm(format, Mode::FullTransitive, candidate, previous_parsed)
+        }),
     ]
 }
 
@@ -137,20 +220,33 @@ fn millis(duration: Duration) -> f64 {
 fn main() {
     let dump_to = dump_dir();
     let budget = Duration::from_secs(2);
-    println!("Avro checker, median per check in ms (cold: all schemas parsed; warm: earlier versions pre-parsed)");
+    for language in LANGUAGES {
+        let dump_folder = dump_to.as_ref().map(|dir| dir.join(language.extension));
+        bench_language(language, budget, dump_folder.as_deref());
+    }
+    if let Some(dir) = dump_to {
+        println!("schemas written to {}", dir.display());
+    }
+}
+
+fn bench_language(language: Language, budget: Duration, dump_to: Option<&Path>) {
+    println!(
+        "{} checker, median per check in ms (cold: all schemas parsed; warm: earlier versions pre-parsed)",
+        language.name
+    );
     println!(
         "{:>6}  {:>9}  {:>12} {:>12}  {:>12} {:>12}",
         "fields", "bytes", "(a) cold", "(a) warm", "(b) cold", "(b) warm"
     );
     let mut results = Vec::new();
     for fields in FIELD_COUNTS {
-        if let Some(dir) = &dump_to {
-            dump(dir, fields).expect("the dump folder is writable");
+        if let Some(dir) = dump_to {
+            dump(dir, language, fields).expect("the dump folder is writable");
         }
-        let medians = run(fields, budget);
+        let medians = run(language, fields, budget);
         println!(
             "{fields:>6}  {:>9}  {:>12.3} {:>12.3}  {:>12.3} {:>12.3}",
-            schema(fields, 0).len(),
+            (language.generate)(fields, 0).len(),
             millis(medians[0]),
             millis(medians[1]),
             millis(medians[2]),
@@ -167,11 +263,8 @@ fn main() {
         growth(3)
     );
     println!(
-        "(b) FULL_TRANSITIVE x{HISTORY} at 2,000 fields: warm {:.1} ms, cold {:.1} ms (target: under 50 ms)",
+        "(b) FULL_TRANSITIVE x{HISTORY} at 2,000 fields: warm {:.1} ms, cold {:.1} ms (target: under 50 ms)\n",
         millis(results[2][3]),
         millis(results[2][2])
     );
-    if let Some(dir) = dump_to {
-        println!("schemas written to {}", dir.display());
-    }
 }
