@@ -16,7 +16,10 @@
 //! `--dump DIR` also writes the generated schemas, so other implementations
 //! can be fed the same inputs.
 //!
-//! `cargo bench --bench compat [-- --dump DIR]`
+//! `--only NAME` (`avro`, `protobuf`) runs one language. The last column is
+//! the time to parse one candidate alone, which warm checks include.
+//!
+//! `cargo bench --bench compat [-- --dump DIR] [--only NAME]`
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -173,17 +176,22 @@ fn dump(dir: &Path, language: Language, fields: usize) -> std::io::Result<()> {
 }
 
 fn dump_dir() -> Option<PathBuf> {
+    option_value("--dump").map(PathBuf::from)
+}
+
+/// The value after `flag` on the command line.
+fn option_value(flag: &str) -> Option<String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--dump" {
-            return args.next().map(PathBuf::from);
+        if arg == flag {
+            return args.next();
         }
     }
     None
 }
 
-/// Medians for one field count: (a) cold, (a) warm, (b) cold, (b) warm.
-fn run(language: Language, fields: usize, budget: Duration) -> [Duration; 4] {
+/// Medians for one field count: (a) cold, (a) warm, (b) cold, (b) warm, parse.
+fn run(language: Language, fields: usize, budget: Duration) -> [Duration; 5] {
     let format = language.format;
     let versions: Vec<SchemaText> = (0..=HISTORY)
         .map(|extra| SchemaText::new((language.generate)(fields, extra)))
@@ -210,6 +218,11 @@ fn run(language: Language, fields: usize, budget: Duration) -> [Duration; 4] {
         measure(budget, || {
             check_warm(format, Mode::FullTransitive, candidate, previous_parsed)
         }),
+        measure(budget, || {
+            Checker::default()
+                .parse(format, SchemaRole::Candidate, candidate)
+                .expect("valid");
+        }),
     ]
 }
 
@@ -220,7 +233,14 @@ fn millis(duration: Duration) -> f64 {
 fn main() {
     let dump_to = dump_dir();
     let budget = Duration::from_secs(2);
+    let only = option_value("--only").map(|name| name.to_ascii_lowercase());
     for language in LANGUAGES {
+        if only
+            .as_ref()
+            .is_some_and(|name| *name != language.name.to_ascii_lowercase())
+        {
+            continue;
+        }
         let dump_folder = dump_to.as_ref().map(|dir| dir.join(language.extension));
         bench_language(language, budget, dump_folder.as_deref());
     }
@@ -235,8 +255,8 @@ fn bench_language(language: Language, budget: Duration, dump_to: Option<&Path>) 
         language.name
     );
     println!(
-        "{:>6}  {:>9}  {:>12} {:>12}  {:>12} {:>12}",
-        "fields", "bytes", "(a) cold", "(a) warm", "(b) cold", "(b) warm"
+        "{:>6}  {:>9}  {:>12} {:>12}  {:>12} {:>12}  {:>9}",
+        "fields", "bytes", "(a) cold", "(a) warm", "(b) cold", "(b) warm", "parse"
     );
     let mut results = Vec::new();
     for fields in FIELD_COUNTS {
@@ -245,12 +265,13 @@ fn bench_language(language: Language, budget: Duration, dump_to: Option<&Path>) 
         }
         let medians = run(language, fields, budget);
         println!(
-            "{fields:>6}  {:>9}  {:>12.3} {:>12.3}  {:>12.3} {:>12.3}",
+            "{fields:>6}  {:>9}  {:>12.3} {:>12.3}  {:>12.3} {:>12.3}  {:>9.3}",
             (language.generate)(fields, 0).len(),
             millis(medians[0]),
             millis(medians[1]),
             millis(medians[2]),
-            millis(medians[3])
+            millis(medians[3]),
+            millis(medians[4])
         );
         results.push(medians);
     }

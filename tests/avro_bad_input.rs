@@ -258,8 +258,6 @@ fn a_problem_in_a_reference_names_the_reference() {
 
 #[test]
 fn formats_without_a_checker_are_an_error_not_a_verdict() {
-    for format in [Format::Json, Format::Protobuf] {
-        let error = check(format, Mode::Backward, &SchemaText::new("{}"), &[]).unwrap_err();
-        assert!(matches!(error, CheckError::UnsupportedFormat { .. }), "{error:?}");
-    }
+    let error = check(Format::Json, Mode::Backward, &SchemaText::new("{}"), &[]).unwrap_err();
+    assert!(matches!(error, CheckError::UnsupportedFormat { .. }), "{error:?}");
 }

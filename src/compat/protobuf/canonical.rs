@@ -21,7 +21,9 @@ impl ProtobufSchema {
     /// The canonical text of this schema (see the module docs).
     pub fn canonical(&self) -> String {
         let mut out = String::new();
-        write_file(&mut out, &self.descriptor);
+        if let Some(descriptor) = self.descriptor() {
+            write_file(&mut out, descriptor.file_descriptor_proto());
+        }
         out
     }
 

@@ -214,26 +214,24 @@ impl<'a> Walk<'a> {
         let old_oneofs: BTreeSet<&str> = before.oneofs.iter().map(String::as_str).collect();
         let new_oneofs: BTreeSet<&str> = after.oneofs.iter().map(String::as_str).collect();
 
+        let old_by_oneof = numbers_by_oneof(before);
+        let new_by_oneof = numbers_by_oneof(after);
+
         // A oneof gone by name with none of its members left anywhere was deleted whole.
-        let deleted_whole: BTreeSet<&str> = old_oneofs
+        let deleted_whole: BTreeSet<&str> = before
+            .oneofs
             .iter()
-            .copied()
-            .filter(|name| !new_oneofs.contains(name))
-            .filter(|name| {
-                !old_fields
-                    .iter()
-                    .any(|(number, member)| member.oneof == Some(*name) && new_fields.contains_key(number))
-            })
+            .zip(&old_by_oneof)
+            .filter(|(name, _)| !new_oneofs.contains(name.as_str()))
+            .filter(|(_, numbers)| !numbers.iter().any(|number| new_fields.contains_key(number)))
+            .map(|(name, _)| name.as_str())
             .collect();
 
         // Fields that could be set together before and are now in one oneof.
-        for oneof in &after.oneofs {
+        for (oneof, numbers) in after.oneofs.iter().zip(&new_by_oneof) {
             let mut origins: BTreeSet<(bool, &str, i32)> = BTreeSet::new();
             let mut moved_from_top_level = 0;
-            for (number, _) in new_fields
-                .iter()
-                .filter(|(_, member)| member.oneof == Some(oneof.as_str()))
-            {
+            for number in numbers {
                 match old_fields.get(number) {
                     Some(Member {
                         oneof: Some(old_oneof), ..
@@ -336,14 +334,14 @@ impl<'a> Walk<'a> {
         old: &'a FieldType,
         new: &'a FieldType,
     ) {
-        let types = Detail {
+        let types = || Detail {
             before: Some(old.describe()),
             after: Some(new.describe()),
         };
         match (self.category(old, true), self.category(new, false)) {
             (Category::Scalar(old_family), Category::Scalar(new_family)) => {
                 if old_family != new_family {
-                    self.record(Kind::FieldScalarKindChanged, types);
+                    self.record(Kind::FieldScalarKindChanged, types());
                 } else if let (Some(before), Some(after)) = (old_label, new_label)
                     && before != after
                 {
@@ -366,7 +364,7 @@ impl<'a> Walk<'a> {
                 self.labels_and_types(None, None, old_key, new_key);
                 self.labels_and_types(None, None, old_value, new_value);
             }
-            _ => self.record(Kind::FieldKindChanged, types),
+            _ => self.record(Kind::FieldKindChanged, types()),
         }
     }
 
@@ -483,6 +481,17 @@ fn members(message: &Message) -> BTreeMap<i32, Member<'_>> {
             (field.number, Member { field, oneof })
         })
         .collect()
+}
+
+/// The field numbers of each real oneof of a message, in the oneofs' order.
+fn numbers_by_oneof(message: &Message) -> Vec<Vec<i32>> {
+    let mut numbers = vec![Vec::new(); message.oneofs.len()];
+    for field in &message.fields {
+        if let Some(members) = field.oneof.and_then(|index| numbers.get_mut(index)) {
+            members.push(field.number);
+        }
+    }
+    numbers
 }
 
 fn simple_name(full_name: &str) -> &str {

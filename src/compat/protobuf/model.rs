@@ -5,6 +5,7 @@
 //! Map entry messages are folded into their map fields and synthetic oneofs
 //! (proto3 `optional`) into their fields, as a `.proto` author writes them.
 
+use prost_reflect::DescriptorPool;
 use prost_types::field_descriptor_proto::{Label as DescriptorLabel, Type as DescriptorType};
 use prost_types::{DescriptorProto, EnumDescriptorProto, FileDescriptorProto};
 use rustc_hash::FxHashMap;
@@ -23,8 +24,8 @@ pub struct ProtobufSchema {
     pub(crate) types: FxHashMap<String, TypeId>,
     /// The schema's own file.
     pub(crate) main: usize,
-    /// The schema's own descriptor, for the canonical form.
-    pub(crate) descriptor: Box<FileDescriptorProto>,
+    /// The compiled files, for the canonical form.
+    pub(crate) pool: DescriptorPool,
     /// How many fields the schema and its imports declare.
     pub(crate) field_count: usize,
 }
@@ -124,6 +125,11 @@ impl ProtobufSchema {
         Ok(Builder::build(compiled))
     }
 
+    /// The descriptor of the schema's own file.
+    pub(crate) fn descriptor(&self) -> Option<prost_reflect::FileDescriptor> {
+        self.pool.files().nth(self.main)
+    }
+
     /// The package of the schema's own file.
     pub(crate) fn main_file(&self) -> &FileInfo {
         &self.files[self.main]
@@ -149,8 +155,7 @@ struct Pending {
 
 impl Builder {
     fn build(compiled: Compiled) -> ProtobufSchema {
-        let Compiled { files, main, sources } = compiled;
-        let descriptor = Box::new(files.get(main).cloned().unwrap_or_default());
+        let Compiled { pool, main, sources } = compiled;
         let mut builder = Builder {
             schema: ProtobufSchema {
                 messages: Vec::new(),
@@ -158,13 +163,14 @@ impl Builder {
                 files: Vec::new(),
                 types: FxHashMap::default(),
                 main,
-                descriptor,
+                pool: pool.clone(),
                 field_count: 0,
             },
             map_entries: FxHashMap::default(),
         };
         let mut pending = Vec::new();
-        for (index, file) in files.iter().enumerate() {
+        for (index, handle) in pool.files().enumerate() {
+            let file = handle.file_descriptor_proto();
             let identity = match sources.get(index).and_then(Option::as_ref) {
                 Some(text) => Sha256::digest(text.as_bytes()).into(),
                 None => Sha256::digest(file.name().as_bytes()).into(),

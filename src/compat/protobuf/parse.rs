@@ -10,7 +10,8 @@ use std::fmt;
 
 use base64::Engine as _;
 use prost::Message as _;
-use prost_types::{FileDescriptorProto, FileDescriptorSet};
+use prost_reflect::DescriptorPool;
+use prost_types::FileDescriptorProto;
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
 use crate::compat::SchemaText;
@@ -94,7 +95,7 @@ const MAIN_FILE: &str = "schema.proto";
 /// The compiled files: every file the schema needs, dependencies first, and
 /// which one is the schema itself.
 pub(crate) struct Compiled {
-    pub(crate) files: Vec<FileDescriptorProto>,
+    pub(crate) pool: DescriptorPool,
     pub(crate) main: usize,
     /// For each file: its text as given (`None` for well-known files), to
     /// tell two imports of one name apart.
@@ -130,13 +131,14 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     compiler
         .open_file(&main_name)
         .map_err(|error| convert(&error, &texts))?;
-    let FileDescriptorSet { file: files } = compiler.file_descriptor_set();
-    let main = files
-        .iter()
+    // The pool lends the descriptors; copying them out would copy their source info too.
+    let pool = compiler.descriptor_pool();
+    let main = pool
+        .files()
         .position(|file| file.name() == main_name)
-        .unwrap_or(files.len().saturating_sub(1));
-    let sources = files.iter().map(|file| texts.get(file.name()).cloned()).collect();
-    Ok(Compiled { files, main, sources })
+        .unwrap_or(pool.files().len().saturating_sub(1));
+    let sources = pool.files().map(|file| texts.get(file.name()).cloned()).collect();
+    Ok(Compiled { pool, main, sources })
 }
 
 /// The caller's files by name: `.proto` source, or descriptors decoded from base64.
