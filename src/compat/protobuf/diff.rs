@@ -174,6 +174,9 @@ impl<'a> Walk<'a> {
     }
 
     fn enumeration(&mut self, old: usize, new: usize) {
+        if self.original.enums[old].digest == self.update.enums[new].digest {
+            return;
+        }
         let before: BTreeMap<i32, &str> = self.original.enums[old]
             .values
             .iter()
@@ -201,6 +204,9 @@ impl<'a> Walk<'a> {
     /// Compares two messages of the same name: fields, oneofs, then nested types.
     fn message(&mut self, old: usize, new: usize) {
         let (before, after) = (&self.original.messages[old], &self.update.messages[new]);
+        if before.digest == after.digest {
+            return;
+        }
         if self.open.insert(old) {
             self.fields(before, after);
             self.open.remove(&old);
@@ -263,8 +269,7 @@ impl<'a> Walk<'a> {
             }
         }
 
-        let numbers: BTreeSet<i32> = old_fields.keys().chain(new_fields.keys()).copied().collect();
-        for number in numbers {
+        for number in old_fields.union_numbers(&new_fields) {
             match (old_fields.get(&number), new_fields.get(&number)) {
                 (Some(old), None) => match old.oneof {
                     Some(oneof) if deleted_whole.contains(oneof) => {}
@@ -305,12 +310,18 @@ impl<'a> Walk<'a> {
                             named(old.oneof, None),
                         );
                     }
+                    let (in_oneof, top_level);
                     let place: &[Step<'a>] = match new.oneof {
-                        Some(oneof) => &[Step::Name(oneof), Step::Number(number)],
-                        None => &[Step::Number(number)],
+                        Some(oneof) => {
+                            in_oneof = [Step::Name(oneof), Step::Number(number)];
+                            &in_oneof
+                        }
+                        None => {
+                            top_level = [Step::Number(number)];
+                            &top_level
+                        }
                     };
-                    let place = place.to_vec();
-                    self.within(&place, |walk| walk.field(old, new));
+                    self.within(place, |walk| walk.field(old, new));
                 }
                 (None, None) => {}
             }
@@ -468,19 +479,46 @@ fn named(before: Option<&str>, after: Option<&str>) -> Detail {
     }
 }
 
-/// Every field of a message by number, with its oneof's name.
-fn members(message: &Message) -> BTreeMap<i32, Member<'_>> {
-    message
-        .fields
-        .iter()
-        .map(|field| {
-            let oneof = field
-                .oneof
-                .and_then(|index| message.oneofs.get(index))
-                .map(String::as_str);
-            (field.number, Member { field, oneof })
-        })
-        .collect()
+/// Every field of a message in number order, with its oneof's name.
+fn members(message: &Message) -> Members<'_> {
+    Members(
+        message
+            .by_number
+            .iter()
+            .map(|&index| {
+                let field = &message.fields[index];
+                let oneof = field
+                    .oneof
+                    .and_then(|index| message.oneofs.get(index))
+                    .map(String::as_str);
+                (field.number, Member { field, oneof })
+            })
+            .collect(),
+    )
+}
+
+/// The fields of a message sorted by number, found by binary search.
+struct Members<'a>(Vec<(i32, Member<'a>)>);
+
+impl<'a> Members<'a> {
+    fn get(&self, number: &i32) -> Option<&Member<'a>> {
+        self.0
+            .binary_search_by_key(number, |(key, _)| *key)
+            .ok()
+            .map(|position| &self.0[position].1)
+    }
+
+    fn contains_key(&self, number: &i32) -> bool {
+        self.get(number).is_some()
+    }
+
+    /// The numbers of both lists, in order, each once.
+    fn union_numbers(&self, other: &Members<'a>) -> Vec<i32> {
+        let mut numbers: Vec<i32> = self.0.iter().chain(&other.0).map(|(number, _)| *number).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers
+    }
 }
 
 /// The field numbers of each real oneof of a message, in the oneofs' order.

@@ -61,6 +61,11 @@ pub(crate) struct Message {
     /// Nested messages (map entries excluded) and enums, in declaration order.
     pub(crate) messages: Vec<usize>,
     pub(crate) enums: Vec<usize>,
+    /// Positions in `fields`, by field number.
+    pub(crate) by_number: Vec<usize>,
+    /// A digest of everything the difference walk reads in this message and
+    /// below it: two messages with equal digests have no differences.
+    pub(crate) digest: [u8; 32],
 }
 
 /// An enum.
@@ -68,6 +73,8 @@ pub(crate) struct Message {
 pub(crate) struct Enum {
     pub(crate) full_name: String,
     pub(crate) values: Vec<(i32, String)>,
+    /// A digest of the name and the constants.
+    pub(crate) digest: [u8; 32],
 }
 
 /// A field of a message.
@@ -114,6 +121,42 @@ impl FieldType {
 }
 
 impl ProtobufSchema {
+    /// Feeds what the walk compares about a field type: scalars by name;
+    /// named types by kind, name without package, and the file they come
+    /// from (the schema's own, or an import by its content).
+    fn hash_type(&self, hasher: &mut Sha256, ty: &FieldType) {
+        match ty {
+            FieldType::Scalar(name) => {
+                hasher.update(b"s");
+                hash_str(hasher, name);
+            }
+            FieldType::Map(key, value) => {
+                hasher.update(b"m");
+                self.hash_type(hasher, key);
+                self.hash_type(hasher, value);
+            }
+            FieldType::Named(name) => {
+                let (tag, file) = match self.types.get(name.as_str()) {
+                    Some(TypeId::Message(id)) => (b"M", Some(self.messages[*id].file)),
+                    Some(TypeId::Enum(_)) => (b"E", None),
+                    None => (b"U", None),
+                };
+                hasher.update(tag);
+                match file {
+                    Some(file) if file != self.main => {
+                        hash_str(hasher, local(name, &self.files[file].package));
+                        hasher.update(self.files[file].identity);
+                    }
+                    Some(file) => {
+                        hash_str(hasher, local(name, &self.files[file].package));
+                        hasher.update(b"own");
+                    }
+                    None => hash_str(hasher, name),
+                }
+            }
+        }
+    }
+
     /// Parses and compiles `schema`: `.proto` text or a base64
     /// `FileDescriptorProto`, with its references.
     ///
@@ -203,7 +246,51 @@ impl Builder {
                 field.label = None;
             }
         }
+        builder.digest_types();
         builder.schema
+    }
+
+    /// Fills in the digests, children before parents (a nested message always
+    /// comes after its parent in the arena).
+    fn digest_types(&mut self) {
+        for enumeration in &mut self.schema.enums {
+            let mut hasher = Sha256::new();
+            hash_str(&mut hasher, simple_name(&enumeration.full_name));
+            for (number, name) in &enumeration.values {
+                hasher.update(number.to_le_bytes());
+                hash_str(&mut hasher, name);
+            }
+            enumeration.digest = hasher.finalize().into();
+        }
+        for id in (0..self.schema.messages.len()).rev() {
+            let schema = &self.schema;
+            let message = &schema.messages[id];
+            let mut hasher = Sha256::new();
+            hash_str(&mut hasher, simple_name(&message.full_name));
+            for oneof in &message.oneofs {
+                hash_str(&mut hasher, oneof);
+            }
+            for field in &message.fields {
+                hasher.update(field.number.to_le_bytes());
+                hash_str(&mut hasher, &field.name);
+                hasher.update([match field.label {
+                    None => 0,
+                    Some(Label::Optional) => 1,
+                    Some(Label::Required) => 2,
+                    Some(Label::Repeated) => 3,
+                }]);
+                hasher.update(field.oneof.map_or(0, |index| index + 1).to_le_bytes());
+                schema.hash_type(&mut hasher, &field.ty);
+            }
+            hasher.update(b"nested");
+            for &nested in &message.messages {
+                hasher.update(schema.messages[nested].digest);
+            }
+            for &nested in &message.enums {
+                hasher.update(schema.enums[nested].digest);
+            }
+            self.schema.messages[id].digest = hasher.finalize().into();
+        }
     }
 
     /// Adds a message and everything nested in it; `None` for a map entry,
@@ -284,6 +371,8 @@ impl Builder {
                 });
             }
         }
+        let mut by_number: Vec<usize> = (0..fields.len()).collect();
+        by_number.sort_by_key(|&index| fields[index].number);
         self.schema.messages.push(Message {
             full_name: full_name.clone(),
             file,
@@ -291,6 +380,8 @@ impl Builder {
             oneofs,
             messages: Vec::new(),
             enums: Vec::new(),
+            by_number,
+            digest: [0; 32],
         });
         let mut nested_messages = Vec::new();
         for nested in &message.nested_type {
@@ -314,6 +405,7 @@ impl Builder {
         let full_name = qualify(scope, enumeration.name());
         self.schema.types.insert(full_name.clone(), TypeId::Enum(id));
         self.schema.enums.push(Enum {
+            digest: [0; 32],
             full_name,
             values: enumeration
                 .value
@@ -323,6 +415,27 @@ impl Builder {
         });
         id
     }
+}
+
+/// Feeds a string with its length, so that concatenations cannot collide.
+fn hash_str(hasher: &mut Sha256, text: &str) {
+    hasher.update(text.len().to_le_bytes());
+    hasher.update(text.as_bytes());
+}
+
+fn simple_name(full_name: &str) -> &str {
+    full_name.rsplit('.').next().unwrap_or(full_name)
+}
+
+/// `full_name` without its package.
+pub(crate) fn local<'n>(full_name: &'n str, package: &str) -> &'n str {
+    if package.is_empty() {
+        return full_name;
+    }
+    full_name
+        .strip_prefix(package)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .unwrap_or(full_name)
 }
 
 fn syntax_of(file: &FileDescriptorProto) -> String {
