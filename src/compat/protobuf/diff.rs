@@ -211,7 +211,9 @@ impl<'a> Walk<'a> {
             self.fields(before, after);
             self.open.remove(&old);
         }
-        self.types(&before.messages, &before.enums, &after.messages, &after.enums);
+        if before.nested_digest != after.nested_digest {
+            self.types(&before.messages, &before.enums, &after.messages, &after.enums);
+        }
     }
 
     fn fields(&mut self, before: &'a Message, after: &'a Message) {
@@ -349,7 +351,7 @@ impl<'a> Walk<'a> {
             before: Some(old.describe()),
             after: Some(new.describe()),
         };
-        match (self.category(old, true), self.category(new, false)) {
+        match (Self::category(old), Self::category(new)) {
             (Category::Scalar(old_family), Category::Scalar(new_family)) => {
                 if old_family != new_family {
                     self.record(Kind::FieldScalarKindChanged, types());
@@ -370,7 +372,9 @@ impl<'a> Walk<'a> {
                     );
                 }
             }
-            (Category::Message(old_name), Category::Message(new_name)) => self.message_types(old_name, new_name),
+            (Category::Message(old_name, old_id), Category::Message(new_name, new_id)) => {
+                self.message_types(old_name, old_id, new_name, new_id);
+            }
             (Category::Map(old_key, old_value), Category::Map(new_key, new_value)) => {
                 self.labels_and_types(None, None, old_key, new_key);
                 self.labels_and_types(None, None, old_value, new_value);
@@ -381,12 +385,9 @@ impl<'a> Walk<'a> {
 
     /// Two fields of message type: the same type if their names match once
     /// each loses its package; a type from an import is compared structurally.
-    fn message_types(&mut self, old_name: &'a str, new_name: &'a str) {
+    fn message_types(&mut self, old_name: &'a str, old: Option<usize>, new_name: &'a str, new: Option<usize>) {
         let (original, update) = (self.original, self.update);
-        let (Some(TypeId::Message(old)), Some(TypeId::Message(new))) = (
-            original.types.get(old_name).copied(),
-            update.types.get(new_name).copied(),
-        ) else {
+        let (Some(old), Some(new)) = (old, new) else {
             if old_name != new_name {
                 self.record(Kind::FieldNamedTypeChanged, named(Some(old_name), Some(new_name)));
             }
@@ -420,14 +421,14 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn category(&self, ty: &'a FieldType, original: bool) -> Category<'a> {
-        let schema = if original { self.original } else { self.update };
+    fn category(ty: &'a FieldType) -> Category<'a> {
         match ty {
             FieldType::Scalar(name) => Category::Scalar(family(name)),
             FieldType::Map(key, value) => Category::Map(key, value),
-            FieldType::Named(name) => match schema.types.get(name.as_str()) {
+            FieldType::Named(name, target) => match target {
                 Some(TypeId::Enum(_)) => Category::Scalar(Family::GeneralNumber),
-                _ => Category::Message(name),
+                Some(TypeId::Message(id)) => Category::Message(name, Some(*id)),
+                None => Category::Message(name, None),
             },
         }
     }
@@ -436,7 +437,7 @@ impl<'a> Walk<'a> {
 /// How Confluent groups field types before comparing them.
 enum Category<'a> {
     Scalar(Family),
-    Message(&'a str),
+    Message(&'a str, Option<usize>),
     Map(&'a FieldType, &'a FieldType),
 }
 

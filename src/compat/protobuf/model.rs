@@ -66,6 +66,8 @@ pub(crate) struct Message {
     /// A digest of everything the difference walk reads in this message and
     /// below it: two messages with equal digests have no differences.
     pub(crate) digest: [u8; 32],
+    /// A digest of the nested messages and enums alone.
+    pub(crate) nested_digest: [u8; 32],
 }
 
 /// An enum.
@@ -103,8 +105,9 @@ pub(crate) enum Label {
 pub(crate) enum FieldType {
     /// A scalar, by its `.proto` keyword.
     Scalar(&'static str),
-    /// A message or enum, by fully-qualified name (no leading dot).
-    Named(String),
+    /// A message or enum, by fully-qualified name (no leading dot), and
+    /// what that name resolves to.
+    Named(String, Option<TypeId>),
     /// `map<key, value>`.
     Map(Box<FieldType>, Box<FieldType>),
 }
@@ -114,7 +117,7 @@ impl FieldType {
     pub(crate) fn describe(&self) -> String {
         match self {
             FieldType::Scalar(name) => (*name).to_owned(),
-            FieldType::Named(name) => name.clone(),
+            FieldType::Named(name, _) => name.clone(),
             FieldType::Map(key, value) => format!("map<{}, {}>", key.describe(), value.describe()),
         }
     }
@@ -135,8 +138,8 @@ impl ProtobufSchema {
                 self.hash_type(hasher, key);
                 self.hash_type(hasher, value);
             }
-            FieldType::Named(name) => {
-                let (tag, file) = match self.types.get(name.as_str()) {
+            FieldType::Named(name, target) => {
+                let (tag, file) = match target {
                     Some(TypeId::Message(id)) => (b"M", Some(self.messages[*id].file)),
                     Some(TypeId::Enum(_)) => (b"E", None),
                     None => (b"U", None),
@@ -239,15 +242,26 @@ impl Builder {
         }
         for Pending { message, field } in pending {
             let field = &mut builder.schema.messages[message].fields[field];
-            if let FieldType::Named(entry) = &field.ty
+            if let FieldType::Named(entry, _) = &field.ty
                 && let Some((key, value)) = builder.map_entries.get(entry)
             {
                 field.ty = FieldType::Map(Box::new(key.clone()), Box::new(value.clone()));
                 field.label = None;
             }
         }
+        builder.resolve_targets();
         builder.digest_types();
         builder.schema
+    }
+
+    /// Records what each named field type resolves to, so the walk need not look it up.
+    fn resolve_targets(&mut self) {
+        let ProtobufSchema { messages, types, .. } = &mut self.schema;
+        for message in messages {
+            for field in &mut message.fields {
+                resolve(&mut field.ty, types);
+            }
+        }
     }
 
     /// Fills in the digests, children before parents (a nested message always
@@ -282,14 +296,19 @@ impl Builder {
                 hasher.update(field.oneof.map_or(0, |index| index + 1).to_le_bytes());
                 schema.hash_type(&mut hasher, &field.ty);
             }
-            hasher.update(b"nested");
+            let mut nested_hasher = Sha256::new();
             for &nested in &message.messages {
-                hasher.update(schema.messages[nested].digest);
+                nested_hasher.update(schema.messages[nested].digest);
             }
+            nested_hasher.update(b"enums");
             for &nested in &message.enums {
-                hasher.update(schema.enums[nested].digest);
+                nested_hasher.update(schema.enums[nested].digest);
             }
-            self.schema.messages[id].digest = hasher.finalize().into();
+            let nested_digest: [u8; 32] = nested_hasher.finalize().into();
+            hasher.update(nested_digest);
+            let entry = &mut self.schema.messages[id];
+            entry.digest = hasher.finalize().into();
+            entry.nested_digest = nested_digest;
         }
     }
 
@@ -364,7 +383,7 @@ impl Builder {
             .collect();
         self.schema.field_count += fields.len();
         for (index, field) in fields.iter().enumerate() {
-            if field.label == Some(Label::Repeated) && matches!(field.ty, FieldType::Named(_)) {
+            if field.label == Some(Label::Repeated) && matches!(field.ty, FieldType::Named(..)) {
                 pending.push(Pending {
                     message: id,
                     field: index,
@@ -382,6 +401,7 @@ impl Builder {
             enums: Vec::new(),
             by_number,
             digest: [0; 32],
+            nested_digest: [0; 32],
         });
         let mut nested_messages = Vec::new();
         for nested in &message.nested_type {
@@ -414,6 +434,17 @@ impl Builder {
                 .collect(),
         });
         id
+    }
+}
+
+fn resolve(ty: &mut FieldType, types: &FxHashMap<String, TypeId>) {
+    match ty {
+        FieldType::Scalar(_) => {}
+        FieldType::Named(name, target) => *target = types.get(name.as_str()).copied(),
+        FieldType::Map(key, value) => {
+            resolve(key, types);
+            resolve(value, types);
+        }
     }
 }
 
@@ -472,7 +503,7 @@ fn field_type(field: &prost_types::FieldDescriptorProto) -> FieldType {
         DescriptorType::Sint32 => "sint32",
         DescriptorType::Sint64 => "sint64",
         DescriptorType::Group | DescriptorType::Message | DescriptorType::Enum => {
-            return FieldType::Named(field.type_name().trim_start_matches('.').to_owned());
+            return FieldType::Named(field.type_name().trim_start_matches('.').to_owned(), None);
         }
     };
     FieldType::Scalar(scalar)
