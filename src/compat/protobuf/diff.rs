@@ -219,41 +219,53 @@ impl<'a> Walk<'a> {
     fn fields(&mut self, before: &'a Message, after: &'a Message) {
         let old_fields = members(before);
         let new_fields = members(after);
-        let old_oneofs: BTreeSet<&str> = before.oneofs.iter().map(String::as_str).collect();
-        let new_oneofs: BTreeSet<&str> = after.oneofs.iter().map(String::as_str).collect();
-
-        let old_by_oneof = numbers_by_oneof(before);
+        let same_oneofs = before.oneofs == after.oneofs;
+        let (old_oneofs, new_oneofs): (BTreeSet<&str>, BTreeSet<&str>) = if same_oneofs {
+            (BTreeSet::new(), BTreeSet::new())
+        } else {
+            (
+                before.oneofs.iter().map(String::as_str).collect(),
+                after.oneofs.iter().map(String::as_str).collect(),
+            )
+        };
         let new_by_oneof = numbers_by_oneof(after);
 
         // A oneof gone by name with none of its members left anywhere was deleted whole.
-        let deleted_whole: BTreeSet<&str> = before
-            .oneofs
-            .iter()
-            .zip(&old_by_oneof)
-            .filter(|(name, _)| !new_oneofs.contains(name.as_str()))
-            .filter(|(_, numbers)| !numbers.iter().any(|number| new_fields.contains_key(number)))
-            .map(|(name, _)| name.as_str())
-            .collect();
+        let deleted_whole: BTreeSet<&str> = if same_oneofs {
+            BTreeSet::new()
+        } else {
+            before
+                .oneofs
+                .iter()
+                .zip(numbers_by_oneof(before))
+                .filter(|(name, _)| !new_oneofs.contains(name.as_str()))
+                .filter(|(_, numbers)| !numbers.iter().any(|number| new_fields.contains_key(number)))
+                .map(|(name, _)| name.as_str())
+                .collect()
+        };
 
         // Fields that could be set together before and are now in one oneof.
         for (oneof, numbers) in after.oneofs.iter().zip(&new_by_oneof) {
-            let mut origins: BTreeSet<(bool, &str, i32)> = BTreeSet::new();
+            let mut first_origin: Option<Origin<'_>> = None;
+            let mut several_origins = false;
             let mut moved_from_top_level = 0;
             for number in numbers {
-                match old_fields.get(number) {
+                let origin = match old_fields.get(number) {
                     Some(Member {
                         oneof: Some(old_oneof), ..
-                    }) => {
-                        origins.insert((true, old_oneof, 0));
-                    }
+                    }) => Origin::Oneof(old_oneof),
                     Some(Member { oneof: None, .. }) => {
-                        origins.insert((false, "", *number));
                         moved_from_top_level += 1;
+                        Origin::Field(*number)
                     }
-                    None => {}
+                    None => continue,
+                };
+                match first_origin {
+                    None => first_origin = Some(origin),
+                    Some(first) => several_origins |= first != origin,
                 }
             }
-            if origins.len() > 1 {
+            if several_origins {
                 let kind = if moved_from_top_level > 1 {
                     Kind::MultipleFieldsMovedToOneof
                 } else {
@@ -271,8 +283,8 @@ impl<'a> Walk<'a> {
             }
         }
 
-        for number in old_fields.union_numbers(&new_fields) {
-            match (old_fields.get(&number), new_fields.get(&number)) {
+        for (number, old, new) in old_fields.merge(&new_fields) {
+            match (old, new) {
                 (Some(old), None) => match old.oneof {
                     Some(oneof) if deleted_whole.contains(oneof) => {}
                     Some(oneof) => self.record_at(
@@ -513,13 +525,61 @@ impl<'a> Members<'a> {
         self.get(number).is_some()
     }
 
-    /// The numbers of both lists, in order, each once.
-    fn union_numbers(&self, other: &Members<'a>) -> Vec<i32> {
-        let mut numbers: Vec<i32> = self.0.iter().chain(&other.0).map(|(number, _)| *number).collect();
-        numbers.sort_unstable();
-        numbers.dedup();
-        numbers
+    /// Every number of either list, in order, with the member of each list.
+    fn merge<'m>(&'m self, other: &'m Members<'a>) -> Merge<'m, 'a> {
+        Merge {
+            left: &self.0,
+            right: &other.0,
+        }
     }
+}
+
+/// The merge of two [`Members`] lists by number.
+struct Merge<'m, 'a> {
+    left: &'m [(i32, Member<'a>)],
+    right: &'m [(i32, Member<'a>)],
+}
+
+impl<'m, 'a> Iterator for Merge<'m, 'a> {
+    type Item = (i32, Option<&'m Member<'a>>, Option<&'m Member<'a>>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match (self.left.split_first(), self.right.split_first()) {
+            (None, None) => None,
+            (Some(((number, member), rest)), None) => {
+                self.left = rest;
+                Some((*number, Some(member), None))
+            }
+            (None, Some(((number, member), rest))) => {
+                self.right = rest;
+                Some((*number, None, Some(member)))
+            }
+            (Some(((left_number, left), left_rest)), Some(((right_number, right), right_rest))) => {
+                match left_number.cmp(right_number) {
+                    std::cmp::Ordering::Less => {
+                        self.left = left_rest;
+                        Some((*left_number, Some(left), None))
+                    }
+                    std::cmp::Ordering::Greater => {
+                        self.right = right_rest;
+                        Some((*right_number, None, Some(right)))
+                    }
+                    std::cmp::Ordering::Equal => {
+                        self.left = left_rest;
+                        self.right = right_rest;
+                        Some((*left_number, Some(left), Some(right)))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where a field of a oneof was before: in a oneof, or on its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin<'a> {
+    Oneof(&'a str),
+    Field(i32),
 }
 
 /// The field numbers of each real oneof of a message, in the oneofs' order.
