@@ -4,7 +4,8 @@
 //! Comments, layout and the order of imports do not count; type names are
 //! fully qualified (`.pkg.Outer.Inner`), so `Inner`, `Outer.Inner` and
 //! `.pkg.Outer.Inner` written in the same place are one schema; options are
-//! written field by field in field-number order; a field's `json_name` counts
+//! written field by field in one fixed order, whatever order the text gave
+//! them in; imports are sorted; a field's `json_name` counts
 //! only when it differs from the one Protobuf derives from the field's name.
 //! The same file sent as text or as a serialized descriptor therefore has one
 //! canonical form.

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashSet;
 
 use super::Kind;
-use super::model::{FieldType, Label, Message, ProtobufSchema, TypeId};
+use super::model::{FieldType, Label, Message, ProtobufSchema, TypeId, local};
 use crate::compat::SchemaPath;
 
 /// One difference between the original and the updated schema.
@@ -406,8 +406,8 @@ impl<'a> Walk<'a> {
             return;
         };
         let (before, after) = (&original.messages[old], &update.messages[new]);
-        let old_local = local_name(old_name, &original.files[before.file].package);
-        let new_local = local_name(new_name, &update.files[after.file].package);
+        let old_local = local(old_name, &original.files[before.file].package);
+        let new_local = local(new_name, &update.files[after.file].package);
         if old_local != new_local {
             self.record(Kind::FieldNamedTypeChanged, named(Some(old_name), Some(new_name)));
             return;
@@ -599,15 +599,4 @@ fn simple_name(full_name: &str) -> &str {
 
 fn enum_name(schema: &ProtobufSchema, id: usize) -> &str {
     &schema.enums[id].full_name
-}
-
-/// `full_name` without its package.
-fn local_name<'n>(full_name: &'n str, package: &str) -> &'n str {
-    if package.is_empty() {
-        return full_name;
-    }
-    full_name
-        .strip_prefix(package)
-        .and_then(|rest| rest.strip_prefix('.'))
-        .unwrap_or(full_name)
 }

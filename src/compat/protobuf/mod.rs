@@ -370,3 +370,63 @@ fn split_path(path: &SchemaPath) -> (String, String) {
 fn dotted(path: &SchemaPath) -> String {
     path.to_string().trim_start_matches('/').replace('/', ".")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_through_its_confluent_name() {
+        for kind in Kind::ALL {
+            assert_eq!(Kind::from_name(kind.as_str()), Some(kind));
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+        assert_eq!(Kind::from_name("NOT_A_KIND"), None);
+    }
+
+    #[test]
+    fn the_table_accepts_exactly_confluents_compatible_changes_and_ours() {
+        let accepted: Vec<&str> = Kind::ALL
+            .into_iter()
+            .filter(|kind| is_compatible(*kind))
+            .map(Kind::as_str)
+            .collect();
+        assert_eq!(
+            accepted,
+            [
+                "MESSAGE_ADDED",
+                "MESSAGE_MOVED",
+                "ENUM_ADDED",
+                "ENUM_REMOVED",
+                "ENUM_CONST_ADDED",
+                "ENUM_CONST_CHANGED",
+                "ENUM_CONST_REMOVED",
+                "FIELD_ADDED",
+                "FIELD_REMOVED",
+                "FIELD_NAME_CHANGED",
+                "FIELD_STRING_OR_BYTES_LABEL_CHANGED",
+                "ONEOF_ADDED",
+                "ONEOF_REMOVED",
+                "ONEOF_FIELD_ADDED",
+                "ONEOF_FIELD_MOVED_TO_TOP_LEVEL",
+                "SYNTAX_VERSION_CHANGED",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_forward_description_tells_the_change_from_old_to_new() {
+        let change = Change {
+            kind: Kind::FieldScalarKindChanged,
+            path: SchemaPath::root().key("Order").index(7),
+            detail: Detail {
+                before: Some("string".to_owned()),
+                after: Some("int32".to_owned()),
+            },
+        };
+        assert_eq!(
+            describe_for(&change, Direction::Forward, 1),
+            "field 7 of `Order` changed from `int32` to `string`"
+        );
+    }
+}

@@ -508,3 +508,30 @@ fn field_type(field: &prost_types::FieldDescriptorProto) -> FieldType {
     };
     FieldType::Scalar(scalar)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_name_drops_only_a_whole_package_prefix() {
+        assert_eq!(local("shop.Order.Line", "shop"), "Order.Line");
+        assert_eq!(local("shopping.Order", "shop"), "shopping.Order");
+        assert_eq!(local("Order", ""), "Order");
+    }
+
+    #[test]
+    fn map_fields_and_proto3_optional_look_as_written() {
+        let schema = ProtobufSchema::parse(&SchemaText::new(
+            "syntax = \"proto3\";\nmessage A { map<string, int32> m = 1; optional string o = 2; \
+             repeated int64 r = 3; string s = 4; oneof c { bool b = 5; } }",
+        ))
+        .unwrap();
+        let message = &schema.messages[0];
+        assert!(message.messages.is_empty(), "the map entry is folded into its field");
+        assert_eq!(message.oneofs, ["c"], "the synthetic oneof of `o` is gone");
+        let labels: Vec<Option<Label>> = message.fields.iter().map(|field| field.label).collect();
+        assert_eq!(labels, [None, Some(Label::Optional), Some(Label::Repeated), None, None]);
+        assert_eq!(message.fields[0].ty.describe(), "map<string, int32>");
+    }
+}

@@ -253,3 +253,26 @@ fn position_at(file: &str, text: &str, offset: usize) -> Position {
         column,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_lines_and_columns() {
+        let text = "syntax = \"proto3\";\nmessage é {\n  x";
+        let position = position_at("a.proto", text, text.len() - 1);
+        assert_eq!((position.line, position.column), (3, 3));
+        assert_eq!(position.to_string(), "a.proto:3:3");
+        assert_eq!(position_at("a.proto", text, 0).to_string(), "a.proto:1:1");
+        assert_eq!(position_at("a.proto", text, 10_000).line, 3);
+    }
+
+    #[test]
+    fn only_text_of_base64_characters_is_taken_for_a_descriptor() {
+        assert!(looks_like_base64("Cg1leC91c2VyLnByb3Rv\nEgJleA=="));
+        assert!(!looks_like_base64("syntax = \"proto3\";"));
+        assert!(!looks_like_base64("message A {}"));
+        assert!(!looks_like_base64("  "));
+    }
+}
