@@ -176,3 +176,15 @@ fn garbage_never_panics() {
         );
     }
 }
+
+#[test]
+fn nesting_too_deep_is_refused_with_its_place_not_a_crash() {
+    let depth = 2_000;
+    let mut text = String::from("syntax = \"proto3\";\n");
+    for level in 0..depth {
+        let _ = writeln!(text, "message M{level} {{");
+    }
+    text.push_str("string x = 1;\n");
+    text.push_str(&"}\n".repeat(depth));
+    assert_refused(&SchemaText::new(text), &["schema.proto:", "recursion limit"]);
+}
