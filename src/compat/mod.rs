@@ -246,6 +246,11 @@ impl ParsedSchema {
 /// Transitive checks against many versions of a large schema run on every
 /// core: the versions are independent, and the report's order does not
 /// depend on which finishes first.
+///
+/// # Caveats
+/// Every version must be in the candidate's format, as in a registry
+/// subject; a version in another format has nothing to compare and adds
+/// nothing to the report.
 pub fn check_parsed(mode: Mode, candidate: &ParsedSchema, previous: &[&ParsedSchema]) -> Report {
     let versions = mode.versions_to_check(previous.len());
     let found = for_each_version(&versions, candidate.size(), |version| {
