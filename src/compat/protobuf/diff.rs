@@ -434,7 +434,8 @@ impl<'a> Walk<'a> {
             .iter()
             .any(|change| !super::is_compatible(change.kind));
         if broken {
-            self.record(Kind::FieldNamedTypeChanged, named(Some(old_name), Some(new_name)));
+            // Same type by name, different definition: no "before" name to show.
+            self.record(Kind::FieldNamedTypeChanged, named(None, Some(new_name)));
         }
     }
 

@@ -306,8 +306,9 @@ fn describe(kind: Kind, path: &SchemaPath, detail: &Detail) -> String {
             format!("field {last} of `{owner}` changed from `{before}` to `{after}`")
         }
         Kind::FieldNamedTypeChanged => {
-            if before == after {
-                format!("field {last} of `{owner}` uses `{after}`, whose definition changed incompatibly")
+            if detail.before.is_none() || detail.after.is_none() {
+                let name = detail.after.as_deref().or(detail.before.as_deref()).unwrap_or("?");
+                format!("field {last} of `{owner}` uses `{name}`, whose definition changed incompatibly")
             } else {
                 format!("field {last} of `{owner}` changed from message `{before}` to `{after}`")
             }
