@@ -290,3 +290,29 @@ impl protox::file::FileResolver for SingleFile {
         }
     }
 }
+
+#[test]
+fn a_reference_may_itself_be_a_base64_descriptor() {
+    let money = "syntax = \"proto3\";\npackage shop;\nmessage Money { int64 units = 1; }\n";
+    let mut compiler = protox::Compiler::with_file_resolver(SingleFile(money.to_owned()));
+    compiler.open_file("order.proto").unwrap();
+    let descriptor = compiler.file_descriptor_set().file.remove(0);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(descriptor.encode_to_vec());
+    let order = "syntax = \"proto3\";\npackage shop;\nimport \"shop/money.proto\";\nmessage Order { Money total = 1; }";
+    let as_text = SchemaText {
+        text: order.to_owned(),
+        references: vec![Reference {
+            name: "shop/money.proto".to_owned(),
+            text: money.to_owned(),
+        }],
+    };
+    let as_descriptor = SchemaText {
+        text: order.to_owned(),
+        references: vec![Reference {
+            name: "shop/money.proto".to_owned(),
+            text: encoded,
+        }],
+    };
+    assert!(backward(&as_text, &as_descriptor).is_empty());
+    assert!(breaks(Mode::Full, &as_descriptor, &as_text).is_empty());
+}
