@@ -180,6 +180,12 @@ pub struct CompatArgs {
     #[arg(long, value_name = "FILE", required_unless_present = "cases")]
     pub candidate: Option<PathBuf>,
 
+    /// A schema the others import or refer to, as NAME=FILE (for Protobuf, NAME
+    /// is the import path, e.g. `common/money.proto=./money.proto`); repeat it.
+    /// Every schema of the check sees the same references.
+    #[arg(long = "reference", value_name = "NAME=FILE", conflicts_with = "cases")]
+    pub references: Vec<String>,
+
     /// Run every case of a conformance JSON Lines file and print one JSON line per case.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["candidate", "previous"])]
     pub cases: Option<PathBuf>,
@@ -230,6 +236,8 @@ pub enum CompatJob {
         previous: Vec<PathBuf>,
         /// The new schema.
         candidate: PathBuf,
+        /// Referenced schemas: the name used to refer to each, and its file.
+        references: Vec<(String, PathBuf)>,
         /// How to print the result.
         output: OutputFormat,
     },
@@ -259,6 +267,16 @@ impl CompatArgs {
                 mode: self.mode,
                 previous: self.previous,
                 candidate,
+                references: self
+                    .references
+                    .iter()
+                    .map(|spec| match spec.split_once('=') {
+                        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+                            Ok((name.to_owned(), PathBuf::from(path)))
+                        }
+                        _ => Err(format!("--reference `{spec}` should be NAME=FILE")),
+                    })
+                    .collect::<Result<_, _>>()?,
                 output: self.output,
             },
             (None, None) => return Err("give --candidate FILE (with --previous FILE…), or --cases FILE".to_owned()),
@@ -307,6 +325,7 @@ mod tests {
                 mode: Mode::FullTransitive,
                 previous: vec!["a.avsc".into(), "b.avsc".into()],
                 candidate: "c.avsc".into(),
+                references: Vec::new(),
                 output: OutputFormat::Text,
             }
         );

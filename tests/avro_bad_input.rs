@@ -255,9 +255,3 @@ fn a_problem_in_a_reference_names_the_reference() {
         "{error}"
     );
 }
-
-#[test]
-fn formats_without_a_checker_are_an_error_not_a_verdict() {
-    let error = check(Format::Protobuf, Mode::Backward, &SchemaText::new("{}"), &[]).unwrap_err();
-    assert!(matches!(error, CheckError::UnsupportedFormat { .. }), "{error:?}");
-}

@@ -339,3 +339,85 @@ fn the_json_conformance_file_runs_through_cases() {
     assert_eq!(lines.len(), 280);
     assert!(lines.iter().all(|line| !line.contains("\"error\"")));
 }
+
+#[test]
+fn protobuf_with_a_reference_exits_0_when_compatible_and_1_when_not() {
+    let args = |candidate: &str| {
+        vec![
+            "compat".to_owned(),
+            "--format".to_owned(),
+            "protobuf".to_owned(),
+            "--mode".to_owned(),
+            "full".to_owned(),
+            "--reference".to_owned(),
+            "shop/money.proto=examples/protobuf/money.proto".to_owned(),
+            "--previous".to_owned(),
+            "examples/protobuf/order-v1.proto".to_owned(),
+            "--candidate".to_owned(),
+            format!("examples/protobuf/{candidate}"),
+        ]
+    };
+    let run = |candidate: &str| {
+        let owned = args(candidate);
+        let borrowed: Vec<&str> = owned.iter().map(String::as_str).collect();
+        schemaops(&borrowed)
+    };
+    let compatible = run("order-v2-wider-quantity.proto");
+    assert_eq!(compatible.status.code(), Some(0), "{}", stderr(&compatible));
+    let incompatible = run("order-v2-string-quantity.proto");
+    assert_eq!(incompatible.status.code(), Some(1), "{}", stderr(&incompatible));
+    let text = stdout(&incompatible);
+    assert!(text.contains("FIELD_SCALAR_KIND_CHANGED at /Order/7"), "{text}");
+    assert!(
+        text.contains("field 7 of `Order` changed from `int32` to `string`: existing bytes on the wire cannot be read"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_protobuf_missing_import_exits_2_naming_the_import_and_line() {
+    let output = schemaops(&[
+        "compat",
+        "--format",
+        "protobuf",
+        "--candidate",
+        "examples/protobuf/order-v1.proto",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("schema.proto:5:1: import `shop/money.proto`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_reference_argument_exits_2() {
+    let output = schemaops(&[
+        "compat",
+        "--format",
+        "protobuf",
+        "--reference",
+        "no-equals-sign",
+        "--candidate",
+        "examples/protobuf/money.proto",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("NAME=FILE"), "{}", stderr(&output));
+}
+
+#[test]
+fn protobuf_cases_print_one_json_line_per_case() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/protobuf.jsonl");
+    let output = schemaops(&["compat", "--cases", corpus.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines: Vec<serde_json::Value> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 55);
+    assert!(
+        lines.iter().all(|line| line["error"].is_null()),
+        "no case should fail to run"
+    );
+}

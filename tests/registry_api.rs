@@ -173,7 +173,7 @@ async fn versions_and_schemas_read_back_in_confluent_shapes() {
         api.get("/schemas/ids/1/versions").await.1,
         json!([{"subject": "users-value", "version": 1}])
     );
-    assert_eq!(api.get("/schemas/types").await.1, json!(["JSON", "AVRO"]));
+    assert_eq!(api.get("/schemas/types").await.1, json!(["JSON", "PROTOBUF", "AVRO"]));
     assert_eq!(api.get("/subjects").await.1, json!(["users-value"]));
     assert_eq!(api.get("/subjects?subjectPrefix=nope").await.1, json!([]));
     assert_eq!(api.get("/schemas").await.1.as_array().unwrap().len(), 2);

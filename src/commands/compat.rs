@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::Verdict;
 use crate::cli::{CompatConfig, CompatJob, OutputFormat};
 use crate::compat::cases::Case;
-use crate::compat::{CheckError, Checker, Format, Limits, Mode, Report, SchemaText};
+use crate::compat::{CheckError, Checker, Format, Limits, Mode, Reference, Report, SchemaText};
 
 /// Why `schemaops compat` could not run.
 #[derive(Debug, thiserror::Error)]
@@ -66,12 +66,26 @@ pub fn run(config: &CompatConfig, out: &mut dyn Write) -> Result<Verdict, Error>
             mode,
             previous,
             candidate,
+            references,
             output,
         } => {
-            let candidate_text = SchemaText::new(read_schema(candidate, &config.limits)?);
+            let references = references
+                .iter()
+                .map(|(name, path)| {
+                    read_schema(path, &config.limits).map(|text| Reference {
+                        name: name.clone(),
+                        text,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let with_references = |text| SchemaText {
+                text,
+                references: references.clone(),
+            };
+            let candidate_text = with_references(read_schema(candidate, &config.limits)?);
             let previous_texts = previous
                 .iter()
-                .map(|path| read_schema(path, &config.limits).map(SchemaText::new))
+                .map(|path| read_schema(path, &config.limits).map(with_references))
                 .collect::<Result<Vec<_>, _>>()?;
             let report = checker
                 .check(*format, *mode, &candidate_text, &previous_texts)

@@ -64,10 +64,11 @@ pub struct CaseOutcome {
 }
 
 impl Case {
-    /// Runs the case with `checker`.
-    pub fn run(&self, checker: &Checker) -> CaseOutcome {
+    /// The candidate and the earlier versions (oldest first), each with its
+    /// references; well-known references without text are left to the engine.
+    pub fn schema_texts(&self) -> (SchemaText, Vec<SchemaText>) {
         let candidate = schema_text(&self.candidate, &self.references);
-        let previous: Vec<SchemaText> = self
+        let previous = self
             .previous
             .iter()
             .enumerate()
@@ -76,6 +77,12 @@ impl Case {
                 schema_text(text, references)
             })
             .collect();
+        (candidate, previous)
+    }
+
+    /// Runs the case with `checker`.
+    pub fn run(&self, checker: &Checker) -> CaseOutcome {
+        let (candidate, previous) = self.schema_texts();
         match checker.check(self.format, self.mode, &candidate, &previous) {
             Ok(report) => CaseOutcome {
                 id: self.id.clone(),

@@ -35,7 +35,7 @@
 //! ```
 //!
 //! Where we knowingly differ from Confluent, the format module says so
-//! ([`avro`] for Avro).
+//! ([`avro`] for Avro, [`protobuf`] for Protobuf).
 
 pub mod avro;
 pub mod cases;
@@ -43,6 +43,7 @@ pub mod json;
 mod json_tree;
 mod mode;
 mod path;
+pub mod protobuf;
 mod report;
 
 use std::fmt;
@@ -150,6 +151,15 @@ pub enum CheckError {
         #[source]
         source: json::ParseError,
     },
+    /// A schema text is not a valid Protobuf schema, or its imports cannot be resolved.
+    #[error("{role} is not a valid Protobuf schema")]
+    InvalidProtobuf {
+        /// Which input.
+        role: SchemaRole,
+        /// What is wrong and where.
+        #[source]
+        source: protobuf::ParseError,
+    },
     /// The comparison with one earlier version needed more work than allowed.
     #[error("cannot check against previous version {version}")]
     TooComplex {
@@ -167,12 +177,6 @@ pub enum CheckError {
         /// The earlier version's format.
         earlier: Format,
     },
-    /// The engine has no checker for this format yet.
-    #[error("{format} compatibility is not supported yet")]
-    UnsupportedFormat {
-        /// The format asked for.
-        format: Format,
-    },
 }
 
 impl CheckError {
@@ -180,9 +184,11 @@ impl CheckError {
     pub fn reason(&self) -> &'static str {
         match self {
             CheckError::TooLarge { .. } => "SchemaTooLarge",
-            CheckError::InvalidAvro { .. } | CheckError::InvalidJson { .. } => "InvalidSchema",
+            CheckError::InvalidAvro { .. } | CheckError::InvalidJson { .. } | CheckError::InvalidProtobuf { .. } => {
+                "InvalidSchema"
+            }
             CheckError::TooComplex { .. } => "TooComplex",
-            CheckError::UnsupportedFormat { .. } | CheckError::FormatMismatch { .. } => "UnsupportedFormat",
+            CheckError::FormatMismatch { .. } => "FormatMismatch",
         }
     }
 }
@@ -222,6 +228,8 @@ pub enum ParsedSchema {
     Avro(avro::AvroSchema),
     /// A JSON Schema.
     Json(json::JsonSchema),
+    /// A Protobuf schema, compiled with its imports.
+    Protobuf(protobuf::ProtobufSchema),
 }
 
 impl ParsedSchema {
@@ -230,6 +238,7 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(_) => Format::Avro,
             ParsedSchema::Json(_) => Format::Json,
+            ParsedSchema::Protobuf(_) => Format::Protobuf,
         }
     }
 
@@ -238,6 +247,7 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(schema) => schema.canonical(),
             ParsedSchema::Json(schema) => schema.canonical(),
+            ParsedSchema::Protobuf(schema) => schema.canonical(),
         }
     }
 
@@ -246,6 +256,7 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(schema) => schema.fingerprint(),
             ParsedSchema::Json(schema) => schema.fingerprint(),
+            ParsedSchema::Protobuf(schema) => schema.fingerprint(),
         }
     }
 
@@ -254,6 +265,7 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(schema) => schema.types.len(),
             ParsedSchema::Json(schema) => schema.size(),
+            ParsedSchema::Protobuf(schema) => schema.size(),
         }
     }
 }
@@ -270,14 +282,6 @@ impl ParsedSchema {
 /// work than a check may take (JSON Schema with deeply combined schemas).
 pub fn check_parsed(mode: Mode, candidate: &ParsedSchema, previous: &[&ParsedSchema]) -> Result<Report, CheckError> {
     Checker::default().check_parsed(mode, candidate, previous)
-}
-
-/// Whether the engine can parse and check schemas of this format.
-pub fn supports(format: Format) -> bool {
-    match format {
-        Format::Avro | Format::Json => true,
-        Format::Protobuf => false,
-    }
 }
 
 /// Runs `work` for every version, spread over the machine's cores when the
@@ -336,6 +340,11 @@ fn compare(
             }
             Ok(found)
         }
+        (ParsedSchema::Protobuf(candidate), ParsedSchema::Protobuf(earlier)) => Ok(mode
+            .directions()
+            .iter()
+            .flat_map(|&direction| protobuf::check(candidate, earlier, direction, version))
+            .collect()),
         (candidate, earlier) => Err(CheckError::FormatMismatch {
             candidate: candidate.format(),
             earlier: earlier.format(),
@@ -473,7 +482,9 @@ impl Checker {
             Format::Json => json::JsonSchema::parse(schema)
                 .map(ParsedSchema::Json)
                 .map_err(|source| CheckError::InvalidJson { role, source }),
-            Format::Protobuf => Err(CheckError::UnsupportedFormat { format }),
+            Format::Protobuf => protobuf::ProtobufSchema::parse(schema)
+                .map(ParsedSchema::Protobuf)
+                .map_err(|source| CheckError::InvalidProtobuf { role, source }),
         }
     }
 

@@ -9,6 +9,7 @@ use super::avro;
 use super::json;
 use super::mode::Mode;
 use super::path::SchemaPath;
+use super::protobuf;
 
 /// The kind of an incompatibility, from the closed set of one format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -18,6 +19,8 @@ pub enum Kind {
     Avro(avro::Kind),
     /// A JSON Schema difference that breaks under the policy in force.
     Json(json::Kind),
+    /// A Protobuf difference that breaks compatibility.
+    Protobuf(protobuf::Kind),
 }
 
 impl fmt::Display for Kind {
@@ -25,6 +28,7 @@ impl fmt::Display for Kind {
         match self {
             Kind::Avro(kind) => kind.fmt(f),
             Kind::Json(kind) => kind.fmt(f),
+            Kind::Protobuf(kind) => kind.fmt(f),
         }
     }
 }

@@ -618,10 +618,7 @@ impl Registry for EmbeddedRegistry {
     }
 
     fn schema_types(&self) -> Vec<Format> {
-        [Format::Json, Format::Protobuf, Format::Avro]
-            .into_iter()
-            .filter(|format| crate::compat::supports(*format))
-            .collect()
+        vec![Format::Json, Format::Protobuf, Format::Avro]
     }
 }
 

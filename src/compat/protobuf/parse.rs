@@ -1,0 +1,278 @@
+//! From what a client sends to compiled descriptors: `.proto` text or a
+//! base64-encoded `FileDescriptorProto`, with its imports resolved through the
+//! caller's references and the built-in well-known types, compiled by protox.
+//!
+//! Knows nothing of compatibility; every failure becomes a [`ParseError`]
+//! that names the file and, where there is one, the line and column.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use base64::Engine as _;
+use prost::Message as _;
+use prost_reflect::DescriptorPool;
+use prost_types::FileDescriptorProto;
+use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+
+use crate::compat::SchemaText;
+
+/// Why a Protobuf schema could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// The text or a file it imports is not valid Protobuf, or names
+    /// something that does not exist; the place is known.
+    #[error("{position}: {message}")]
+    Invalid {
+        /// Where the problem is.
+        position: Position,
+        /// What is wrong, in protox's words.
+        message: String,
+    },
+    /// A problem in a file whose position is not known (a descriptor has no
+    /// source text to point into).
+    #[error("{file}: {message}")]
+    InFile {
+        /// The file with the problem.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An import that is neither among the references nor a well-known type.
+    #[error(
+        "{position}: import `{import}` is not among the schema's references and is not a well-known \
+         `google/protobuf/*.proto` file"
+    )]
+    MissingImport {
+        /// Where the import statement is.
+        position: Position,
+        /// The imported name.
+        import: String,
+    },
+    /// Files that import each other in a loop.
+    #[error("import cycle: {cycle}")]
+    ImportCycle {
+        /// The files of the loop, as `a.proto -> b.proto -> a.proto`.
+        cycle: String,
+    },
+    /// The schema looks like base64 but does not decode.
+    #[error("{file}: not valid base64 and not `.proto` text: {message}")]
+    InvalidBase64 {
+        /// The file (the schema itself or a reference).
+        file: String,
+        /// What the decoder said.
+        message: String,
+    },
+    /// The base64 decodes, but not to a `FileDescriptorProto`.
+    #[error("{file}: the base64 bytes are not a serialized FileDescriptorProto: {message}")]
+    InvalidDescriptor {
+        /// The file (the schema itself or a reference).
+        file: String,
+        /// What the decoder said.
+        message: String,
+    },
+}
+
+/// A place in a `.proto` file: 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Position {
+    /// The file name: the schema itself is `schema.proto`, references go by their names.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// The name the schema itself compiles under, unless a reference already uses it.
+const MAIN_FILE: &str = "schema.proto";
+
+/// The compiled files: every file the schema needs, dependencies first, and
+/// which one is the schema itself.
+pub(crate) struct Compiled {
+    pub(crate) pool: DescriptorPool,
+    pub(crate) main: usize,
+    /// For each file: its text as given (`None` for well-known files), to
+    /// tell two imports of one name apart.
+    pub(crate) sources: Vec<Option<String>>,
+}
+
+/// Compiles `schema` with its references.
+pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
+    let mut main_name = MAIN_FILE.to_owned();
+    while schema.references.iter().any(|reference| reference.name == main_name) {
+        main_name.insert(0, '_');
+    }
+    let mut texts: HashMap<String, String> = HashMap::new();
+    for reference in &schema.references {
+        texts.insert(reference.name.clone(), reference.text.clone());
+    }
+    texts.insert(main_name.clone(), schema.text.clone());
+    let mut descriptors = HashMap::new();
+    for (name, text) in &texts {
+        if looks_like_base64(text) {
+            descriptors.insert(name.clone(), decode_descriptor(name, text)?);
+        }
+    }
+
+    let mut resolver = ChainFileResolver::new();
+    resolver.add(Memory {
+        texts: texts.clone(),
+        descriptors,
+    });
+    resolver.add(GoogleFileResolver::new());
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
+    compiler.include_imports(true);
+    compiler
+        .open_file(&main_name)
+        .map_err(|error| convert(&error, &texts))?;
+    // The pool lends the descriptors; copying them out would copy their source info too.
+    let pool = compiler.descriptor_pool();
+    let main = pool
+        .files()
+        .position(|file| file.name() == main_name)
+        .unwrap_or(pool.files().len().saturating_sub(1));
+    let sources = pool.files().map(|file| texts.get(file.name()).cloned()).collect();
+    Ok(Compiled { pool, main, sources })
+}
+
+/// The caller's files by name: `.proto` source, or descriptors decoded from base64.
+struct Memory {
+    texts: HashMap<String, String>,
+    descriptors: HashMap<String, FileDescriptorProto>,
+}
+
+impl FileResolver for Memory {
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        if let Some(descriptor) = self.descriptors.get(name) {
+            return Ok(File::from_file_descriptor_proto(descriptor.clone()));
+        }
+        match self.texts.get(name) {
+            Some(text) => File::from_source(name, text),
+            None => Err(protox::Error::file_not_found(name)),
+        }
+    }
+}
+
+/// Decodes a base64 `FileDescriptorProto`, renamed to `name` so that imports
+/// find it by the name the caller gave it.
+fn decode_descriptor(name: &str, text: &str) -> Result<FileDescriptorProto, ParseError> {
+    let bytes = decode_base64(text).map_err(|message| ParseError::InvalidBase64 {
+        file: name.to_owned(),
+        message,
+    })?;
+    let mut descriptor =
+        FileDescriptorProto::decode(bytes.as_slice()).map_err(|error| ParseError::InvalidDescriptor {
+            file: name.to_owned(),
+            message: error.to_string(),
+        })?;
+    descriptor.name = Some(name.to_owned());
+    Ok(descriptor)
+}
+
+/// True when the text has only base64 characters: no `.proto` text does,
+/// since every declaration needs a `;`, a brace or a space.
+fn looks_like_base64(text: &str) -> bool {
+    let trimmed = text.trim();
+    !trimmed.is_empty()
+        && trimmed.bytes().all(|byte| {
+            byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'=' | b'-' | b'_' | b'\n' | b'\r')
+        })
+}
+
+fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let standard = base64::engine::general_purpose::STANDARD.decode(&compact);
+    standard
+        .or_else(|error| {
+            base64::engine::general_purpose::URL_SAFE
+                .decode(&compact)
+                .map_err(|_| error.to_string())
+        })
+        .map_err(|message| message.to_string())
+}
+
+/// A protox error as a [`ParseError`], with a line and column worked out
+/// from the error's span in the file's text.
+fn convert(error: &protox::Error, texts: &HashMap<String, String>) -> ParseError {
+    let message = error.to_string();
+    if let Some(cycle) = message.strip_prefix("import cycle detected: ") {
+        return ParseError::ImportCycle {
+            cycle: cycle.to_owned(),
+        };
+    }
+    let file = error.file().unwrap_or(MAIN_FILE).to_owned();
+    let offset = miette::Diagnostic::labels(error)
+        .and_then(|mut labels| labels.next())
+        .map(|label| label.offset());
+    let position = offset.and_then(|offset| {
+        let text = texts.get(&file)?;
+        (!looks_like_base64(text)).then(|| position_at(&file, text, offset))
+    });
+    match position {
+        Some(position) => {
+            if let Some(import) = message
+                .strip_prefix("import '")
+                .and_then(|rest| rest.strip_suffix("' not found"))
+            {
+                return ParseError::MissingImport {
+                    position,
+                    import: import.to_owned(),
+                };
+            }
+            // Name-resolution errors already start with `file:line:column: `.
+            let prefix = format!("{}:", position.file);
+            let message = match message.strip_prefix(&prefix) {
+                Some(rest) => rest
+                    .splitn(3, ':')
+                    .nth(2)
+                    .map_or(message.clone(), |text| text.trim().to_owned()),
+                None => message,
+            };
+            ParseError::Invalid { position, message }
+        }
+        None => ParseError::InFile { file, message },
+    }
+}
+
+/// The 1-based line and column of byte `offset` in `text`.
+fn position_at(file: &str, text: &str, offset: usize) -> Position {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |index| index + 1);
+    let column = before.get(line_start..).map_or(0, |rest| rest.chars().count()) + 1;
+    Position {
+        file: file.to_owned(),
+        line,
+        column,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_lines_and_columns() {
+        let text = "syntax = \"proto3\";\nmessage é {\n  x";
+        let position = position_at("a.proto", text, text.len() - 1);
+        assert_eq!((position.line, position.column), (3, 3));
+        assert_eq!(position.to_string(), "a.proto:3:3");
+        assert_eq!(position_at("a.proto", text, 0).to_string(), "a.proto:1:1");
+        assert_eq!(position_at("a.proto", text, 10_000).line, 3);
+    }
+
+    #[test]
+    fn only_text_of_base64_characters_is_taken_for_a_descriptor() {
+        assert!(looks_like_base64("Cg1leC91c2VyLnByb3Rv\nEgJleA=="));
+        assert!(!looks_like_base64("syntax = \"proto3\";"));
+        assert!(!looks_like_base64("message A {}"));
+        assert!(!looks_like_base64("  "));
+    }
+}
