@@ -578,3 +578,54 @@ async fn credentials_guard_reads_and_writes_separately_and_reveal_nothing() {
         "a refused request cannot tell whether a subject exists"
     );
 }
+
+#[tokio::test]
+async fn protobuf_text_is_served_as_a_descriptor_with_format_serialized() {
+    let api = Api::new().await;
+    let proto = "syntax = \"proto3\";\npackage shop;\nmessage Order {\n  string id = 1;\n  int64 cents = 2;\n}\n";
+    let request = json!({"schema": proto, "schemaType": "PROTOBUF"});
+    assert_eq!(
+        api.post("/subjects/orders-value/versions", request).await.1,
+        json!({"id": 1})
+    );
+    let (_, plain) = api.get("/schemas/ids/1").await;
+    assert_eq!(plain, json!({"schema": proto, "schemaType": "PROTOBUF"}));
+    let (_, serialized) = api.get("/schemas/ids/1?format=serialized").await;
+    let descriptor = serialized["schema"].as_str().unwrap().to_owned();
+    assert_ne!(descriptor, proto);
+    assert!(
+        descriptor
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c)),
+        "{descriptor}"
+    );
+    let (_, version) = api.get("/subjects/orders-value/versions/1?format=serialized").await;
+    assert_eq!(version["schema"], json!(descriptor));
+    let again = json!({"schema": descriptor, "schemaType": "PROTOBUF"});
+    assert_eq!(
+        api.post("/subjects/orders-copy/versions", again).await.1,
+        json!({"id": 1}),
+        "the descriptor is the same schema as the text"
+    );
+}
+
+#[tokio::test]
+async fn json_schema_registrations_follow_the_content_model_rules() {
+    let api = Api::new().await;
+    let open = json!({"schemaType": "JSON", "schema": r#"{"type":"object","properties":{"a":{"type":"string"}}}"#});
+    let added = json!({"schemaType": "JSON", "schema": r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#});
+    assert_eq!(api.post("/subjects/j/versions", open).await.1, json!({"id": 1}));
+    let reply = api.post("/subjects/j/versions", added).await;
+    assert_eq!(
+        code(&reply),
+        409,
+        "adding a property to an open model is not BACKWARD compatible"
+    );
+    assert!(
+        reply.1["message"].as_str().unwrap().contains("/properties/b"),
+        "{}",
+        reply.1
+    );
+    let avro_after_json = api.register("j", &v1()).await;
+    assert_eq!(code(&avro_after_json), 409, "a subject keeps its schema type");
+}

@@ -260,6 +260,15 @@ impl ParsedSchema {
         }
     }
 
+    /// The schema in Confluent's `format=serialized` form: a base64
+    /// `FileDescriptorProto` for Protobuf; `None` for formats without one.
+    pub fn serialized(&self) -> Option<String> {
+        match self {
+            ParsedSchema::Protobuf(schema) => schema.serialized(),
+            ParsedSchema::Avro(_) | ParsedSchema::Json(_) => None,
+        }
+    }
+
     /// How many type nodes the schema has: a measure of the cost of checking it.
     pub fn size(&self) -> usize {
         match self {

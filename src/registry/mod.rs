@@ -32,6 +32,10 @@ pub trait Registry: Send + Sync {
     /// The schema with this ID, while some version (even soft-deleted) holds it.
     async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error>;
 
+    /// The schema with this ID as Confluent's `format=serialized` returns it:
+    /// a base64 `FileDescriptorProto` for Protobuf, the text for other formats.
+    async fn serialized_by_id(&self, id: SchemaId) -> Result<String, Error>;
+
     /// Every (subject, version) that holds the schema with this ID.
     async fn versions_of_id(&self, id: SchemaId, include_deleted: bool) -> Result<Vec<SubjectVersion>, Error>;
 

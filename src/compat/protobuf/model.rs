@@ -176,6 +176,15 @@ impl ProtobufSchema {
         self.pool.files().nth(self.main)
     }
 
+    /// The schema's own file as a base64-encoded serialized
+    /// `FileDescriptorProto`: what Confluent's `format=serialized` returns.
+    pub fn serialized(&self) -> Option<String> {
+        use base64::Engine as _;
+        use prost::Message as _;
+        let descriptor = self.descriptor()?;
+        Some(base64::engine::general_purpose::STANDARD.encode(descriptor.file_descriptor_proto().encode_to_vec()))
+    }
+
     /// The package of the schema's own file.
     pub(crate) fn main_file(&self) -> &FileInfo {
         &self.files[self.main]

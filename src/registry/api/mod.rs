@@ -128,9 +128,23 @@ async fn schema_types(State(state): State<ApiState>) -> Response {
     json_response(&names)
 }
 
-async fn schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
-    let found = state.registry.schema_by_id(schema_id(&id)?).await?;
+async fn schema_by_id(State(state): State<ApiState>, Path(id): Path<String>, query: QueryParams) -> Reply {
+    let id = schema_id(&id)?;
+    let found = state.registry.schema_by_id(id).await?;
+    if serialized_requested(&query, found.format) {
+        let mut content = found.as_ref().clone();
+        content.text = state.registry.serialized_by_id(id).await?;
+        return Ok(json_response(&wire::SchemaByIdResponse::from(&content)));
+    }
     Ok(json_response(&wire::SchemaByIdResponse::from(found.as_ref())))
+}
+
+/// Whether a request asks for Protobuf's serialized form (`format=serialized`).
+fn serialized_requested(query: &QueryParams, format: crate::compat::Format) -> bool {
+    format == crate::compat::Format::Protobuf
+        && query
+            .text("format")
+            .is_some_and(|value| value.eq_ignore_ascii_case("serialized"))
 }
 
 async fn raw_schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
@@ -267,10 +281,13 @@ async fn get_version(
     Path((name, number)): Path<(String, String)>,
     query: QueryParams,
 ) -> Reply {
-    let found = state
+    let mut found = state
         .registry
         .version(&subject(name)?, version(&number)?, query.flag("deleted")?)
         .await?;
+    if serialized_requested(&query, found.format) {
+        found.text = state.registry.serialized_by_id(found.id).await?;
+    }
     Ok(json_response(&SchemaResponse::from(&found)))
 }
 

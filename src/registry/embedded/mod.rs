@@ -239,6 +239,17 @@ impl Registry for EmbeddedRegistry {
         self.read().schema(id).cloned()
     }
 
+    async fn serialized_by_id(&self, id: SchemaId) -> Result<String, Error> {
+        let content = self.schema_by_id(id).await?;
+        if content.format != Format::Protobuf {
+            return Ok(content.text.clone());
+        }
+        let parsed = self.parse_stored(id).await?;
+        parsed.serialized().ok_or_else(|| Error::InvalidSchema {
+            reason: format!("schema {id} has no file descriptor to serialize"),
+        })
+    }
+
     async fn versions_of_id(&self, id: SchemaId, include_deleted: bool) -> Result<Vec<SubjectVersion>, Error> {
         let state = self.read();
         state.schema(id)?;
