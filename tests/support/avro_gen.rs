@@ -90,6 +90,8 @@ pub fn fields(inner: impl Strategy<Value = Shape>) -> impl Strategy<Value = Vec<
         )
     })
     .prop_map(|(drawn, names)| {
+        // An alias names a field's old name, so it never names a sibling.
+        let taken = names.clone();
         drawn
             .into_iter()
             .zip(names)
@@ -97,7 +99,7 @@ pub fn fields(inner: impl Strategy<Value = Shape>) -> impl Strategy<Value = Vec<
                 name,
                 shape,
                 default,
-                alias: alias.filter(|alias| *alias != name),
+                alias: alias.filter(|alias| !taken.contains(alias)),
             })
             .collect()
     })
