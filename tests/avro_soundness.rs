@@ -8,8 +8,10 @@ mod support;
 
 use std::collections::BTreeMap;
 
+use apache_avro::Schema;
+use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::types::Value as AvroValue;
-use apache_avro::{Schema, from_avro_datum, to_avro_datum};
+use apache_avro::writer::datum::GenericDatumWriter;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
@@ -20,10 +22,19 @@ use support::avro_gen::{Shape, root_shape, root_text, value};
 fn decodes(writer: &str, reader: &str, values: &[AvroValue]) -> Result<(), String> {
     let writer_schema = Schema::parse_str(writer).map_err(|e| format!("apache-avro rejects the writer: {e}"))?;
     let reader_schema = Schema::parse_str(reader).map_err(|e| format!("apache-avro rejects the reader: {e}"))?;
+    let encoder = GenericDatumWriter::builder(&writer_schema)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let decoder = GenericDatumReader::builder(&writer_schema)
+        .reader_schema(&reader_schema)
+        .build()
+        .map_err(|e| format!("apache-avro cannot resolve the pair: {e}"))?;
     for written in values {
-        let bytes =
-            to_avro_datum(&writer_schema, written.clone()).map_err(|e| format!("cannot encode {written:?}: {e}"))?;
-        from_avro_datum(&writer_schema, &mut bytes.as_slice(), Some(&reader_schema))
+        let bytes = encoder
+            .write_value_to_vec(written.clone())
+            .map_err(|e| format!("cannot encode {written:?}: {e}"))?;
+        decoder
+            .read_value(&mut bytes.as_slice())
             .map_err(|e| format!("{written:?} does not decode: {e}"))?;
     }
     Ok(())
