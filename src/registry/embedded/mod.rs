@@ -518,7 +518,7 @@ impl Registry for EmbeddedRegistry {
         permanent: bool,
     ) -> Result<Version, Error> {
         let _write = self.writes.lock().await;
-        let change = {
+        let (version, change) = {
             let state = self.read();
             Self::refuse_writes_in(state.effective_mode(subject), subject)?;
             // An exact version is found even when soft-deleted, to tell 40406 from 40402.
@@ -547,21 +547,13 @@ impl Registry for EmbeddedRegistry {
                     referrers,
                 });
             }
-            if permanent {
-                Change::RemoveVersion {
-                    subject: subject.clone(),
-                    version,
-                }
+            let subject = subject.clone();
+            let change = if permanent {
+                Change::RemoveVersion { subject, version }
             } else {
-                Change::SoftDeleteVersion {
-                    subject: subject.clone(),
-                    version,
-                }
-            }
-        };
-        let version = match &change {
-            Change::RemoveVersion { version, .. } | Change::SoftDeleteVersion { version, .. } => *version,
-            _ => unreachable!("only delete changes are built above"),
+                Change::SoftDeleteVersion { subject, version }
+            };
+            (version, change)
         };
         self.commit("delete the version", vec![change]).await?;
         tracing::info!(subject = %subject, version = version.get(), permanent, "Deleted version");
