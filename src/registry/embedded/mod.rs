@@ -172,8 +172,12 @@ impl EmbeddedRegistry {
         candidate: Arc<ParsedSchema>,
         versions: Vec<(Version, SchemaId)>,
     ) -> Result<Report, Error> {
-        let mut previous = Vec::with_capacity(versions.len());
-        for (version, id) in versions {
+        // Parse only the versions the level reads: the latest one, unless transitive.
+        let mut wanted = level.versions_to_check(versions.len());
+        wanted.sort_unstable();
+        let mut previous = Vec::with_capacity(wanted.len());
+        for position in wanted {
+            let (version, id) = versions[position - 1];
             previous.push((version.get() as usize, self.parse_stored(id).await?));
         }
         let checker = self.checker;
