@@ -8,12 +8,13 @@
 //! and bounds) so that independently drawn schemas are often related and
 //! both verdicts occur.
 
-use std::collections::BTreeSet;
+mod support;
 
 use proptest::prelude::*;
 use schemaops::compat::json::{JsonPolicy, JsonSchema};
 use schemaops::compat::{Checker, Format, Mode, Report, SchemaText};
 use serde_json::{Value, json};
+use support::laws::Laws;
 
 const NAMES: [&str; 3] = ["a", "b", "c"];
 
@@ -82,20 +83,15 @@ fn policy() -> impl Strategy<Value = JsonPolicy> {
     prop_oneof![Just(JsonPolicy::Strict), Just(JsonPolicy::Lenient)]
 }
 
-fn run(policy: JsonPolicy, mode: Mode, previous: &[&str], candidate: &str) -> Report {
-    let previous: Vec<SchemaText> = previous.iter().map(|text| SchemaText::new(*text)).collect();
-    Checker::default()
-        .with_json_policy(policy)
-        .check(Format::Json, mode, &SchemaText::new(candidate), &previous)
-        .expect("generated schemas are valid and small")
+fn laws(policy: JsonPolicy) -> Laws {
+    Laws {
+        checker: Checker::default().with_json_policy(policy),
+        format: Format::Json,
+    }
 }
 
-fn places(report: &Report) -> BTreeSet<(usize, String, String)> {
-    report
-        .incompatibilities
-        .iter()
-        .map(|i| (i.version, i.kind.to_string(), i.path.to_string()))
-        .collect()
+fn run(policy: JsonPolicy, mode: Mode, previous: &[&str], candidate: &str) -> Report {
+    laws(policy).run(mode, previous, candidate)
 }
 
 proptest! {
@@ -103,46 +99,24 @@ proptest! {
 
     #[test]
     fn every_schema_is_compatible_with_itself_at_every_mode(a in schema(), policy in policy()) {
-        for mode in Mode::ALL {
-            let report = run(policy, mode, &[&a, &a], &a);
-            prop_assert!(report.is_compatible(), "{mode} {policy}: {:?}", report.incompatibilities);
-        }
+        laws(policy).self_compatible(&a)?;
     }
 
     #[test]
     fn full_is_backward_and_forward(a in schema(), b in schema(), policy in policy()) {
-        let backward = run(policy, Mode::Backward, &[&a], &b);
-        let forward = run(policy, Mode::Forward, &[&a], &b);
-        let full = run(policy, Mode::Full, &[&a], &b);
-        prop_assert_eq!(full.is_compatible(), backward.is_compatible() && forward.is_compatible());
-        let both: BTreeSet<_> = places(&backward).union(&places(&forward)).cloned().collect();
-        prop_assert_eq!(places(&full), both);
+        laws(policy).full_is_backward_and_forward(&a, &b)?;
     }
 
     #[test]
     fn backward_of_a_over_b_is_forward_of_b_over_a(a in schema(), b in schema(), policy in policy()) {
-        let backward = run(policy, Mode::Backward, &[&a], &b);
-        let forward = run(policy, Mode::Forward, &[&b], &a);
-        prop_assert_eq!(backward.is_compatible(), forward.is_compatible());
-        prop_assert_eq!(
-            backward.incompatibilities.iter().map(|i| (i.kind, i.path.clone())).collect::<Vec<_>>(),
-            forward.incompatibilities.iter().map(|i| (i.kind, i.path.clone())).collect::<Vec<_>>()
-        );
+        laws(policy).backward_is_swapped_forward(&a, &b)?;
     }
 
     #[test]
     fn a_transitive_verdict_implies_the_latest_only_verdict(
-        a in schema(), b in schema(), c in schema(), policy in policy()
+        history in proptest::collection::vec(schema(), 1..3), c in schema(), policy in policy()
     ) {
-        for (transitive, latest) in [
-            (Mode::BackwardTransitive, Mode::Backward),
-            (Mode::ForwardTransitive, Mode::Forward),
-            (Mode::FullTransitive, Mode::Full),
-        ] {
-            if run(policy, transitive, &[&a, &b], &c).is_compatible() {
-                prop_assert!(run(policy, latest, &[&a, &b], &c).is_compatible());
-            }
-        }
+        laws(policy).transitive_implies_latest(&history, &c)?;
     }
 
     #[test]

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod avro_gen;
+pub mod laws;
 pub mod registry;
 
 /// Whether every test must run, even one whose outside tool is missing (CI sets it).
