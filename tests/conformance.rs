@@ -5,8 +5,9 @@
 //! `CONFORMANCE=avro,-recursive` keeps the cases whose `file/id` name contains
 //! any plain term and none of the `-` terms.
 
+mod support;
+
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use schemaops::compat::cases::{Case, CaseOutcome};
 use schemaops::compat::json::{self, JsonPolicy, JsonSchema};
@@ -18,36 +19,6 @@ const FILES: &[(&str, usize)] = &[("avro.jsonl", 166), ("jsonschema.jsonl", 280)
 /// Cases where we believe the reference is wrong, each with the reason. A
 /// listed case that starts passing fails the run, so the list stays true.
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[];
-
-fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
-}
-
-struct Filter {
-    include: Vec<String>,
-    exclude: Vec<String>,
-}
-
-impl Filter {
-    fn from_env() -> Self {
-        let spec = std::env::var("CONFORMANCE").unwrap_or_default();
-        let terms = spec.split(',').map(str::trim).filter(|term| !term.is_empty());
-        let (exclude, include): (Vec<&str>, Vec<&str>) = terms.partition(|term| term.starts_with('-'));
-        Self {
-            include: include.into_iter().map(str::to_owned).collect(),
-            exclude: exclude.into_iter().map(|term| term[1..].to_owned()).collect(),
-        }
-    }
-
-    fn is_active(&self) -> bool {
-        !self.include.is_empty() || !self.exclude.is_empty()
-    }
-
-    fn keeps(&self, name: &str) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|term| name.contains(term.as_str())))
-            && !self.exclude.iter().any(|term| name.contains(term.as_str()))
-    }
-}
 
 /// Every difference Confluent's `SchemaDiff` would list for a JSON case, as
 /// (kind, `#/…` path) pairs, or why they could not be computed.
@@ -140,7 +111,7 @@ fn disagreement(case: &Case, outcome: &CaseOutcome) -> Option<String> {
 
 #[test]
 fn verdicts_match_the_reference_corpus() {
-    let filter = Filter::from_env();
+    let filter = support::corpus::Filter::from_env();
     let checker = Checker::default();
     let lenient = Checker::default().with_json_policy(JsonPolicy::Lenient);
     let mut mirrors = Mirrors::default();
@@ -148,22 +119,7 @@ fn verdicts_match_the_reference_corpus() {
     let mut failures = Vec::new();
     let mut ran = 0;
     for (file, expected_count) in FILES {
-        let path = corpus_dir().join(file);
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|error| panic!("cannot read the conformance corpus at {}: {error}", path.display()));
-        let cases: Vec<Case> = text
-            .lines()
-            .filter(|line| !line.trim().is_empty())
-            .enumerate()
-            .map(|(index, line)| {
-                serde_json::from_str(line).unwrap_or_else(|error| panic!("{file} line {}: {error}", index + 1))
-            })
-            .collect();
-        assert_eq!(
-            cases.len(),
-            *expected_count,
-            "{file} should hold {expected_count} cases"
-        );
+        let cases = support::corpus::load(file, *expected_count);
         let pairs = verdicts_by_pair(&cases);
         for case in &cases {
             let name = format!("{}/{}", file.trim_end_matches(".jsonl"), case.id);

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod avro_gen;
+pub mod corpus;
 pub mod laws;
 pub mod registry;
 
