@@ -1,7 +1,9 @@
 //! Speed of the Avro checker on generated records with nested records, enums,
-//! unions, arrays and maps, at 10, 200 and 2,000 fields, and of the JSON
-//! Schema checker on objects with as many properties (nested closed objects,
-//! arrays of objects, enums, anyOf/oneOf, `$ref`s to definitions):
+//! unions, arrays and maps, at 10, 200 and 2,000 fields; of the JSON Schema
+//! checker on objects with as many properties (nested closed objects, arrays
+//! of objects, enums, anyOf/oneOf, `$ref`s to definitions); and of the
+//! Protobuf checker on messages with nested messages, enums, oneofs, maps,
+//! repeated fields and an imported well-known type:
 //!
 //! (a) BACKWARD after adding one field with a default (one property);
 //! (b) FULL_TRANSITIVE against 50 earlier versions, each adding a field
@@ -19,6 +21,7 @@
 //!
 //! `cargo bench --bench compat [-- --dump DIR]`
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -154,6 +157,52 @@ fn json_schema(properties: usize, extra: usize) -> String {
     .to_string()
 }
 
+/// A `.proto` message of `fields` base fields plus `extra` added string fields.
+fn proto_schema(fields: usize, extra: usize) -> String {
+    let mut text = String::from(
+        "syntax = \"proto3\";\npackage dev.schemaops.bench;\n\nimport \"google/protobuf/timestamp.proto\";\n\nmessage Bench {\n",
+    );
+    let mut nested = String::new();
+    for index in 0..fields {
+        let number = index + 1;
+        let _ = match index % 8 {
+            0 => writeln!(text, "  int64 field_{index} = {number};"),
+            1 => writeln!(text, "  string field_{index} = {number};"),
+            2 => {
+                let _ = writeln!(
+                    nested,
+                    "  message Nested{index} {{\n    int64 id = 1;\n    optional string label = 2;\n    \
+                     map<string, double> scores = 3;\n  }}"
+                );
+                writeln!(text, "  Nested{index} field_{index} = {number};")
+            }
+            3 => {
+                let _ = writeln!(
+                    nested,
+                    "  enum Status{index} {{ ACTIVE{index} = 0; PAUSED{index} = 1; CLOSED{index} = 2; }}"
+                );
+                writeln!(text, "  Status{index} field_{index} = {number};")
+            }
+            4 => writeln!(text, "  oneof choice_{index} {{ string text_{index} = {number}; }}"),
+            5 => {
+                let _ = writeln!(
+                    nested,
+                    "  message Item{index} {{ string sku = 1; int32 quantity = 2; }}"
+                );
+                writeln!(text, "  repeated Item{index} field_{index} = {number};")
+            }
+            6 => writeln!(text, "  map<string, float> field_{index} = {number};"),
+            _ => writeln!(text, "  google.protobuf.Timestamp field_{index} = {number};"),
+        };
+    }
+    for index in 0..extra {
+        let _ = writeln!(text, "  string added_{index} = {};", fields + index + 1);
+    }
+    text.push_str(&nested);
+    text.push_str("}\n");
+    text
+}
+
 /// One checker's benchmark: its format and how to make version `extra` of a schema of `fields`.
 struct Bench {
     name: &'static str,
@@ -164,7 +213,7 @@ struct Bench {
     schema: fn(usize, usize) -> String,
 }
 
-const BENCHES: [Bench; 2] = [
+const BENCHES: [Bench; 3] = [
     Bench {
         name: "Avro",
         format: Format::Avro,
@@ -180,6 +229,14 @@ const BENCHES: [Bench; 2] = [
         folder: "json-properties",
         extension: "json",
         schema: json_schema,
+    },
+    Bench {
+        name: "Protobuf",
+        format: Format::Protobuf,
+        unit: "fields",
+        folder: "proto-fields",
+        extension: "proto",
+        schema: proto_schema,
     },
 ];
 
