@@ -28,6 +28,8 @@ pub enum Command {
     Compat(CompatArgs),
     /// Serve the Confluent Schema Registry REST API from the embedded store.
     Registry(RegistryArgs),
+    /// Print the CustomResourceDefinitions of Schema and SubjectConfig as YAML (`kubectl apply -f -`).
+    Crds,
 }
 
 /// Arguments of `schemaops registry`.

@@ -9,5 +9,6 @@
 pub mod cli;
 pub mod commands;
 pub mod compat;
+pub mod crd;
 pub mod registry;
 pub mod telemetry;

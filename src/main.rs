@@ -36,6 +36,12 @@ fn run(cli: Cli) -> anyhow::Result<Verdict> {
             out.flush().context("failed to write the result")?;
             Ok(verdict)
         }
+        Command::Crds => {
+            let stdout = io::stdout();
+            let mut out = stdout.lock();
+            commands::crds::run(&mut out).context("failed to print the CRDs")?;
+            Ok(Verdict::Compatible)
+        }
         Command::Registry(args) => {
             let config = args
                 .into_config()

@@ -421,3 +421,15 @@ fn protobuf_cases_print_one_json_line_per_case() {
         "no case should fail to run"
     );
 }
+
+#[test]
+fn crds_prints_the_checked_in_definitions() {
+    let output = schemaops(&["crds"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+    let expected: String = ["schema.yaml", "subjectconfig.yaml"]
+        .iter()
+        .map(|file| format!("---\n{}", std::fs::read_to_string(dir.join(file)).unwrap()))
+        .collect();
+    assert_eq!(stdout(&output), expected);
+}

@@ -2,6 +2,7 @@
 //! Business rules live in the library, not here.
 
 pub mod compat;
+pub mod crds;
 pub mod registry;
 
 /// How a command ended, mapped to the process exit status by `main`.

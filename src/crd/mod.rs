@@ -1,0 +1,25 @@
+//! The custom resources schemaops serves: [`Schema`] (one subject, managed
+//! declaratively) and [`SubjectConfig`] (the policy of one subject), in the
+//! group `schemaops.dev`, version `v1alpha1`. The Rust types are the source
+//! of the CRDs (`schemaops crds`, `crds/*.yaml`); field docs become what
+//! `kubectl explain` shows.
+//!
+//! Knows nothing of registries or controllers.
+
+pub mod render;
+mod schema;
+mod subject_config;
+
+pub use schema::{
+    CompatibilityStatus, ConfigMapKeyRef, DeletionPolicy, IncompatibilityStatus, Schema, SchemaFrom,
+    SchemaReferenceSpec, SchemaSpec, SchemaStatus, SchemaType,
+};
+pub use subject_config::{
+    CompatibilityLevel, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode,
+};
+
+/// The API group of every schemaops resource.
+pub const API_GROUP: &str = "schemaops.dev";
+
+/// The API version served.
+pub const API_VERSION: &str = "v1alpha1";

@@ -1,0 +1,171 @@
+//! The `Schema` resource: one subject's schema, with the outcome of its
+//! compatibility check in its status.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+/// A schema for one subject of the registry. schemaops checks every change
+/// against the subject's earlier versions under its compatibility level, and
+/// registers it only when it is compatible.
+// Each printer column repeats `type_ = …`, which clippy takes for a duplicated attribute.
+#[allow(clippy::duplicated_attributes)]
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[kube(
+    group = "schemaops.dev",
+    version = "v1alpha1",
+    kind = "Schema",
+    namespaced,
+    status = "SchemaStatus",
+    shortname = "sch",
+    category = "schemaops",
+    printcolumn(name = "Subject", type_ = "string", json_path = ".spec.subject"),
+    printcolumn(name = "Type", type_ = "string", json_path = ".spec.schemaType"),
+    printcolumn(name = "Version", type_ = "integer", json_path = ".status.version"),
+    printcolumn(name = "ID", type_ = "integer", json_path = ".status.id"),
+    printcolumn(
+        name = "Ready",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].status"
+    ),
+    printcolumn(
+        name = "Reason",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].reason"
+    ),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[x_kube(validation = Rule::new("has(self.schema) != has(self.schemaFrom)").message("set exactly one of schema and schemaFrom"))]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaSpec {
+    /// The registry subject this schema is a version of, e.g. `orders-value`. Immutable.
+    #[x_kube(validation = Rule::new("self == oldSelf").message("subject is immutable"))]
+    pub subject: String,
+    /// The schema language: AVRO (the default), JSON or PROTOBUF.
+    #[serde(default)]
+    pub schema_type: SchemaType,
+    /// The schema text, inline. Exactly one of `schema` and `schemaFrom` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Where to read the schema text from instead: a key of a ConfigMap in the same namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_from: Option<SchemaFrom>,
+    /// Other subjects' versions this schema refers to (Avro named types, Protobuf imports, JSON `$ref`s).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<SchemaReferenceSpec>,
+    /// What happens in the registry when this resource is deleted: Retain (the default) leaves the
+    /// subject as it is, SoftDelete soft-deletes it, HardDelete removes it for good.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+}
+
+/// A schema language.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum SchemaType {
+    /// Apache Avro.
+    #[default]
+    Avro,
+    /// JSON Schema.
+    Json,
+    /// Protocol Buffers.
+    Protobuf,
+}
+
+/// Where a schema's text comes from.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaFrom {
+    /// A key of a ConfigMap in the Schema's namespace.
+    pub config_map_key_ref: ConfigMapKeyRef,
+}
+
+/// A key of a ConfigMap.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, schemars::JsonSchema)]
+pub struct ConfigMapKeyRef {
+    /// The ConfigMap's name.
+    pub name: String,
+    /// The key whose value is the schema text.
+    pub key: String,
+}
+
+/// A reference to a version of another subject.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, schemars::JsonSchema)]
+pub struct SchemaReferenceSpec {
+    /// The name this schema uses: an Avro full name, a .proto import path, or a JSON `$ref` URL.
+    pub name: String,
+    /// The referenced subject.
+    pub subject: String,
+    /// The referenced version (1 or more).
+    #[schemars(range(min = 1))]
+    pub version: i32,
+}
+
+/// What deleting a Schema does in the registry.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+pub enum DeletionPolicy {
+    /// Leave the subject and its versions in the registry.
+    #[default]
+    Retain,
+    /// Soft-delete the subject (its versions stay readable by ID).
+    SoftDelete,
+    /// Soft-delete, then remove the subject for good.
+    HardDelete,
+}
+
+/// What schemaops last did with a Schema.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SchemaStatus {
+    /// The `metadata.generation` this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// The subject the schema is registered under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// The registry version that holds the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i32>,
+    /// The registry's global ID of the schema (what Kafka records carry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i32>,
+    /// SHA-256 of the schema's canonical form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// Ready, Stalled and Reconciling, following the Kubernetes API conventions (kstatus).
+    #[serde(default)]
+    #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
+    pub conditions: Vec<Condition>,
+    /// The last compatibility check: the level, the versions checked, and every incompatibility found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<CompatibilityStatus>,
+}
+
+/// The outcome of a compatibility check.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompatibilityStatus {
+    /// The level checked, e.g. BACKWARD.
+    pub mode: String,
+    /// The registry versions checked, newest first.
+    #[serde(default)]
+    pub checked_versions: Vec<i32>,
+    /// The incompatibilities found, at most 20; `total` counts them all.
+    #[serde(default)]
+    pub incompatibilities: Vec<IncompatibilityStatus>,
+    /// How many incompatibilities there are in all.
+    pub total: i32,
+}
+
+/// One incompatibility.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, schemars::JsonSchema)]
+pub struct IncompatibilityStatus {
+    /// Its kind, e.g. READER_FIELD_MISSING_DEFAULT_VALUE.
+    pub kind: String,
+    /// Where it is: a JSON Pointer into the schema, e.g. `/fields/3/type`.
+    pub path: String,
+    /// The registry version it breaks against.
+    pub version: i32,
+    /// What changed and who breaks, in a sentence.
+    pub message: String,
+}
