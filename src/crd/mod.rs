@@ -6,6 +6,7 @@
 //!
 //! Knows nothing of registries or controllers.
 
+pub mod conditions;
 pub mod render;
 mod schema;
 mod subject_config;
