@@ -51,6 +51,10 @@ pub struct RegistryArgs {
     #[arg(long, env = "SCHEMAOPS_MAX_SCHEMA_BYTES", default_value_t = Limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
 
+    /// How JSON Schema differences are judged: STRICT (Confluent's default) or LENIENT.
+    #[arg(long, env = "SCHEMAOPS_JSON_POLICY", default_value = "strict")]
+    pub json_policy: JsonPolicy,
+
     /// A file of credentials allowed to read, one per line: `user:password` (basic) or a bearer token.
     #[arg(long, value_name = "FILE")]
     pub read_credentials_file: Option<PathBuf>,
@@ -110,6 +114,8 @@ pub struct RegistryConfig {
     pub body_limit: usize,
     /// Schema size limits.
     pub limits: Limits,
+    /// The policy that judges JSON Schema differences.
+    pub json_policy: JsonPolicy,
     /// Credentials allowed to read.
     pub readers: Vec<Credential>,
     /// Credentials allowed to write.
@@ -145,6 +151,7 @@ impl RegistryArgs {
             limits: Limits {
                 max_schema_bytes: self.max_schema_bytes,
             },
+            json_policy: self.json_policy,
             readers,
             writers,
             log_format: self.logging.log_format,

@@ -7,7 +7,8 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt as _;
-use schemaops::compat::Limits;
+use schemaops::compat::json::JsonPolicy;
+use schemaops::compat::{Checker, Limits};
 use schemaops::registry::api::{ApiState, Auth, Credential, router};
 use schemaops::registry::embedded::EmbeddedRegistry;
 use schemaops::registry::embedded::sqlite::SqliteStore;
@@ -47,11 +48,13 @@ impl Api {
     }
 
     async fn with(configure: impl FnOnce(ApiState) -> ApiState) -> Self {
+        Self::build(Checker::new(Limits::default()), configure).await
+    }
+
+    async fn build(checker: Checker, configure: impl FnOnce(ApiState) -> ApiState) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("registry.db")).unwrap();
-        let registry = EmbeddedRegistry::open(Arc::new(store), Limits::default())
-            .await
-            .unwrap();
+        let registry = EmbeddedRegistry::open(Arc::new(store), checker).await.unwrap();
         let state = configure(ApiState {
             registry: Arc::new(registry),
             body_limit: 64 * 1024,
@@ -628,4 +631,27 @@ async fn json_schema_registrations_follow_the_content_model_rules() {
     );
     let avro_after_json = api.register("j", &v1()).await;
     assert_eq!(code(&avro_after_json), 409, "a subject keeps its schema type");
+
+    let lenient = Api::build(
+        Checker::new(Limits::default()).with_json_policy(JsonPolicy::Lenient),
+        |s| s,
+    )
+    .await;
+    assert_eq!(
+        lenient.post("/subjects/j/versions", open_again()).await.1,
+        json!({"id": 1})
+    );
+    assert_eq!(
+        lenient.post("/subjects/j/versions", added_again()).await.1,
+        json!({"id": 2}),
+        "LENIENT accepts it"
+    );
+}
+
+fn open_again() -> Value {
+    json!({"schemaType": "JSON", "schema": r#"{"type":"object","properties":{"a":{"type":"string"}}}"#})
+}
+
+fn added_again() -> Value {
+    json!({"schemaType": "JSON", "schema": r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#})
 }

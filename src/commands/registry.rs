@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::Verdict;
 use crate::cli::RegistryConfig;
+use crate::compat::Checker;
 use crate::registry::api::{ApiState, Auth, router};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::sqlite::SqliteStore;
@@ -67,7 +68,8 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         path: config.database.clone(),
         source,
     })?;
-    let registry = EmbeddedRegistry::open(Arc::new(store), config.limits)
+    let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
+    let registry = EmbeddedRegistry::open(Arc::new(store), checker)
         .await
         .map_err(Error::Load)?;
     let state = ApiState {

@@ -24,7 +24,7 @@ use super::{
     CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
     SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
 };
-use crate::compat::{Checker, Format, Limits, Mode, ParsedSchema, Reference, Report, SchemaRole, SchemaText};
+use crate::compat::{Checker, Format, Mode, ParsedSchema, Reference, Report, SchemaRole, SchemaText};
 
 /// How deep references may nest (a reference to a schema with references…).
 const MAX_REFERENCE_DEPTH: usize = 32;
@@ -47,11 +47,11 @@ impl std::fmt::Debug for EmbeddedRegistry {
 }
 
 impl EmbeddedRegistry {
-    /// Loads everything from `store`.
+    /// Loads everything from `store`; `checker` judges every registration.
     ///
     /// # Errors
     /// [`Error::Store`] when the store cannot be read.
-    pub async fn open(store: Arc<dyn Store>, limits: Limits) -> Result<Self, Error> {
+    pub async fn open(store: Arc<dyn Store>, checker: Checker) -> Result<Self, Error> {
         let snapshot = store.load().await.map_err(|source| Error::Store {
             action: "load the registry",
             source,
@@ -60,7 +60,7 @@ impl EmbeddedRegistry {
             state: RwLock::new(State::from_snapshot(snapshot)),
             writes: tokio::sync::Mutex::new(()),
             store,
-            checker: Checker::new(limits),
+            checker,
             parsed: ParsedCache::default(),
         })
     }
