@@ -3,6 +3,16 @@
 //! decode with the reader schema through `apache-avro`'s schema resolution,
 //! in every direction the mode promises. For pairs it calls incompatible,
 //! the rate at which generated records actually fail is printed per kind.
+//!
+//! The generated pairs carry no field aliases: apache-avro's datum reader
+//! (0.22) ignores a reader field's aliases, which the Avro specification and
+//! Java Avro honour, so a rename by alias would fail to decode there while
+//! being compatible. Alias renames are covered by the conformance corpus and
+//! the scenario tests instead. Generated `bytes` values are UTF-8 text:
+//! Avro, Java and Confluent call `bytes` to `string` a compatible promotion,
+//! but a decoder that checks UTF-8 (apache-avro does) rejects other bytes,
+//! so that promotion is sound only for data that is text. The seed is fixed,
+//! so every run checks the same cases.
 
 mod support;
 
@@ -16,7 +26,7 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestRunner};
 use schemaops::compat::{Format, Mode, Report, SchemaText, check};
-use support::avro_gen::{Shape, root_shape, root_text, value};
+use support::avro_gen::{FieldShape, Shape, root_shape, root_text, value};
 
 /// Whether every value written with `writer` reads back with `reader`; the first failure otherwise.
 fn decodes(writer: &str, reader: &str, values: &[AvroValue]) -> Result<(), String> {
@@ -50,16 +60,44 @@ fn backward(reader: &str, writer: &str) -> Report {
     .expect("generated schemas are valid")
 }
 
+/// The same shape with every field alias removed.
+fn without_aliases(shape: Shape) -> Shape {
+    match shape {
+        Shape::Record(fields) => Shape::Record(
+            fields
+                .into_iter()
+                .map(|field| FieldShape {
+                    alias: None,
+                    shape: without_aliases(field.shape),
+                    ..field
+                })
+                .collect(),
+        ),
+        Shape::Array(items) => Shape::Array(Box::new(without_aliases(*items))),
+        Shape::Map(values) => Shape::Map(Box::new(without_aliases(*values))),
+        Shape::Union(branches) => Shape::Union(branches.into_iter().map(without_aliases).collect()),
+        other => other,
+    }
+}
+
 /// A reader shape, a writer shape, and values of the writer.
 fn case() -> impl Strategy<Value = (Shape, Shape, Vec<AvroValue>)> {
-    (root_shape(), root_shape()).prop_flat_map(|(reader, writer)| {
-        let values = proptest::collection::vec(value(&writer), 1..4);
-        (Just(reader), Just(writer), values)
-    })
+    (
+        root_shape().prop_map(without_aliases),
+        root_shape().prop_map(without_aliases),
+    )
+        .prop_flat_map(|(reader, writer)| {
+            let values = proptest::collection::vec(value(&writer), 1..4);
+            (Just(reader), Just(writer), values)
+        })
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(9),
+        ..ProptestConfig::default()
+    })]
 
     /// BACKWARD(new, old) promises that the new schema reads what the old one
     /// wrote; FORWARD is the same check with the roles swapped, and FULL is
