@@ -20,6 +20,13 @@
 //!   `bytes` default must be a string of code points 0–255, and a `fixed`
 //!   one must have exactly `size` of them.
 //!
+//! Two verdicts follow Confluent even though some decoders disagree, as the
+//! soundness test on real data shows: `bytes` to `string` is a compatible
+//! promotion, but a decoder that checks UTF-8 (the Rust `apache-avro` crate
+//! does) rejects bytes that are not text; and a reader field matched to a
+//! writer field through its `aliases` is compatible, but `apache-avro`'s
+//! datum reader (0.22) ignores field aliases.
+//!
 //! Logical types are kept in the canonical form but do not take part in
 //! resolution, exactly as in Java Avro: `timestamp-millis` to
 //! `timestamp-micros` is a compatible `long` to `long` change.
