@@ -45,6 +45,7 @@ mod mode;
 mod path;
 pub mod protobuf;
 mod report;
+mod sides;
 
 use std::fmt;
 

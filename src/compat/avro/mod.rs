@@ -47,6 +47,7 @@ pub use parse::{ParseError, Position};
 pub use crate::compat::json_tree::MAX_NESTING;
 use resolve::Finding;
 
+use super::sides::Sides;
 use super::{Direction, Incompatibility, SchemaPath};
 
 /// The kinds of Avro incompatibility, with Java Avro's names.
@@ -104,7 +105,11 @@ pub(crate) fn resolve(
         .into_iter()
         .map(|(path, finding)| Incompatibility {
             kind: super::Kind::Avro(kind_of(&finding)),
-            message: format!("{}: {}", describe(&path, &finding, &sides), sides.consequence()),
+            message: format!(
+                "{}: {}",
+                describe(&path, &finding, &sides),
+                sides.consequence("cannot read")
+            ),
             path,
             version,
         })
@@ -119,49 +124,6 @@ fn kind_of(finding: &Finding) -> Kind {
         Finding::MissingDefault { .. } => Kind::ReaderFieldMissingDefaultValue,
         Finding::TypeMismatch { .. } => Kind::TypeMismatch,
         Finding::MissingUnionBranch { .. } => Kind::MissingUnionBranch,
-    }
-}
-
-/// Who reads and who writes, in words.
-struct Sides {
-    direction: Direction,
-    version: usize,
-}
-
-impl Sides {
-    fn writer(&self) -> String {
-        match self.direction {
-            Direction::Backward => format!("version {}", self.version),
-            Direction::Forward => "the new schema".to_owned(),
-        }
-    }
-
-    fn reader(&self) -> String {
-        match self.direction {
-            Direction::Backward => "the new schema".to_owned(),
-            Direction::Forward => format!("version {}", self.version),
-        }
-    }
-
-    /// (earlier, new) from (reader, writer).
-    fn old_new<'a>(&self, reader: &'a str, writer: &'a str) -> (&'a str, &'a str) {
-        match self.direction {
-            Direction::Backward => (writer, reader),
-            Direction::Forward => (reader, writer),
-        }
-    }
-
-    fn consequence(&self) -> String {
-        match self.direction {
-            Direction::Backward => format!(
-                "consumers using the new schema cannot read records written with version {}",
-                self.version
-            ),
-            Direction::Forward => format!(
-                "consumers still using version {} cannot read records written with the new schema",
-                self.version
-            ),
-        }
     }
 }
 
@@ -197,10 +159,7 @@ fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
             quoted_list(writer_fields)
         ),
         Finding::FixedSizeMismatch { name, reader, writer } => {
-            let (old, new) = match sides.direction {
-                Direction::Backward => (writer, reader),
-                Direction::Forward => (reader, writer),
-            };
+            let (old, new) = sides.old_new(reader, writer);
             format!("fixed `{name}` (at {path}) changed size from {old} to {new} bytes")
         }
         Finding::MissingEnumSymbols { name, symbols } => match sides.direction {

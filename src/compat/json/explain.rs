@@ -2,42 +2,8 @@
 //! content model in plain words and which readers break.
 
 use super::Kind;
-use crate::compat::{Direction, SchemaPath, Segment};
-
-/// Who writes the data and who reads it, in words.
-pub(crate) struct Sides {
-    pub(crate) direction: Direction,
-    pub(crate) version: usize,
-}
-
-impl Sides {
-    fn writer(&self) -> String {
-        match self.direction {
-            Direction::Backward => format!("version {}", self.version),
-            Direction::Forward => "the new schema".to_owned(),
-        }
-    }
-
-    fn reader(&self) -> String {
-        match self.direction {
-            Direction::Backward => "the new schema".to_owned(),
-            Direction::Forward => format!("version {}", self.version),
-        }
-    }
-
-    pub(crate) fn consequence(&self) -> String {
-        match self.direction {
-            Direction::Backward => format!(
-                "consumers using the new schema may reject records written with version {}",
-                self.version
-            ),
-            Direction::Forward => format!(
-                "consumers still using version {} may reject records written with the new schema",
-                self.version
-            ),
-        }
-    }
-}
+use crate::compat::sides::Sides;
+use crate::compat::{SchemaPath, Segment};
 
 /// The last key of a path: the property or keyword a change is about.
 fn last_name(path: &SchemaPath) -> String {

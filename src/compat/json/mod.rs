@@ -252,7 +252,7 @@ pub(crate) fn check(
         Direction::Backward => (earlier, candidate),
         Direction::Forward => (candidate, earlier),
     };
-    let sides = explain::Sides { direction, version };
+    let sides = crate::compat::sides::Sides { direction, version };
     Ok(differences(original, update, policy, budget)?
         .into_iter()
         .filter(|change| !is_compatible(change.kind, policy))
@@ -261,7 +261,7 @@ pub(crate) fn check(
             message: format!(
                 "{}: {}",
                 explain::explain(change.kind, &change.path, &sides),
-                sides.consequence()
+                sides.consequence("may reject")
             ),
             path: change.path,
             version,
