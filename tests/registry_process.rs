@@ -82,14 +82,8 @@ async fn every_acknowledged_registration_survives_sigkill() {
         );
     }
     for subject in 0..4 {
-        let versions: Vec<u64> = client
-            .get(format!("{}/subjects/subject-{subject}/versions", server.url))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let versions: Vec<u64> =
+            get_json(&client, &format!("{}/subjects/subject-{subject}/versions", server.url)).await;
         let unique: BTreeSet<u64> = versions.iter().copied().collect();
         assert_eq!(unique.len(), versions.len(), "no version is duplicated");
         let expected: Vec<u64> = (1..=versions.len() as u64).collect();
@@ -105,54 +99,40 @@ async fn concurrent_registrations_of_one_schema_make_one_version_and_of_many_mak
     let same = (0..32).map(|_| {
         let client = client.clone();
         let url = server.url.clone();
-        tokio::spawn(async move {
-            let response = client
-                .post(format!("{url}/subjects/same/versions"))
-                .json(&json!({ "schema": schema(0) }))
-                .send()
-                .await
-                .unwrap();
-            response.json::<Value>().await.unwrap()["id"].as_u64()
-        })
+        tokio::spawn(async move { register_id(&client, &format!("{url}/subjects/same/versions"), 0).await })
     });
     let ids: BTreeSet<Option<u64>> = futures_join(same).await.into_iter().collect();
     assert_eq!(ids, BTreeSet::from([Some(1)]));
-    let versions: Value = client
-        .get(format!("{}/subjects/same/versions", server.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let versions: Value = get_json(&client, &format!("{}/subjects/same/versions", server.url)).await;
     assert_eq!(versions, json!([1]));
 
     let many = (1..=48).map(|index| {
         let client = client.clone();
         let url = server.url.clone();
-        tokio::spawn(async move {
-            let response = client
-                .post(format!("{url}/subjects/many/versions"))
-                .json(&json!({ "schema": schema(index) }))
-                .send()
-                .await
-                .unwrap();
-            response.json::<Value>().await.unwrap()["id"].as_u64()
-        })
+        tokio::spawn(async move { register_id(&client, &format!("{url}/subjects/many/versions"), index).await })
     });
     let ids: Vec<Option<u64>> = futures_join(many).await;
     let distinct: BTreeSet<Option<u64>> = ids.iter().copied().collect();
     assert_eq!(distinct.len(), 48, "every distinct schema got its own ID");
     assert!(!distinct.contains(&None));
-    let versions: Vec<u64> = client
-        .get(format!("{}/subjects/many/versions", server.url))
+    let versions: Vec<u64> = get_json(&client, &format!("{}/subjects/many/versions", server.url)).await;
+    assert_eq!(versions, (1..=48).collect::<Vec<u64>>());
+}
+
+/// Registers `schema(index)` at `url` and returns the ID the registry answered with.
+async fn register_id(client: &reqwest::Client, url: &str, index: usize) -> Option<u64> {
+    let response = client
+        .post(url)
+        .json(&json!({ "schema": schema(index) }))
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
         .unwrap();
-    assert_eq!(versions, (1..=48).collect::<Vec<u64>>());
+    response.json::<Value>().await.unwrap()["id"].as_u64()
+}
+
+/// GETs `url` and reads the JSON reply.
+async fn get_json<T: serde::de::DeserializeOwned>(client: &reqwest::Client, url: &str) -> T {
+    client.get(url).send().await.unwrap().json().await.unwrap()
 }
 
 async fn futures_join<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
@@ -181,13 +161,6 @@ async fn sigterm_stops_the_registry_cleanly_and_the_store_reopens() {
         "exit status 0 on SIGTERM"
     );
     let server = RegistryProcess::start(data.path()).await;
-    let versions: Value = client
-        .get(format!("{}/subjects/s/versions", server.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let versions: Value = get_json(&client, &format!("{}/subjects/s/versions", server.url)).await;
     assert_eq!(versions, json!([1]));
 }
