@@ -1,31 +1,13 @@
 //! Bad Avro input gets a clear error that names the problem and its place,
 //! never a panic, a hang, or a verdict (issue 2).
 
+mod support;
+
 use schemaops::compat::avro::{AvroSchema, MAX_NESTING, Position};
 use schemaops::compat::{CheckError, Checker, Format, Limits, Mode, SchemaRole, SchemaText, check, error_chain};
 
-/// The error for a candidate that must be refused, as one line.
-fn refusal(text: &str) -> String {
-    let error =
-        check(Format::Avro, Mode::Backward, &SchemaText::new(text), &[]).expect_err("the schema must be refused");
-    assert!(
-        matches!(
-            error,
-            CheckError::InvalidAvro {
-                role: SchemaRole::Candidate,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    error_chain(&error)
-}
-
 fn assert_refused(text: &str, expected: &[&str]) {
-    let message = refusal(text);
-    for part in expected {
-        assert!(message.contains(part), "expected {part:?} in: {message}");
-    }
+    support::refusal::assert_refused(Format::Avro, &SchemaText::new(text), expected);
 }
 
 #[test]

@@ -1,33 +1,15 @@
 //! Bad JSON Schema input gets a clear error that names the problem and its
 //! place, never a panic, a hang, or a verdict (issue 3).
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use schemaops::compat::json::{JsonPolicy, JsonSchema, TooComplex, differences};
 use schemaops::compat::{CheckError, Checker, Format, Mode, SchemaRole, SchemaText, check, error_chain};
 
-/// The error for a candidate that must be refused, as one line.
-fn refusal(text: &str) -> String {
-    let error =
-        check(Format::Json, Mode::Backward, &SchemaText::new(text), &[]).expect_err("the schema must be refused");
-    assert!(
-        matches!(
-            error,
-            CheckError::InvalidJson {
-                role: SchemaRole::Candidate,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    error_chain(&error)
-}
-
 fn assert_refused(text: &str, expected: &[&str]) {
-    let message = refusal(text);
-    for part in expected {
-        assert!(message.contains(part), "expected {part:?} in: {message}");
-    }
+    support::refusal::assert_refused(Format::Json, &SchemaText::new(text), expected);
 }
 
 #[test]

@@ -1,34 +1,15 @@
 //! Bad Protobuf input gets a clear error that names the problem and its
 //! place, never a panic or a verdict (issue 4).
 
+mod support;
+
 use std::fmt::Write as _;
 
 use schemaops::compat::protobuf::{ParseError, Position, ProtobufSchema};
-use schemaops::compat::{
-    CheckError, Checker, Format, Limits, Mode, Reference, SchemaRole, SchemaText, check, error_chain,
-};
-
-fn refusal(schema: &SchemaText) -> String {
-    let error = check(Format::Protobuf, Mode::Backward, schema, &[]).expect_err("the schema must be refused");
-    assert!(
-        matches!(
-            error,
-            CheckError::InvalidProtobuf {
-                role: SchemaRole::Candidate,
-                ..
-            }
-        ),
-        "{error:?}"
-    );
-    assert_eq!(error.reason(), "InvalidSchema");
-    error_chain(&error)
-}
+use schemaops::compat::{CheckError, Checker, Format, Limits, Mode, Reference, SchemaText, check};
 
 fn assert_refused(schema: &SchemaText, expected: &[&str]) {
-    let message = refusal(schema);
-    for part in expected {
-        assert!(message.contains(part), "expected {part:?} in: {message}");
-    }
+    support::refusal::assert_refused(Format::Protobuf, schema, expected);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 pub mod avro_gen;
 pub mod corpus;
 pub mod laws;
+pub mod refusal;
 pub mod registry;
 
 /// Whether every test must run, even one whose outside tool is missing (CI sets it).
