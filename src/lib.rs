@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod commands;
 pub mod compat;
+pub mod controller;
 pub mod crd;
 pub mod registry;
 pub mod telemetry;

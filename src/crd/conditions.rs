@@ -15,6 +15,10 @@ pub enum ConditionType {
     Stalled,
     /// Work or a retry is pending.
     Reconciling,
+    /// The registry holds a newer version of the subject than any schemaops registered.
+    Drifted,
+    /// Deletion waits: other schemas still refer to the subject.
+    DeletionBlocked,
 }
 
 impl ConditionType {
@@ -24,6 +28,8 @@ impl ConditionType {
             ConditionType::Ready => "Ready",
             ConditionType::Stalled => "Stalled",
             ConditionType::Reconciling => "Reconciling",
+            ConditionType::Drifted => "Drifted",
+            ConditionType::DeletionBlocked => "DeletionBlocked",
         }
     }
 }
@@ -32,6 +38,89 @@ impl fmt::Display for ConditionType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// Why a condition has its status: the `reason` of conditions and events,
+/// a bounded set of PascalCase words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The schema is registered (now or earlier) under its subject.
+    Registered,
+    /// The subject's settings are in force in the registry.
+    Configured,
+    /// The schema breaks an earlier version under the compatibility level.
+    IncompatibleSchema,
+    /// The schema text cannot be parsed.
+    InvalidSchema,
+    /// The subject already holds schemas of another type.
+    SchemaTypeChanged,
+    /// The spec itself is unusable: a bad subject name or reference.
+    InvalidSpec,
+    /// The ConfigMap (or its key) named by `schemaFrom` does not exist.
+    SchemaSourceNotFound,
+    /// Another resource already manages the subject.
+    SubjectConflict,
+    /// The subject is in READONLY mode.
+    SubjectReadOnly,
+    /// The registry refused a schema schemaops judged compatible.
+    RegistryRejected,
+    /// The registry could not be reached; retrying.
+    RegistryUnavailable,
+    /// Work is in progress.
+    Progressing,
+    /// A newer version was registered outside schemaops.
+    RegisteredOutsideSchemaops,
+    /// Other schemas still refer to the subject.
+    ReferencedBySchemas,
+    /// The subject was deleted from the registry.
+    Deleted,
+}
+
+impl Reason {
+    /// The PascalCase word written in conditions, events and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Registered => "Registered",
+            Reason::Configured => "Configured",
+            Reason::IncompatibleSchema => "IncompatibleSchema",
+            Reason::InvalidSchema => "InvalidSchema",
+            Reason::SchemaTypeChanged => "SchemaTypeChanged",
+            Reason::InvalidSpec => "InvalidSpec",
+            Reason::SchemaSourceNotFound => "SchemaSourceNotFound",
+            Reason::SubjectConflict => "SubjectConflict",
+            Reason::SubjectReadOnly => "SubjectReadOnly",
+            Reason::RegistryRejected => "RegistryRejected",
+            Reason::RegistryUnavailable => "RegistryUnavailable",
+            Reason::Progressing => "Progressing",
+            Reason::RegisteredOutsideSchemaops => "RegisteredOutsideSchemaops",
+            Reason::ReferencedBySchemas => "ReferencedBySchemas",
+            Reason::Deleted => "Deleted",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The longest condition message the API server accepts, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
+
+/// Cuts `message` to fit a condition (under [`MAX_MESSAGE_BYTES`]) at a
+/// character boundary, saying how much was left out.
+pub fn truncate_message(message: &str, limit: usize) -> String {
+    if message.len() <= limit {
+        return message.to_owned();
+    }
+    let note = format!(" … ({} more bytes left out)", message.len());
+    let mut end = limit.saturating_sub(note.len());
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    let left_out = message.len() - end;
+    format!("{} … ({left_out} more bytes left out)", &message[..end])
 }
 
 /// Sets the condition of `type_` in `conditions` to `status` with `reason`
@@ -73,6 +162,16 @@ pub fn set_condition(
         }
         None => conditions.push(condition),
     }
+}
+
+/// Removes the condition of `type_`, if present.
+pub fn remove_condition(conditions: &mut Vec<Condition>, type_: ConditionType) {
+    conditions.retain(|condition| condition.type_ != type_.as_str());
+}
+
+/// The condition of `type_`, if present.
+pub fn find_condition(conditions: &[Condition], type_: ConditionType) -> Option<&Condition> {
+    conditions.iter().find(|condition| condition.type_ == type_.as_str())
 }
 
 #[cfg(test)]
@@ -145,5 +244,14 @@ mod tests {
         assert_eq!(conditions.len(), 2);
         assert_eq!(conditions[0].type_, "Synced");
         assert_eq!(conditions[1].type_, "Stalled");
+    }
+
+    #[test]
+    fn long_messages_are_cut_at_a_character_boundary_and_say_so() {
+        let message = "é".repeat(40_000);
+        let cut = truncate_message(&message, MAX_MESSAGE_BYTES);
+        assert!(cut.len() <= MAX_MESSAGE_BYTES, "{}", cut.len());
+        assert!(cut.ends_with("more bytes left out)"));
+        assert_eq!(truncate_message("short", MAX_MESSAGE_BYTES), "short");
     }
 }

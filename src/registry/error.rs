@@ -174,6 +174,12 @@ fn incompatible_message(report: &Report) -> String {
 }
 
 impl Error {
+    /// True when trying again later may succeed: the store (or, for a
+    /// remote registry, the connection) failed, not the request.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Error::Store { .. })
+    }
+
     /// Confluent's error code.
     pub fn code(&self) -> u32 {
         match self {

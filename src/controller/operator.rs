@@ -1,0 +1,1 @@
+//! `schemaops operator`: the controllers wired to the Kubernetes API.

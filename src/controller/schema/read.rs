@@ -1,0 +1,245 @@
+//! The read step: the schema text, and what the registry holds for the
+//! subject, gathered into plain values for [`decide`](super::decide).
+
+use std::collections::BTreeMap;
+
+use crate::compat::{Format, Mode, Reference, SchemaText};
+use crate::crd::{SchemaSpec, SchemaType};
+use crate::registry::{
+    Error, NewSchema, Registry, RegistryMode, SchemaReference, SubjectName, Version, VersionFilter, VersionSelector,
+    VersionedSchema,
+};
+
+use super::decide::{Candidate, Unusable};
+use crate::controller::level;
+use crate::controller::view::SubjectView;
+use crate::crd::conditions::Reason;
+
+/// How deep references may nest before the read gives up.
+const MAX_REFERENCE_DEPTH: usize = 32;
+
+/// What the registry holds for one subject, as far as a decision needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegistrySubject {
+    /// The registry's global compatibility level.
+    pub global_level: Mode,
+    /// The subject's own level, if it has one.
+    pub subject_level: Option<Mode>,
+    /// The subject's mode in force (its own, or the global one).
+    pub mode: RegistryMode,
+    /// The version that already holds the candidate, if any.
+    pub holding: Option<VersionedSchema>,
+    /// The subject's live versions, ascending.
+    pub live_versions: Vec<Version>,
+    /// The versions the desired level reads, oldest first, with their
+    /// formats and texts (references resolved).
+    pub previous: Vec<(Version, Format, SchemaText)>,
+    /// The texts the candidate's references name, or why one cannot be read.
+    pub references: Result<Vec<Reference>, String>,
+}
+
+/// The schema language of a spec.
+pub fn format_of(schema_type: SchemaType) -> Format {
+    match schema_type {
+        SchemaType::Avro => Format::Avro,
+        SchemaType::Json => Format::Json,
+        SchemaType::Protobuf => Format::Protobuf,
+    }
+}
+
+/// The schema text of `spec`: inline, or the ConfigMap key it names
+/// (`config_map` is that ConfigMap's data, `None` when it does not exist).
+///
+/// # Errors
+/// A message naming the missing ConfigMap or key.
+pub fn schema_text(spec: &SchemaSpec, config_map: Option<&BTreeMap<String, String>>) -> Result<String, String> {
+    if let Some(text) = &spec.schema {
+        return Ok(text.clone());
+    }
+    let Some(from) = &spec.schema_from else {
+        return Err("the spec sets neither schema nor schemaFrom".to_owned());
+    };
+    let reference = &from.config_map_key_ref;
+    let data = config_map.ok_or_else(|| format!("ConfigMap `{}` does not exist", reference.name))?;
+    data.get(&reference.key)
+        .cloned()
+        .ok_or_else(|| format!("ConfigMap `{}` has no key `{}`", reference.name, reference.key))
+}
+
+/// Checks the spec and, when it is usable and this Schema owns the subject,
+/// reads the registry.
+///
+/// # Errors
+/// The registry's error when it cannot be reached (the caller retries).
+pub async fn read_candidate(
+    owner: bool,
+    spec: &SchemaSpec,
+    text: Result<String, String>,
+    view: &SubjectView,
+    registry: &dyn Registry,
+) -> Result<Candidate, Error> {
+    if !owner {
+        return Ok(Candidate::NotOwner);
+    }
+    let (subject, schema) = match prepare(spec, text) {
+        Ok(prepared) => prepared,
+        Err(unusable) => return Ok(Candidate::Unusable(unusable)),
+    };
+    let registry_subject = read_registry(registry, &subject, &schema, view).await?;
+    Ok(Candidate::Usable {
+        subject,
+        schema,
+        registry: Box::new(registry_subject),
+    })
+}
+
+/// The subject and the schema to register, or why the spec cannot give them.
+fn prepare(spec: &SchemaSpec, text: Result<String, String>) -> Result<(SubjectName, NewSchema), Unusable> {
+    let subject = SubjectName::new(spec.subject.clone()).map_err(|error| Unusable {
+        reason: Reason::InvalidSpec,
+        message: format!("spec.subject: {error}"),
+    })?;
+    let text = text.map_err(|message| Unusable {
+        reason: Reason::SchemaSourceNotFound,
+        message,
+    })?;
+    let mut references = Vec::with_capacity(spec.references.len());
+    for (index, reference) in spec.references.iter().enumerate() {
+        let invalid = |problem: String| Unusable {
+            reason: Reason::InvalidSpec,
+            message: format!("spec.references[{index}]: {problem}"),
+        };
+        references.push(SchemaReference {
+            name: reference.name.clone(),
+            subject: SubjectName::new(reference.subject.clone()).map_err(|error| invalid(error.to_string()))?,
+            version: Version::new(i64::from(reference.version)).map_err(|error| invalid(error.to_string()))?,
+        });
+    }
+    Ok((
+        subject,
+        NewSchema {
+            format: format_of(spec.schema_type),
+            text,
+            references,
+        },
+    ))
+}
+
+/// Reads the subject's settings, the version holding `schema` (if any), and
+/// the earlier versions the desired level reads.
+///
+/// # Errors
+/// The registry's error when it fails transiently.
+pub async fn read_registry(
+    registry: &dyn Registry,
+    subject: &SubjectName,
+    schema: &NewSchema,
+    view: &SubjectView,
+) -> Result<RegistrySubject, Error> {
+    let global_level = registry.compatibility(None, true).await?;
+    let subject_level = absent_if_missing(registry.compatibility(Some(subject), false).await)?;
+    let mode = registry.mode(Some(subject), true).await?;
+    let (level, _) = level::desired(view.config.as_ref(), global_level, subject_level);
+    let holding = absent_if_missing(registry.lookup(subject, schema, false).await)?;
+    let live_versions = absent_if_missing(registry.versions(subject, VersionFilter::Live).await)?.unwrap_or_default();
+    let mut previous = Vec::new();
+    for position in sorted(level.versions_to_check(live_versions.len())) {
+        let version = live_versions[position - 1];
+        let stored = registry
+            .version(subject, VersionSelector::Exact(version), false)
+            .await?;
+        let references = match reference_texts(registry, &stored.references).await? {
+            Ok(texts) => texts,
+            Err(message) => {
+                return Err(Error::InvalidSchema {
+                    reason: format!("version {version} of subject `{subject}` cannot be read: {message}"),
+                });
+            }
+        };
+        previous.push((
+            version,
+            stored.format,
+            SchemaText {
+                text: stored.text,
+                references,
+            },
+        ));
+    }
+    let references = reference_texts(registry, &schema.references).await?;
+    Ok(RegistrySubject {
+        global_level,
+        subject_level,
+        mode,
+        holding,
+        live_versions,
+        previous,
+        references,
+    })
+}
+
+fn sorted(mut positions: Vec<usize>) -> Vec<usize> {
+    positions.sort_unstable();
+    positions
+}
+
+/// `None` for the "not found" and "not configured" answers, the value otherwise.
+fn absent_if_missing<T>(result: Result<T, Error>) -> Result<Option<T>, Error> {
+    match result {
+        Ok(value) => Ok(Some(value)),
+        Err(error) if error.is_transient() => Err(error),
+        // Not found, not configured, or a schema the registry cannot parse:
+        // nothing is held; the decision explains an invalid schema itself.
+        Err(_) => Ok(None),
+    }
+}
+
+/// The texts `references` name, each after the ones it refers to itself.
+///
+/// # Errors
+/// The outer error when the registry fails transiently; the inner one names
+/// a reference that does not exist.
+async fn reference_texts(
+    registry: &dyn Registry,
+    references: &[SchemaReference],
+) -> Result<Result<Vec<Reference>, String>, Error> {
+    let mut out = Vec::new();
+    let mut pending: Vec<(SchemaReference, usize, bool)> =
+        references.iter().rev().map(|reference| (reference.clone(), 0, false)).collect();
+    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    // Depth-first, post-order: a reference's own references come before it.
+    while let Some((reference, depth, expanded)) = pending.pop() {
+        if expanded {
+            if !out.iter().any(|known: &Reference| known.name == reference.name)
+                && let Some(text) = texts.remove(&reference.name)
+            {
+                out.push(Reference {
+                    name: reference.name,
+                    text,
+                });
+            }
+            continue;
+        }
+        if depth > MAX_REFERENCE_DEPTH {
+            return Ok(Err(format!("references nest more than {MAX_REFERENCE_DEPTH} levels deep")));
+        }
+        let stored = match registry
+            .version(&reference.subject, VersionSelector::Exact(reference.version), true)
+            .await
+        {
+            Ok(stored) => stored,
+            Err(error) if error.is_transient() => return Err(error),
+            Err(_) => {
+                return Ok(Err(format!(
+                    "reference `{}` names version {} of subject `{}`, which does not exist",
+                    reference.name, reference.version, reference.subject
+                )));
+            }
+        };
+        texts.insert(reference.name.clone(), stored.text);
+        pending.push((reference, depth, true));
+        for inner in stored.references.into_iter().rev() {
+            pending.push((inner, depth + 1, false));
+        }
+    }
+    Ok(Ok(out))
+}

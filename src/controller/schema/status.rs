@@ -1,0 +1,290 @@
+//! The status step, pure: a plan and its outcome become the Schema's status.
+//! The clock is an argument; `lastTransitionTime` moves only on a flip.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use crate::compat::Report;
+use crate::controller::MAX_LISTED_INCOMPATIBILITIES;
+use crate::crd::conditions::{
+    ConditionType, MAX_MESSAGE_BYTES, Reason, find_condition, set_condition, truncate_message,
+};
+use crate::crd::{CompatibilityStatus, IncompatibilityStatus, SchemaStatus};
+
+use super::act::Outcome;
+use super::decide::{Plan, SchemaInputs};
+
+/// The longest message kept for one listed incompatibility.
+const MAX_FRAGMENT_BYTES: usize = 1024;
+
+/// The condition types this controller always sets on a Schema; it also
+/// owns Drifted and DeletionBlocked, present only while they hold.
+const KEPT: [ConditionType; 3] = [ConditionType::Ready, ConditionType::Stalled, ConditionType::Reconciling];
+
+/// The status after acting on `plan`.
+pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time) -> SchemaStatus {
+    let previous = inputs.status.clone().unwrap_or_default();
+    let generation = inputs.generation;
+    let mut status = SchemaStatus {
+        observed_generation: generation,
+        subject: previous.subject.clone(),
+        version: previous.version,
+        id: previous.id,
+        fingerprint: previous.fingerprint.clone(),
+        conditions: owned_conditions(&previous.conditions),
+        compatibility: None,
+    };
+    let mut drift = None;
+    let verdict = match (plan, outcome) {
+        (Plan::Conflict { owner }, _) => {
+            let owner = owner.as_ref().map_or("another resource".to_owned(), |key| format!("Schema {key}"));
+            Verdict::Stalled(
+                Reason::SubjectConflict,
+                format!("the subject is managed by {owner}; this Schema waits until that one is deleted"),
+            )
+        }
+        (Plan::Invalid(unusable), _) => Verdict::Stalled(unusable.reason, unusable.message.clone()),
+        (Plan::ReadOnly { subject }, _) => Verdict::Stalled(
+            Reason::SubjectReadOnly,
+            format!("subject `{subject}` is READONLY: no new versions can be registered"),
+        ),
+        (
+            Plan::AlreadyRegistered {
+                subject,
+                version,
+                id,
+                fingerprint,
+                drifted_to,
+            },
+            _,
+        ) => {
+            if previous.version == Some(version.get() as i32) {
+                status.compatibility = previous.compatibility.clone();
+            }
+            status.version = Some(version.get() as i32);
+            status.id = Some(id.get() as i32);
+            status.fingerprint = Some(fingerprint.clone());
+            drift = drifted_to.map(|newest| {
+                format!(
+                    "subject `{subject}` has version {newest}, registered outside schemaops; this Schema holds \
+                     version {version}. schemaops leaves it as it is"
+                )
+            });
+            Verdict::Ready(format!("version {version} of subject `{subject}` holds this schema (ID {id})"))
+        }
+        (
+            Plan::Register {
+                subject,
+                fingerprint,
+                report,
+                ..
+            },
+            Outcome::Registered(registered),
+        ) => {
+            status.version = Some(registered.version.get() as i32);
+            status.id = Some(registered.id.get() as i32);
+            status.fingerprint = Some(fingerprint.clone());
+            status.compatibility = Some(compatibility(report));
+            Verdict::Ready(format!(
+                "registered as version {} of subject `{subject}` (ID {})",
+                registered.version, registered.id
+            ))
+        }
+        (Plan::Register { report, .. }, Outcome::Refused { reason, message }) => {
+            status.compatibility = Some(compatibility(report));
+            Verdict::Stalled(*reason, message.clone())
+        }
+        (Plan::Register { subject, .. }, Outcome::Nothing) => Verdict::Stalled(
+            Reason::RegistryRejected,
+            format!("the registry did not store the schema under `{subject}`"),
+        ),
+        (Plan::Reject { subject, report }, _) => {
+            status.compatibility = Some(compatibility(report));
+            Verdict::Stalled(Reason::IncompatibleSchema, summary(subject.as_str(), report))
+        }
+    };
+    if let Plan::Conflict { .. } = plan {
+        // A resource that does not manage the subject shows nothing of it.
+        status.subject = None;
+        status.version = None;
+        status.id = None;
+        status.fingerprint = None;
+    } else {
+        status.subject = Some(inputs.subject.clone());
+    }
+    let mut conditions = Conditions {
+        list: &mut status.conditions,
+        generation,
+        now,
+    };
+    if let Some(message) = drift {
+        conditions.set(ConditionType::Drifted, true, Reason::RegisteredOutsideSchemaops, &message);
+    }
+    verdict.apply(&mut conditions);
+    status
+}
+
+/// The status while the registry cannot be reached: what was in force stays,
+/// `Reconciling=True` says a retry is pending.
+pub fn render_unavailable(inputs: &SchemaInputs, message: &str, now: &Time) -> SchemaStatus {
+    let mut status = inputs.status.clone().unwrap_or_default();
+    status.conditions = owned_conditions(&status.conditions);
+    let mut conditions = Conditions {
+        list: &mut status.conditions,
+        generation: inputs.generation,
+        now,
+    };
+    let message = truncate_message(&format!("the registry cannot be reached; retrying: {message}"), MAX_MESSAGE_BYTES);
+    if find_condition(conditions.list, ConditionType::Ready).is_none() {
+        conditions.set(ConditionType::Ready, false, Reason::RegistryUnavailable, &message);
+        conditions.set(ConditionType::Stalled, false, Reason::RegistryUnavailable, "");
+    }
+    conditions.set(ConditionType::Reconciling, true, Reason::RegistryUnavailable, &message);
+    status
+}
+
+/// Where the plan leaves the resource.
+enum Verdict {
+    Ready(String),
+    Stalled(Reason, String),
+}
+
+impl Verdict {
+    fn apply(self, conditions: &mut Conditions<'_>) {
+        match self {
+            Verdict::Ready(message) => {
+                conditions.set(ConditionType::Ready, true, Reason::Registered, &message);
+                conditions.set(ConditionType::Stalled, false, Reason::Registered, "");
+            }
+            Verdict::Stalled(reason, message) => {
+                let message = truncate_message(&message, MAX_MESSAGE_BYTES);
+                conditions.set(ConditionType::Ready, false, reason, &message);
+                conditions.set(ConditionType::Stalled, true, reason, &message);
+            }
+        }
+        conditions.set(ConditionType::Reconciling, false, Reason::Progressing, "");
+    }
+}
+
+/// The condition list being built, with the generation and time to stamp.
+struct Conditions<'a> {
+    list: &'a mut Vec<Condition>,
+    generation: Option<i64>,
+    now: &'a Time,
+}
+
+impl Conditions<'_> {
+    fn set(&mut self, type_: ConditionType, status: bool, reason: Reason, message: &str) {
+        set_condition(self.list, type_, status, reason.as_str(), message, self.generation, self.now);
+    }
+}
+
+/// The previous conditions this controller owns, minus those set only while
+/// they hold (Drifted, DeletionBlocked), which the render sets again if so.
+fn owned_conditions(previous: &[Condition]) -> Vec<Condition> {
+    previous
+        .iter()
+        .filter(|condition| {
+            KEPT.iter().any(|owned| owned.as_str() == condition.type_)
+        })
+        .cloned()
+        .collect()
+}
+
+/// The status form of a report: capped, with fragments cut to size.
+pub fn compatibility(report: &Report) -> CompatibilityStatus {
+    CompatibilityStatus {
+        mode: report.mode.as_str().to_owned(),
+        checked_versions: report.checked_versions.iter().map(|&version| version as i32).collect(),
+        incompatibilities: report
+            .incompatibilities
+            .iter()
+            .take(MAX_LISTED_INCOMPATIBILITIES)
+            .map(|found| IncompatibilityStatus {
+                kind: found.kind.to_string(),
+                path: found.path.to_string(),
+                version: found.version as i32,
+                message: truncate_message(&found.message, MAX_FRAGMENT_BYTES),
+            })
+            .collect(),
+        total: report.incompatibilities.len() as i32,
+    }
+}
+
+/// One message naming every incompatibility, cut to fit a condition.
+pub fn summary(subject: &str, report: &Report) -> String {
+    let count = report.incompatibilities.len();
+    let versions: Vec<String> = report.checked_versions.iter().map(ToString::to_string).collect();
+    let mut text = format!(
+        "incompatible with subject `{subject}` under {} (checked version{} {}): {count} problem{}",
+        report.mode,
+        if versions.len() == 1 { "" } else { "s" },
+        versions.join(", "),
+        if count == 1 { "" } else { "s" },
+    );
+    for found in &report.incompatibilities {
+        text.push_str(&format!(
+            "\n- version {}, {} at {}: {}",
+            found.version, found.kind, found.path, found.message
+        ));
+    }
+    truncate_message(&text, MAX_MESSAGE_BYTES)
+}
+
+/// An event worth recording when the status changes this way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// `Registered` or `Rejected`.
+    pub reason: &'static str,
+    /// True for a Warning event.
+    pub warning: bool,
+    /// The event's note, at most 1 KiB.
+    pub note: String,
+}
+
+/// The event for going from `previous` to `next`, if it is a transition:
+/// newly Ready (or Ready on another version), or newly stalled (or stalled
+/// for a new reason or message).
+pub fn transition(previous: Option<&SchemaStatus>, next: &SchemaStatus) -> Option<Transition> {
+    let ready = |status: &SchemaStatus| find_condition(&status.conditions, ConditionType::Ready).cloned();
+    let stalled = |status: &SchemaStatus| {
+        find_condition(&status.conditions, ConditionType::Stalled)
+            .filter(|condition| condition.status == "True")
+            .cloned()
+    };
+    let before_ready = previous.and_then(ready);
+    let now_ready = ready(next)?;
+    if now_ready.status == "True" {
+        let was_ready = before_ready.as_ref().is_some_and(|c| c.status == "True");
+        let same_version = previous.is_some_and(|p| p.version == next.version);
+        return (!was_ready || !same_version).then(|| Transition {
+            reason: "Registered",
+            warning: false,
+            note: truncate_message(&now_ready.message, MAX_FRAGMENT_BYTES),
+        });
+    }
+    let now_stalled = stalled(next)?;
+    let before = previous.and_then(stalled);
+    let same = before.is_some_and(|c| c.reason == now_stalled.reason && c.message == now_stalled.message);
+    (!same).then(|| Transition {
+        reason: "Rejected",
+        warning: true,
+        note: truncate_message(
+            &format!("{}: {}", now_stalled.reason, now_stalled.message),
+            MAX_FRAGMENT_BYTES,
+        ),
+    })
+}
+
+/// True when `a` and `b` differ in more than condition times.
+pub fn changed(a: Option<&SchemaStatus>, b: &SchemaStatus) -> bool {
+    let Some(a) = a else { return true };
+    let strip = |status: &SchemaStatus| {
+        let mut status = status.clone();
+        for condition in &mut status.conditions {
+            condition.last_transition_time = Time(Default::default());
+        }
+        status.conditions.sort_by(|x, y| x.type_.cmp(&y.type_));
+        status
+    };
+    strip(a) != strip(b)
+}

@@ -1,0 +1,285 @@
+//! Reconciling one `SubjectConfig`: make the registry's subject level and
+//! mode what the spec says (a field left out removes the subject's own
+//! setting, so the global one applies), then report what is in force.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::compat::Mode;
+use crate::controller::level::{LevelWrite, level_of, mode_of};
+use crate::controller::view::ObjectKey;
+use crate::crd::conditions::{ConditionType, MAX_MESSAGE_BYTES, Reason, set_condition, truncate_message};
+use crate::crd::{SettingSource, SubjectConfigSpec, SubjectConfigStatus, SubjectMode};
+use crate::registry::{Error, Registry, RegistryMode, SubjectName};
+
+/// The registry's settings for one subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegistrySettings {
+    /// The global level.
+    pub global_level: Mode,
+    /// The subject's own level.
+    pub subject_level: Option<Mode>,
+    /// The global mode.
+    pub global_mode: RegistryMode,
+    /// The subject's own mode.
+    pub subject_mode: Option<RegistryMode>,
+}
+
+/// Reads the registry's settings for `subject`.
+///
+/// # Errors
+/// The registry's error when it fails transiently.
+pub async fn read_settings(registry: &dyn Registry, subject: &SubjectName) -> Result<RegistrySettings, Error> {
+    let subject_level = match registry.compatibility(Some(subject), false).await {
+        Ok(level) => Some(level),
+        Err(error) if error.is_transient() => return Err(error),
+        Err(_) => None,
+    };
+    let subject_mode = match registry.mode(Some(subject), false).await {
+        Ok(mode) => Some(mode),
+        Err(error) if error.is_transient() => return Err(error),
+        Err(_) => None,
+    };
+    Ok(RegistrySettings {
+        global_level: registry.compatibility(None, true).await?,
+        subject_level,
+        global_mode: registry.mode(None, true).await?,
+        subject_mode,
+    })
+}
+
+/// What to do with a SubjectConfig.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigPlan {
+    /// Another SubjectConfig manages the subject.
+    Conflict {
+        /// That resource.
+        owner: Option<ObjectKey>,
+    },
+    /// The spec names an invalid subject.
+    Invalid(String),
+    /// Make the registry match the spec.
+    Apply {
+        /// The subject.
+        subject: SubjectName,
+        /// The level write needed, if any.
+        level: Option<LevelWrite>,
+        /// The mode write needed: `Some(None)` removes the subject's mode.
+        mode: Option<Option<RegistryMode>>,
+    },
+}
+
+/// Decides the writes that make the registry match `spec` (pure).
+pub fn decide(spec: &SubjectConfigSpec, owner: Option<&ObjectKey>, me: &ObjectKey, settings: Option<RegistrySettings>) -> ConfigPlan {
+    if owner != Some(me) {
+        return ConfigPlan::Conflict { owner: owner.cloned() };
+    }
+    let subject = match SubjectName::new(spec.subject.clone()) {
+        Ok(subject) => subject,
+        Err(error) => return ConfigPlan::Invalid(format!("spec.subject: {error}")),
+    };
+    let Some(settings) = settings else {
+        return ConfigPlan::Invalid("the registry's settings were not read".to_owned());
+    };
+    let level = match spec.compatibility.map(mode_of) {
+        Some(level) if settings.subject_level != Some(level) => Some(LevelWrite::Set(level)),
+        None if settings.subject_level.is_some() => Some(LevelWrite::Clear),
+        _ => None,
+    };
+    let wanted_mode = spec.mode.map(|mode| match mode {
+        SubjectMode::Readwrite => RegistryMode::ReadWrite,
+        SubjectMode::Readonly => RegistryMode::ReadOnly,
+    });
+    let mode = (wanted_mode != settings.subject_mode).then_some(wanted_mode);
+    ConfigPlan::Apply { subject, level, mode }
+}
+
+/// Carries out the writes of `plan`.
+///
+/// # Errors
+/// The registry's error when it fails transiently.
+pub async fn act(plan: &ConfigPlan, registry: &dyn Registry) -> Result<Result<(), String>, Error> {
+    let ConfigPlan::Apply { subject, level, mode } = plan else {
+        return Ok(Ok(()));
+    };
+    let result = async {
+        match level {
+            Some(LevelWrite::Set(level)) => registry.set_compatibility(Some(subject), *level).await.map(drop)?,
+            Some(LevelWrite::Clear) => forget_missing(registry.delete_compatibility(Some(subject)).await.map(drop))?,
+            None => {}
+        }
+        match mode {
+            Some(Some(mode)) => registry.set_mode(Some(subject), *mode, false).await.map(drop)?,
+            Some(None) => forget_missing(registry.delete_mode(Some(subject)).await.map(drop))?,
+            None => {}
+        }
+        Ok::<(), Error>(())
+    }
+    .await;
+    match result {
+        Ok(()) => Ok(Ok(())),
+        Err(error) if error.is_transient() => Err(error),
+        Err(error) => Ok(Err(format!("the registry refused the setting: {error}"))),
+    }
+}
+
+/// Removes the subject's own settings (the resource is being deleted).
+///
+/// # Errors
+/// The registry's error when it fails transiently.
+pub async fn clear(registry: &dyn Registry, subject: &SubjectName) -> Result<(), Error> {
+    forget_missing(registry.delete_compatibility(Some(subject)).await.map(drop))?;
+    forget_missing(registry.delete_mode(Some(subject)).await.map(drop))
+}
+
+fn forget_missing(result: Result<(), Error>) -> Result<(), Error> {
+    match result {
+        Err(error) if !error.is_transient() => Ok(()),
+        other => other,
+    }
+}
+
+/// The status after acting: the settings in force and where each comes from.
+pub fn render(
+    spec: &SubjectConfigSpec,
+    generation: Option<i64>,
+    previous: Option<&SubjectConfigStatus>,
+    plan: &ConfigPlan,
+    outcome: Result<(), String>,
+    settings: Option<RegistrySettings>,
+    now: &Time,
+) -> SubjectConfigStatus {
+    let mut conditions: Vec<_> = previous
+        .map(|status| status.conditions.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| ["Ready", "Stalled", "Reconciling"].contains(&c.type_.as_str()))
+        .collect();
+    let mut status = SubjectConfigStatus {
+        observed_generation: generation,
+        ..Default::default()
+    };
+    let problem = match (plan, outcome) {
+        (ConfigPlan::Conflict { owner }, _) => Some((
+            Reason::SubjectConflict,
+            format!(
+                "the subject's settings are managed by SubjectConfig {}",
+                owner.as_ref().map_or("(unknown)".to_owned(), ToString::to_string)
+            ),
+        )),
+        (ConfigPlan::Invalid(message), _) => Some((Reason::InvalidSpec, message.clone())),
+        (ConfigPlan::Apply { .. }, Err(message)) => Some((Reason::RegistryRejected, message)),
+        (ConfigPlan::Apply { subject, .. }, Ok(())) => {
+            status.subject = Some(subject.as_str().to_owned());
+            if let Some(settings) = settings {
+                let (level, level_source) = match spec.compatibility {
+                    Some(level) => (level, SettingSource::Subject),
+                    None => (level_of(settings.global_level), SettingSource::Global),
+                };
+                let (mode, mode_source) = match spec.mode {
+                    Some(mode) => (mode, SettingSource::Subject),
+                    None => (subject_mode(settings.global_mode), SettingSource::Global),
+                };
+                status.compatibility = Some(level);
+                status.compatibility_source = Some(level_source);
+                status.mode = Some(mode);
+                status.mode_source = Some(mode_source);
+            }
+            None
+        }
+    };
+    let mut set = |type_, value, reason: Reason, message: &str| {
+        set_condition(&mut conditions, type_, value, reason.as_str(), message, generation, now);
+    };
+    match problem {
+        None => {
+            set(ConditionType::Ready, true, Reason::Configured, "the subject's settings are in force");
+            set(ConditionType::Stalled, false, Reason::Configured, "");
+        }
+        Some((reason, message)) => {
+            let message = truncate_message(&message, MAX_MESSAGE_BYTES);
+            set(ConditionType::Ready, false, reason, &message);
+            set(ConditionType::Stalled, true, reason, &message);
+        }
+    }
+    set(ConditionType::Reconciling, false, Reason::Progressing, "");
+    status.conditions = conditions;
+    status
+}
+
+/// The SubjectConfig word for a registry mode.
+fn subject_mode(mode: RegistryMode) -> SubjectMode {
+    match mode {
+        RegistryMode::ReadOnly | RegistryMode::ReadOnlyOverride => SubjectMode::Readonly,
+        RegistryMode::ReadWrite | RegistryMode::Import => SubjectMode::Readwrite,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crd::CompatibilityLevel;
+
+    fn me() -> ObjectKey {
+        ObjectKey {
+            namespace: "default".to_owned(),
+            name: "orders".to_owned(),
+        }
+    }
+
+    fn settings(subject_level: Option<Mode>, subject_mode: Option<RegistryMode>) -> Option<RegistrySettings> {
+        Some(RegistrySettings {
+            global_level: Mode::Backward,
+            subject_level,
+            global_mode: RegistryMode::ReadWrite,
+            subject_mode,
+        })
+    }
+
+    fn spec(compatibility: Option<CompatibilityLevel>, mode: Option<SubjectMode>) -> SubjectConfigSpec {
+        SubjectConfigSpec {
+            subject: "orders-value".to_owned(),
+            compatibility,
+            normalize: None,
+            mode,
+        }
+    }
+
+    #[test]
+    fn a_level_is_written_only_when_the_registry_differs() {
+        let wanted = spec(Some(CompatibilityLevel::Full), None);
+        let plan = decide(&wanted, Some(&me()), &me(), settings(None, None));
+        assert!(matches!(plan, ConfigPlan::Apply { level: Some(LevelWrite::Set(Mode::Full)), mode: None, .. }));
+        let plan = decide(&wanted, Some(&me()), &me(), settings(Some(Mode::Full), None));
+        assert!(matches!(plan, ConfigPlan::Apply { level: None, mode: None, .. }));
+    }
+
+    #[test]
+    fn removing_a_field_removes_the_subject_setting() {
+        let plan = decide(&spec(None, None), Some(&me()), &me(), settings(Some(Mode::None), Some(RegistryMode::ReadOnly)));
+        assert!(matches!(plan, ConfigPlan::Apply { level: Some(LevelWrite::Clear), mode: Some(None), .. }));
+    }
+
+    #[test]
+    fn the_status_names_where_each_setting_comes_from() {
+        let wanted = spec(Some(CompatibilityLevel::Forward), None);
+        let plan = decide(&wanted, Some(&me()), &me(), settings(None, None));
+        let now = Time(Default::default());
+        let status = render(&wanted, Some(2), None, &plan, Ok(()), settings(Some(Mode::Forward), None), &now);
+        assert_eq!(status.compatibility, Some(CompatibilityLevel::Forward));
+        assert_eq!(status.compatibility_source, Some(SettingSource::Subject));
+        assert_eq!(status.mode, Some(SubjectMode::Readwrite));
+        assert_eq!(status.mode_source, Some(SettingSource::Global));
+        assert_eq!(status.subject.as_deref(), Some("orders-value"));
+        assert!(status.conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+    }
+
+    #[test]
+    fn a_second_config_for_one_subject_is_a_conflict() {
+        let other = ObjectKey {
+            namespace: "other".to_owned(),
+            name: "x".to_owned(),
+        };
+        let plan = decide(&spec(None, None), Some(&other), &me(), settings(None, None));
+        assert_eq!(plan, ConfigPlan::Conflict { owner: Some(other) });
+    }
+}
