@@ -236,3 +236,210 @@ fn read_only(inputs: &SchemaInputs, registry_mode: RegistryMode) -> bool {
         None => matches!(registry_mode, RegistryMode::ReadOnly | RegistryMode::ReadOnlyOverride),
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::compat::{Format, Limits};
+    use crate::crd::{CompatibilityLevel, SubjectConfigSpec, SubjectMode};
+    use crate::registry::VersionedSchema;
+
+    pub(crate) const RSVP_V1: &str = r#"{"type":"record","name":"Rsvp","fields":[
+        {"name":"event_id","type":"string"},{"name":"member_id","type":"long"}]}"#;
+    pub(crate) const RSVP_WITHOUT_EVENT: &str = r#"{"type":"record","name":"Rsvp","fields":[
+        {"name":"member_id","type":"long"}]}"#;
+    pub(crate) const RSVP_WITH_OPTIONAL: &str = r#"{"type":"record","name":"Rsvp","fields":[
+        {"name":"event_id","type":"string"},{"name":"member_id","type":"long"},
+        {"name":"response","type":"string","default":"yes"}]}"#;
+
+    pub(crate) fn key(name: &str) -> ObjectKey {
+        ObjectKey {
+            namespace: "default".to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    pub(crate) fn subject() -> SubjectName {
+        SubjectName::new("rsvp-value").unwrap()
+    }
+
+    /// A registry holding `versions` (oldest first), all read by the level.
+    pub(crate) fn registry(versions: &[&str], global: Mode, subject_level: Option<Mode>) -> RegistrySubject {
+        RegistrySubject {
+            global_level: global,
+            subject_level,
+            mode: RegistryMode::ReadWrite,
+            holding: None,
+            live_versions: (1..=versions.len() as i64).map(|v| Version::new(v).unwrap()).collect(),
+            previous: versions
+                .iter()
+                .enumerate()
+                .map(|(i, text)| (Version::new(i as i64 + 1).unwrap(), Format::Avro, SchemaText::new(*text)))
+                .collect(),
+            references: Ok(Vec::new()),
+        }
+    }
+
+    pub(crate) fn inputs(candidate: &str, registry: RegistrySubject, config: Option<SubjectConfigSpec>) -> SchemaInputs {
+        SchemaInputs {
+            key: key("rsvp"),
+            generation: Some(2),
+            subject: "rsvp-value".to_owned(),
+            status: None,
+            view: SubjectView {
+                schema_owner: Some(key("rsvp")),
+                config_owner: config.as_ref().map(|_| key("rsvp-config")),
+                config,
+                referrers: Vec::new(),
+            },
+            candidate: Candidate::Usable {
+                subject: subject(),
+                schema: NewSchema {
+                    format: Format::Avro,
+                    text: candidate.to_owned(),
+                    references: Vec::new(),
+                },
+                registry: Box::new(registry),
+            },
+        }
+    }
+
+    pub(crate) fn config(level: CompatibilityLevel) -> SubjectConfigSpec {
+        SubjectConfigSpec {
+            subject: "rsvp-value".to_owned(),
+            compatibility: Some(level),
+            normalize: None,
+            mode: None,
+        }
+    }
+
+    fn checker() -> Checker {
+        Checker::new(Limits::default())
+    }
+
+    #[test]
+    fn a_schema_whose_subject_another_resource_manages_is_a_conflict_naming_it() {
+        let mut inputs = inputs(RSVP_V1, registry(&[], Mode::Backward, None), None);
+        inputs.candidate = Candidate::NotOwner;
+        inputs.view.schema_owner = Some(key("first"));
+        assert_eq!(decide(&inputs, &checker()), Plan::Conflict { owner: Some(key("first")) });
+    }
+
+    #[test]
+    fn an_unparseable_schema_is_invalid_with_the_parsers_position() {
+        let inputs = inputs(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"strin"}]}"#, registry(&[], Mode::Backward, None), None);
+        let Plan::Invalid(unusable) = decide(&inputs, &checker()) else { panic!("expected Invalid") };
+        assert_eq!(unusable.reason, Reason::InvalidSchema);
+        assert!(unusable.message.contains("/fields/0/type"), "{}", unusable.message);
+    }
+
+    #[test]
+    fn a_schema_the_subject_already_holds_is_adopted_without_a_check() {
+        let mut held = registry(&[RSVP_V1], Mode::Backward, None);
+        held.holding = Some(VersionedSchema {
+            subject: subject(),
+            version: Version::FIRST,
+            id: SchemaId::new(7).unwrap(),
+            format: Format::Avro,
+            text: RSVP_V1.to_owned(),
+            references: Vec::new(),
+            deleted: false,
+        });
+        let plan = decide(&inputs(RSVP_V1, held, None), &checker());
+        let Plan::AlreadyRegistered { version, id, drifted_to, .. } = plan else { panic!("{plan:?}") };
+        assert_eq!((version.get(), id.get(), drifted_to), (1, 7, None));
+    }
+
+    #[test]
+    fn a_newer_version_registered_by_hand_is_reported_as_drift() {
+        let mut held = registry(&[RSVP_V1, RSVP_WITH_OPTIONAL], Mode::Backward, None);
+        held.holding = Some(VersionedSchema {
+            subject: subject(),
+            version: Version::FIRST,
+            id: SchemaId::new(1).unwrap(),
+            format: Format::Avro,
+            text: RSVP_V1.to_owned(),
+            references: Vec::new(),
+            deleted: false,
+        });
+        let mut inputs = inputs(RSVP_V1, held, None);
+        inputs.status = Some(SchemaStatus {
+            version: Some(1),
+            ..Default::default()
+        });
+        let Plan::AlreadyRegistered { drifted_to, .. } = decide(&inputs, &checker()) else { panic!() };
+        assert_eq!(drifted_to, Some(Version::new(2).unwrap()));
+    }
+
+    #[test]
+    fn a_compatible_schema_is_registered_without_touching_the_level() {
+        let plan = decide(&inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None), &checker());
+        let Plan::Register { level, level_write, report, .. } = plan else { panic!("{plan:?}") };
+        assert_eq!((level, level_write), (Mode::Backward, None));
+        assert_eq!(report.checked_versions, vec![1]);
+    }
+
+    #[test]
+    fn removing_a_required_field_under_forward_is_rejected_with_the_version_it_breaks() {
+        // The RSVP story: old consumers still read `event_id`.
+        let spec = config(CompatibilityLevel::Forward);
+        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Forward, Some(Mode::Forward)), Some(spec)), &checker());
+        let Plan::Reject { report, .. } = plan else { panic!("{plan:?}") };
+        assert_eq!(report.incompatibilities.len(), 1);
+        let found = &report.incompatibilities[0];
+        assert_eq!(found.version, 1);
+        assert!(found.message.contains("event_id"), "{}", found.message);
+    }
+
+    #[test]
+    fn a_level_change_in_the_same_apply_judges_the_schema_under_the_new_level() {
+        // The registry still says BACKWARD; the SubjectConfig now says FORWARD.
+        let spec = config(CompatibilityLevel::Forward);
+        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Backward, None), Some(spec)), &checker());
+        assert!(matches!(plan, Plan::Reject { ref report, .. } if report.mode == Mode::Forward), "{plan:?}");
+    }
+
+    #[test]
+    fn a_loosened_level_lets_the_schema_through_and_is_written_first() {
+        // FULL in the registry would refuse it; the SubjectConfig says NONE.
+        let spec = config(CompatibilityLevel::None);
+        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Backward, Some(Mode::Full)), Some(spec)), &checker());
+        let Plan::Register { level, level_write, .. } = plan else { panic!("{plan:?}") };
+        assert_eq!(level, Mode::None);
+        assert_eq!(level_write, Some(LevelWrite::Set(Mode::None)));
+    }
+
+    #[test]
+    fn a_read_only_subject_registers_nothing() {
+        let mut spec = config(CompatibilityLevel::Backward);
+        spec.mode = Some(SubjectMode::Readonly);
+        let plan = decide(&inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), Some(spec)), &checker());
+        assert_eq!(plan, Plan::ReadOnly { subject: subject() });
+    }
+
+    #[test]
+    fn a_schema_of_another_type_than_the_subject_holds_is_refused() {
+        let mut held = registry(&[RSVP_V1], Mode::Backward, None);
+        held.previous[0].1 = Format::Json;
+        let Plan::Invalid(unusable) = decide(&inputs(RSVP_V1, held, None), &checker()) else { panic!() };
+        assert_eq!(unusable.reason, Reason::SchemaTypeChanged);
+    }
+
+    #[test]
+    fn a_missing_reference_is_an_invalid_spec() {
+        let mut held = registry(&[], Mode::Backward, None);
+        held.references = Err("reference `a.B` names version 3 of subject `b`, which does not exist".to_owned());
+        let Plan::Invalid(unusable) = decide(&inputs(RSVP_V1, held, None), &checker()) else { panic!() };
+        assert_eq!(unusable.reason, Reason::InvalidSpec);
+        assert!(unusable.message.contains("version 3 of subject `b`"));
+    }
+
+    #[test]
+    fn transitive_levels_report_every_version_broken() {
+        let v2 = r#"{"type":"record","name":"Rsvp","fields":[{"name":"event_id","type":"string"},{"name":"member_id","type":"long"},{"name":"x","type":"int","default":0}]}"#;
+        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1, v2], Mode::ForwardTransitive, None), None), &checker());
+        let Plan::Reject { report, .. } = plan else { panic!("{plan:?}") };
+        let versions: Vec<usize> = report.incompatibilities.iter().map(|i| i.version).collect();
+        assert!(versions.contains(&1) && versions.contains(&2), "{versions:?}");
+    }
+}

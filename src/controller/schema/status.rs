@@ -288,3 +288,118 @@ pub fn changed(a: Option<&SchemaStatus>, b: &SchemaStatus) -> bool {
     };
     strip(a) != strip(b)
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::compat::{Checker, Limits, Mode};
+    use crate::controller::schema::decide::decide;
+    use crate::controller::schema::decide::tests::{RSVP_V1, RSVP_WITH_OPTIONAL, RSVP_WITHOUT_EVENT, inputs, registry};
+    use crate::registry::{Registered, SchemaId, Version};
+
+    fn at(seconds: i64) -> Time {
+        Time(Timestamp::from_second(seconds).unwrap())
+    }
+
+    fn condition<'a>(status: &'a SchemaStatus, type_: &str) -> &'a Condition {
+        status.conditions.iter().find(|c| c.type_ == type_).unwrap()
+    }
+
+    #[test]
+    fn a_rejection_is_ready_false_stalled_true_with_every_incompatibility_listed() {
+        let inputs = inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Forward, None), None);
+        let plan = decide(&inputs, &Checker::new(Limits::default()));
+        let status = render(&inputs, &plan, &Outcome::Nothing, &at(100));
+        assert_eq!(condition(&status, "Ready").status, "False");
+        assert_eq!(condition(&status, "Ready").reason, "IncompatibleSchema");
+        assert_eq!(condition(&status, "Stalled").status, "True");
+        assert_eq!(condition(&status, "Reconciling").status, "False");
+        assert!(condition(&status, "Ready").message.contains("event_id"));
+        let compatibility = status.compatibility.clone().unwrap();
+        assert_eq!(compatibility.mode, "FORWARD");
+        assert_eq!(compatibility.total, 1);
+        assert_eq!(compatibility.incompatibilities[0].version, 1);
+        assert_eq!(status.observed_generation, Some(2));
+        assert!(condition(&status, "Ready").observed_generation == Some(2));
+        assert_eq!(status.subject.as_deref(), Some("rsvp-value"));
+    }
+
+    #[test]
+    fn a_registration_is_ready_with_version_and_id_and_clears_the_old_report() {
+        let mut inputs = inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None);
+        let rejected = SchemaStatus {
+            compatibility: Some(CompatibilityStatus {
+                mode: "BACKWARD".to_owned(),
+                checked_versions: vec![1],
+                incompatibilities: Vec::new(),
+                total: 3,
+            }),
+            ..Default::default()
+        };
+        inputs.status = Some(rejected);
+        let plan = decide(&inputs, &Checker::new(Limits::default()));
+        let registered = Registered {
+            id: SchemaId::new(4).unwrap(),
+            version: Version::new(2).unwrap(),
+            created: true,
+        };
+        let status = render(&inputs, &plan, &Outcome::Registered(registered), &at(100));
+        assert_eq!((status.version, status.id), (Some(2), Some(4)));
+        assert_eq!(condition(&status, "Ready").status, "True");
+        assert_eq!(status.compatibility.as_ref().unwrap().total, 0);
+        assert_eq!(status.fingerprint.map(|f| f.len()), Some(64));
+        let event = transition(inputs.status.as_ref(), &render(&inputs, &plan, &Outcome::Registered(registered), &at(1))).unwrap();
+        assert_eq!(event.reason, "Registered");
+    }
+
+    #[test]
+    fn rendering_twice_changes_nothing_but_times_so_no_patch_and_no_event_follow() {
+        let mut inputs = inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Forward, None), None);
+        let plan = decide(&inputs, &Checker::new(Limits::default()));
+        let first = render(&inputs, &plan, &Outcome::Nothing, &at(100));
+        assert!(transition(None, &first).is_some_and(|event| event.reason == "Rejected" && event.warning));
+        inputs.status = Some(first.clone());
+        let second = render(&inputs, &plan, &Outcome::Nothing, &at(200));
+        assert_eq!(first, second, "lastTransitionTime stays when nothing flips");
+        assert!(!changed(Some(&first), &second));
+        assert!(transition(Some(&first), &second).is_none());
+    }
+
+    #[test]
+    fn an_unreachable_registry_keeps_what_was_in_force_and_says_reconciling() {
+        let mut inputs = inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None);
+        let plan = decide(&inputs, &Checker::new(Limits::default()));
+        let registered = Registered {
+            id: SchemaId::new(4).unwrap(),
+            version: Version::new(2).unwrap(),
+            created: true,
+        };
+        inputs.status = Some(render(&inputs, &plan, &Outcome::Registered(registered), &at(100)));
+        let status = render_unavailable(&inputs, "connection refused", &at(200));
+        assert_eq!(condition(&status, "Ready").status, "True");
+        assert_eq!(condition(&status, "Reconciling").status, "True");
+        assert_eq!(condition(&status, "Reconciling").reason, "RegistryUnavailable");
+        assert_eq!(status.version, Some(2));
+    }
+
+    #[test]
+    fn the_listed_incompatibilities_are_capped_but_counted() {
+        use crate::compat::{Incompatibility, Kind, Report, SchemaPath, avro};
+        let many: Vec<Incompatibility> = (0..30)
+            .map(|i| Incompatibility {
+                kind: Kind::Avro(avro::Kind::ReaderFieldMissingDefaultValue),
+                path: SchemaPath::root().key("fields").index(i),
+                message: "x".repeat(5000),
+                version: 1,
+            })
+            .collect();
+        let report = Report::new(Mode::Backward, vec![1], many);
+        let listed = compatibility(&report);
+        assert_eq!(listed.incompatibilities.len(), MAX_LISTED_INCOMPATIBILITIES);
+        assert_eq!(listed.total, 30);
+        assert!(listed.incompatibilities[0].message.len() <= MAX_FRAGMENT_BYTES);
+        assert!(summary("s", &report).len() <= MAX_MESSAGE_BYTES);
+    }
+}
