@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::compat::json::JsonPolicy;
-use crate::compat::{Format, Limits, Mode};
+use crate::compat::{Checker, Format, Limits, Mode};
 use crate::registry::api::Credential;
 
 /// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
@@ -30,6 +30,185 @@ pub enum Command {
     Registry(RegistryArgs),
     /// Print the CustomResourceDefinitions of Schema and SubjectConfig as YAML (`kubectl apply -f -`).
     Crds,
+    /// Apply Schema and SubjectConfig manifests to the embedded registry on disk, without a cluster.
+    ///
+    /// Each compatible schema is registered; each incompatible one is left out
+    /// and its status says why. Objects are kept in the data folder between
+    /// runs, so a later run is an edit. Exit status: 0 all accepted, 1 some
+    /// rejected, 2 error.
+    Apply(ApplyArgs),
+    /// Run the controllers against the cluster, with the embedded registry serving its REST API.
+    Operator(OperatorArgs),
+}
+
+/// Engine options shared by the commands that judge schemas.
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// How JSON Schema differences are judged: STRICT (Confluent's default) or LENIENT.
+    #[arg(long, env = "SCHEMAOPS_JSON_POLICY", default_value = "strict")]
+    pub json_policy: JsonPolicy,
+
+    /// The largest schema accepted, in bytes.
+    #[arg(long, env = "SCHEMAOPS_MAX_SCHEMA_BYTES", default_value_t = Limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    pub max_schema_bytes: usize,
+}
+
+impl EngineArgs {
+    /// The checker these options describe.
+    ///
+    /// # Errors
+    /// A message when a limit is zero.
+    pub fn checker(&self) -> Result<Checker, String> {
+        if self.max_schema_bytes == 0 {
+            return Err("--max-schema-bytes must be at least 1".to_owned());
+        }
+        Ok(Checker::new(Limits {
+            max_schema_bytes: self.max_schema_bytes,
+        })
+        .with_json_policy(self.json_policy))
+    }
+}
+
+/// Arguments of `schemaops apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// Manifest files or folders (folders are read recursively, files in name order).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Folder for the registry and the applied objects (created when missing).
+    #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
+    pub data: PathBuf,
+
+    /// How to print the resulting objects.
+    #[arg(short = 'o', long, value_enum, default_value_t = ObjectOutput::Table)]
+    pub output: ObjectOutput,
+
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// How `apply` prints objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObjectOutput {
+    /// One row per object, then the explanation of each rejection.
+    Table,
+    /// Each object as a YAML document, as `kubectl get -o yaml` shows it.
+    Yaml,
+    /// A `List` of the objects as JSON.
+    Json,
+}
+
+/// What `schemaops apply` will do, checked and typed.
+#[derive(Debug, Clone)]
+pub struct ApplyConfig {
+    /// Manifest files or folders.
+    pub paths: Vec<PathBuf>,
+    /// The data folder.
+    pub data: PathBuf,
+    /// How to print.
+    pub output: ObjectOutput,
+    /// The engine.
+    pub checker: Checker,
+}
+
+impl ApplyArgs {
+    /// Resolves the arguments into a configuration.
+    ///
+    /// # Errors
+    /// A message naming the argument that is wrong.
+    pub fn into_config(self) -> Result<ApplyConfig, String> {
+        Ok(ApplyConfig {
+            checker: self.engine.checker()?,
+            paths: self.paths,
+            data: self.data,
+            output: self.output,
+        })
+    }
+}
+
+/// Arguments of `schemaops operator`.
+#[derive(Debug, Args)]
+pub struct OperatorArgs {
+    /// Folder for the embedded registry's data (created when missing).
+    #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
+    pub data: PathBuf,
+
+    /// Address of the registry's REST API; port 0 picks a free port (printed).
+    #[arg(long, env = "SCHEMAOPS_REGISTRY_LISTEN", default_value = "0.0.0.0:8081")]
+    pub registry_listen: String,
+
+    /// Address of the health (`/healthz`) and readiness (`/readyz`) endpoints.
+    #[arg(long, env = "SCHEMAOPS_HEALTH_LISTEN", default_value = "0.0.0.0:8080")]
+    pub health_listen: String,
+
+    /// A kubeconfig file; by default `KUBECONFIG`, `~/.kube/config`, or the in-cluster service account.
+    #[arg(long, env = "SCHEMAOPS_KUBECONFIG", value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// How often every Schema is compared with the registry again (drift), in seconds.
+    #[arg(long, env = "SCHEMAOPS_RESYNC_SECONDS", default_value_t = 300)]
+    pub resync_seconds: u64,
+
+    /// The largest request body the registry API accepts, in bytes.
+    #[arg(long, env = "SCHEMAOPS_MAX_BODY_BYTES", default_value_t = crate::registry::api::DEFAULT_BODY_LIMIT)]
+    pub max_body_bytes: usize,
+
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Logging options.
+    #[command(flatten)]
+    pub logging: LoggingArgs,
+}
+
+/// What `schemaops operator` will do, checked and typed.
+#[derive(Debug, Clone)]
+pub struct OperatorConfig {
+    /// The SQLite file of the embedded registry.
+    pub database: PathBuf,
+    /// Where the registry API listens.
+    pub registry_listen: std::net::SocketAddr,
+    /// Where health and readiness are served.
+    pub health_listen: std::net::SocketAddr,
+    /// The kubeconfig file, if not inferred.
+    pub kubeconfig: Option<PathBuf>,
+    /// The drift resync period.
+    pub resync: std::time::Duration,
+    /// The registry API's body limit.
+    pub body_limit: usize,
+    /// The engine.
+    pub checker: Checker,
+    /// Log format.
+    pub log_format: LogFormat,
+}
+
+impl OperatorArgs {
+    /// Resolves the arguments into a configuration.
+    ///
+    /// # Errors
+    /// A message naming the argument that is wrong.
+    pub fn into_config(self) -> Result<OperatorConfig, String> {
+        let address = |flag: &str, text: &str| {
+            text.parse::<std::net::SocketAddr>()
+                .map_err(|error| format!("{flag} `{text}` is not an address like 0.0.0.0:8081: {error}"))
+        };
+        if self.resync_seconds == 0 {
+            return Err("--resync-seconds must be at least 1".to_owned());
+        }
+        Ok(OperatorConfig {
+            database: self.data.join("registry.db"),
+            registry_listen: address("--registry-listen", &self.registry_listen)?,
+            health_listen: address("--health-listen", &self.health_listen)?,
+            kubeconfig: self.kubeconfig,
+            resync: std::time::Duration::from_secs(self.resync_seconds),
+            body_limit: self.max_body_bytes,
+            checker: self.engine.checker()?,
+            log_format: self.logging.log_format,
+        })
+    }
 }
 
 /// Arguments of `schemaops registry`.

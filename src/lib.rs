@@ -11,5 +11,6 @@ pub mod commands;
 pub mod compat;
 pub mod controller;
 pub mod crd;
+pub mod local;
 pub mod registry;
 pub mod telemetry;

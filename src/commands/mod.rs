@@ -1,8 +1,10 @@
 //! The subcommands: each reads its inputs, calls the library, and prints.
 //! Business rules live in the library, not here.
 
+pub mod apply;
 pub mod compat;
 pub mod crds;
+pub mod operator;
 pub mod registry;
 
 /// How a command ended, mapped to the process exit status by `main`.

@@ -58,20 +58,8 @@ pub enum Error {
 /// # Errors
 /// [`Error`] when the store cannot be opened or the address bound.
 pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
-    if let Some(folder) = config.database.parent().filter(|folder| !folder.as_os_str().is_empty()) {
-        std::fs::create_dir_all(folder).map_err(|source| Error::CreateDataDir {
-            path: folder.to_owned(),
-            source,
-        })?;
-    }
-    let store = SqliteStore::open(&config.database).map_err(|source| Error::OpenStore {
-        path: config.database.clone(),
-        source,
-    })?;
     let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
-    let registry = EmbeddedRegistry::open(Arc::new(store), checker)
-        .await
-        .map_err(Error::Load)?;
+    let registry = open_registry(&config.database, checker).await?;
     let state = ApiState {
         registry: Arc::new(registry),
         body_limit: config.body_limit,
@@ -105,7 +93,28 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     Ok(Verdict::Compatible)
 }
 
-async fn shutdown_signal() {
+/// Opens (creating when missing) the embedded registry on a SQLite file.
+///
+/// # Errors
+/// [`Error`] when the folder cannot be created or the store opened or loaded.
+pub async fn open_registry(database: &std::path::Path, checker: Checker) -> Result<EmbeddedRegistry, Error> {
+    if let Some(folder) = database.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(|source| Error::CreateDataDir {
+            path: folder.to_owned(),
+            source,
+        })?;
+    }
+    let store = SqliteStore::open(database).map_err(|source| Error::OpenStore {
+        path: database.to_owned(),
+        source,
+    })?;
+    EmbeddedRegistry::open(Arc::new(store), checker)
+        .await
+        .map_err(Error::Load)
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
     let interrupt = async {
         let _ = tokio::signal::ctrl_c().await;
     };

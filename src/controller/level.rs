@@ -44,7 +44,11 @@ pub enum LevelWrite {
 ///
 /// With a SubjectConfig, its level wins (or the global level when it names
 /// none); without one, the registry's own setting stands.
-pub fn desired(config: Option<&SubjectConfigSpec>, global: Mode, subject_level: Option<Mode>) -> (Mode, Option<LevelWrite>) {
+pub fn desired(
+    config: Option<&SubjectConfigSpec>,
+    global: Mode,
+    subject_level: Option<Mode>,
+) -> (Mode, Option<LevelWrite>) {
     match config {
         Some(config) => match config.compatibility.map(mode_of) {
             Some(level) if subject_level != Some(level) => (level, Some(LevelWrite::Set(level))),
@@ -76,7 +80,10 @@ mod tests {
             desired(Some(&spec), Mode::Backward, None),
             (Mode::Forward, Some(LevelWrite::Set(Mode::Forward)))
         );
-        assert_eq!(desired(Some(&spec), Mode::Backward, Some(Mode::Forward)), (Mode::Forward, None));
+        assert_eq!(
+            desired(Some(&spec), Mode::Backward, Some(Mode::Forward)),
+            (Mode::Forward, None)
+        );
     }
 
     #[test]

@@ -6,9 +6,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::compat::Mode;
 use crate::controller::level::{LevelWrite, level_of, mode_of};
-use crate::controller::view::ObjectKey;
+use crate::controller::view::{ObjectKey, SubjectView};
 use crate::crd::conditions::{ConditionType, MAX_MESSAGE_BYTES, Reason, set_condition, truncate_message};
-use crate::crd::{SettingSource, SubjectConfigSpec, SubjectConfigStatus, SubjectMode};
+use crate::crd::{SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode};
 use crate::registry::{Error, Registry, RegistryMode, SubjectName};
 
 /// The registry's settings for one subject.
@@ -69,7 +69,12 @@ pub enum ConfigPlan {
 }
 
 /// Decides the writes that make the registry match `spec` (pure).
-pub fn decide(spec: &SubjectConfigSpec, owner: Option<&ObjectKey>, me: &ObjectKey, settings: Option<RegistrySettings>) -> ConfigPlan {
+pub fn decide(
+    spec: &SubjectConfigSpec,
+    owner: Option<&ObjectKey>,
+    me: &ObjectKey,
+    settings: Option<RegistrySettings>,
+) -> ConfigPlan {
     if owner != Some(me) {
         return ConfigPlan::Conflict { owner: owner.cloned() };
     }
@@ -192,7 +197,12 @@ pub fn render(
     };
     match problem {
         None => {
-            set(ConditionType::Ready, true, Reason::Configured, "the subject's settings are in force");
+            set(
+                ConditionType::Ready,
+                true,
+                Reason::Configured,
+                "the subject's settings are in force",
+            );
             set(ConditionType::Stalled, false, Reason::Configured, "");
         }
         Some((reason, message)) => {
@@ -204,6 +214,41 @@ pub fn render(
     set(ConditionType::Reconciling, false, Reason::Progressing, "");
     status.conditions = conditions;
     status
+}
+
+/// Reconciles one SubjectConfig: read the registry's settings, decide, act,
+/// and render the status from the settings now in force.
+///
+/// # Errors
+/// The registry's error when it fails transiently (retry later).
+pub async fn reconcile(
+    config: &SubjectConfig,
+    view: &SubjectView,
+    registry: &dyn Registry,
+    now: &Time,
+) -> Result<SubjectConfigStatus, Error> {
+    let me = ObjectKey::of(&config.metadata);
+    let owner = view.config_owner.as_ref();
+    let subject = SubjectName::new(config.spec.subject.clone()).ok();
+    let settings = match &subject {
+        Some(subject) if owner == Some(&me) => Some(read_settings(registry, subject).await?),
+        _ => None,
+    };
+    let plan = decide(&config.spec, owner, &me, settings);
+    let outcome = act(&plan, registry).await?;
+    let settings = match (&plan, &subject) {
+        (ConfigPlan::Apply { .. }, Some(subject)) => Some(read_settings(registry, subject).await?),
+        _ => None,
+    };
+    Ok(render(
+        &config.spec,
+        config.metadata.generation,
+        config.status.as_ref(),
+        &plan,
+        outcome,
+        settings,
+        now,
+    ))
 }
 
 /// The SubjectConfig word for a registry mode.
@@ -248,15 +293,41 @@ mod tests {
     fn a_level_is_written_only_when_the_registry_differs() {
         let wanted = spec(Some(CompatibilityLevel::Full), None);
         let plan = decide(&wanted, Some(&me()), &me(), settings(None, None));
-        assert!(matches!(plan, ConfigPlan::Apply { level: Some(LevelWrite::Set(Mode::Full)), mode: None, .. }));
+        assert!(matches!(
+            plan,
+            ConfigPlan::Apply {
+                level: Some(LevelWrite::Set(Mode::Full)),
+                mode: None,
+                ..
+            }
+        ));
         let plan = decide(&wanted, Some(&me()), &me(), settings(Some(Mode::Full), None));
-        assert!(matches!(plan, ConfigPlan::Apply { level: None, mode: None, .. }));
+        assert!(matches!(
+            plan,
+            ConfigPlan::Apply {
+                level: None,
+                mode: None,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn removing_a_field_removes_the_subject_setting() {
-        let plan = decide(&spec(None, None), Some(&me()), &me(), settings(Some(Mode::None), Some(RegistryMode::ReadOnly)));
-        assert!(matches!(plan, ConfigPlan::Apply { level: Some(LevelWrite::Clear), mode: Some(None), .. }));
+        let plan = decide(
+            &spec(None, None),
+            Some(&me()),
+            &me(),
+            settings(Some(Mode::None), Some(RegistryMode::ReadOnly)),
+        );
+        assert!(matches!(
+            plan,
+            ConfigPlan::Apply {
+                level: Some(LevelWrite::Clear),
+                mode: Some(None),
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -264,13 +335,26 @@ mod tests {
         let wanted = spec(Some(CompatibilityLevel::Forward), None);
         let plan = decide(&wanted, Some(&me()), &me(), settings(None, None));
         let now = Time(Default::default());
-        let status = render(&wanted, Some(2), None, &plan, Ok(()), settings(Some(Mode::Forward), None), &now);
+        let status = render(
+            &wanted,
+            Some(2),
+            None,
+            &plan,
+            Ok(()),
+            settings(Some(Mode::Forward), None),
+            &now,
+        );
         assert_eq!(status.compatibility, Some(CompatibilityLevel::Forward));
         assert_eq!(status.compatibility_source, Some(SettingSource::Subject));
         assert_eq!(status.mode, Some(SubjectMode::Readwrite));
         assert_eq!(status.mode_source, Some(SettingSource::Global));
         assert_eq!(status.subject.as_deref(), Some("orders-value"));
-        assert!(status.conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+        assert!(
+            status
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+        );
     }
 
     #[test]

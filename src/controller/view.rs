@@ -88,7 +88,12 @@ impl SubjectView {
                     created: created(&schema.metadata),
                 });
             }
-            if schema.spec.references.iter().any(|reference| reference.subject == subject) {
+            if schema
+                .spec
+                .references
+                .iter()
+                .any(|reference| reference.subject == subject)
+            {
                 referrers.push(ObjectKey::of(&schema.metadata));
             }
         }
@@ -158,14 +163,20 @@ mod tests {
 
     #[test]
     fn the_oldest_claim_wins_when_nobody_holds_the_subject() {
-        let schemas = [schema("b", "late", "s", 20, false), schema("a", "early", "s", 10, false)];
+        let schemas = [
+            schema("b", "late", "s", 20, false),
+            schema("a", "early", "s", 10, false),
+        ];
         let view = SubjectView::of("s", &schemas, []);
         assert_eq!(view.schema_owner, Some(key("a", "early")));
     }
 
     #[test]
     fn the_holder_keeps_the_subject_even_when_an_older_claim_appears() {
-        let schemas = [schema("b", "holder", "s", 20, true), schema("a", "older", "s", 10, false)];
+        let schemas = [
+            schema("b", "holder", "s", 20, true),
+            schema("a", "older", "s", 10, false),
+        ];
         let view = SubjectView::of("s", &schemas, []);
         assert_eq!(view.schema_owner, Some(key("b", "holder")));
     }

@@ -123,7 +123,9 @@ fn blocked_or_error(error: Error) -> Result<CleanupOutcome, Error> {
     if error.is_transient() {
         Err(error)
     } else {
-        Ok(CleanupOutcome::Blocked(format!("the registry refused to delete the subject: {error}")))
+        Ok(CleanupOutcome::Blocked(format!(
+            "the registry refused to delete the subject: {error}"
+        )))
     }
 }
 
@@ -137,12 +139,18 @@ mod tests {
 
     #[test]
     fn retain_leaves_the_registry_alone() {
-        assert_eq!(decide_cleanup(DeletionPolicy::Retain, true, subject(), &[], &[]), CleanupPlan::Leave);
+        assert_eq!(
+            decide_cleanup(DeletionPolicy::Retain, true, subject(), &[], &[]),
+            CleanupPlan::Leave
+        );
     }
 
     #[test]
     fn a_resource_that_does_not_manage_the_subject_deletes_nothing() {
-        assert_eq!(decide_cleanup(DeletionPolicy::HardDelete, false, subject(), &[], &[]), CleanupPlan::Leave);
+        assert_eq!(
+            decide_cleanup(DeletionPolicy::HardDelete, false, subject(), &[], &[]),
+            CleanupPlan::Leave
+        );
     }
 
     #[test]

@@ -157,12 +157,17 @@ pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
         }
     };
     let fingerprint = candidate.fingerprint();
-    let (level, level_write) = level::desired(inputs.view.config.as_ref(), registry.global_level, registry.subject_level);
+    let (level, level_write) = level::desired(
+        inputs.view.config.as_ref(),
+        registry.global_level,
+        registry.subject_level,
+    );
     if let Some(holding) = &registry.holding {
         let registered_before = inputs.status.as_ref().and_then(|status| status.version).unwrap_or(0);
         let newest = registry.live_versions.last().copied();
-        let drifted_to =
-            newest.filter(|newest| newest.get() > holding.version.get() && newest.get() as i64 > i64::from(registered_before));
+        let drifted_to = newest.filter(|newest| {
+            newest.get() > holding.version.get() && newest.get() as i64 > i64::from(registered_before)
+        });
         return Plan::AlreadyRegistered {
             subject: subject.clone(),
             version: holding.version,
@@ -274,13 +279,23 @@ pub(crate) mod tests {
             previous: versions
                 .iter()
                 .enumerate()
-                .map(|(i, text)| (Version::new(i as i64 + 1).unwrap(), Format::Avro, SchemaText::new(*text)))
+                .map(|(i, text)| {
+                    (
+                        Version::new(i as i64 + 1).unwrap(),
+                        Format::Avro,
+                        SchemaText::new(*text),
+                    )
+                })
                 .collect(),
             references: Ok(Vec::new()),
         }
     }
 
-    pub(crate) fn inputs(candidate: &str, registry: RegistrySubject, config: Option<SubjectConfigSpec>) -> SchemaInputs {
+    pub(crate) fn inputs(
+        candidate: &str,
+        registry: RegistrySubject,
+        config: Option<SubjectConfigSpec>,
+    ) -> SchemaInputs {
         SchemaInputs {
             key: key("rsvp"),
             generation: Some(2),
@@ -322,13 +337,24 @@ pub(crate) mod tests {
         let mut inputs = inputs(RSVP_V1, registry(&[], Mode::Backward, None), None);
         inputs.candidate = Candidate::NotOwner;
         inputs.view.schema_owner = Some(key("first"));
-        assert_eq!(decide(&inputs, &checker()), Plan::Conflict { owner: Some(key("first")) });
+        assert_eq!(
+            decide(&inputs, &checker()),
+            Plan::Conflict {
+                owner: Some(key("first"))
+            }
+        );
     }
 
     #[test]
     fn an_unparseable_schema_is_invalid_with_the_parsers_position() {
-        let inputs = inputs(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"strin"}]}"#, registry(&[], Mode::Backward, None), None);
-        let Plan::Invalid(unusable) = decide(&inputs, &checker()) else { panic!("expected Invalid") };
+        let inputs = inputs(
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":"strin"}]}"#,
+            registry(&[], Mode::Backward, None),
+            None,
+        );
+        let Plan::Invalid(unusable) = decide(&inputs, &checker()) else {
+            panic!("expected Invalid")
+        };
         assert_eq!(unusable.reason, Reason::InvalidSchema);
         assert!(unusable.message.contains("/fields/0/type"), "{}", unusable.message);
     }
@@ -346,7 +372,15 @@ pub(crate) mod tests {
             deleted: false,
         });
         let plan = decide(&inputs(RSVP_V1, held, None), &checker());
-        let Plan::AlreadyRegistered { version, id, drifted_to, .. } = plan else { panic!("{plan:?}") };
+        let Plan::AlreadyRegistered {
+            version,
+            id,
+            drifted_to,
+            ..
+        } = plan
+        else {
+            panic!("{plan:?}")
+        };
         assert_eq!((version.get(), id.get(), drifted_to), (1, 7, None));
     }
 
@@ -367,14 +401,27 @@ pub(crate) mod tests {
             version: Some(1),
             ..Default::default()
         });
-        let Plan::AlreadyRegistered { drifted_to, .. } = decide(&inputs, &checker()) else { panic!() };
+        let Plan::AlreadyRegistered { drifted_to, .. } = decide(&inputs, &checker()) else {
+            panic!()
+        };
         assert_eq!(drifted_to, Some(Version::new(2).unwrap()));
     }
 
     #[test]
     fn a_compatible_schema_is_registered_without_touching_the_level() {
-        let plan = decide(&inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None), &checker());
-        let Plan::Register { level, level_write, report, .. } = plan else { panic!("{plan:?}") };
+        let plan = decide(
+            &inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None),
+            &checker(),
+        );
+        let Plan::Register {
+            level,
+            level_write,
+            report,
+            ..
+        } = plan
+        else {
+            panic!("{plan:?}")
+        };
         assert_eq!((level, level_write), (Mode::Backward, None));
         assert_eq!(report.checked_versions, vec![1]);
     }
@@ -383,8 +430,17 @@ pub(crate) mod tests {
     fn removing_a_required_field_under_forward_is_rejected_with_the_version_it_breaks() {
         // The RSVP story: old consumers still read `event_id`.
         let spec = config(CompatibilityLevel::Forward);
-        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Forward, Some(Mode::Forward)), Some(spec)), &checker());
-        let Plan::Reject { report, .. } = plan else { panic!("{plan:?}") };
+        let plan = decide(
+            &inputs(
+                RSVP_WITHOUT_EVENT,
+                registry(&[RSVP_V1], Mode::Forward, Some(Mode::Forward)),
+                Some(spec),
+            ),
+            &checker(),
+        );
+        let Plan::Reject { report, .. } = plan else {
+            panic!("{plan:?}")
+        };
         assert_eq!(report.incompatibilities.len(), 1);
         let found = &report.incompatibilities[0];
         assert_eq!(found.version, 1);
@@ -395,16 +451,35 @@ pub(crate) mod tests {
     fn a_level_change_in_the_same_apply_judges_the_schema_under_the_new_level() {
         // The registry still says BACKWARD; the SubjectConfig now says FORWARD.
         let spec = config(CompatibilityLevel::Forward);
-        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Backward, None), Some(spec)), &checker());
-        assert!(matches!(plan, Plan::Reject { ref report, .. } if report.mode == Mode::Forward), "{plan:?}");
+        let plan = decide(
+            &inputs(
+                RSVP_WITHOUT_EVENT,
+                registry(&[RSVP_V1], Mode::Backward, None),
+                Some(spec),
+            ),
+            &checker(),
+        );
+        assert!(
+            matches!(plan, Plan::Reject { ref report, .. } if report.mode == Mode::Forward),
+            "{plan:?}"
+        );
     }
 
     #[test]
     fn a_loosened_level_lets_the_schema_through_and_is_written_first() {
         // FULL in the registry would refuse it; the SubjectConfig says NONE.
         let spec = config(CompatibilityLevel::None);
-        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Backward, Some(Mode::Full)), Some(spec)), &checker());
-        let Plan::Register { level, level_write, .. } = plan else { panic!("{plan:?}") };
+        let plan = decide(
+            &inputs(
+                RSVP_WITHOUT_EVENT,
+                registry(&[RSVP_V1], Mode::Backward, Some(Mode::Full)),
+                Some(spec),
+            ),
+            &checker(),
+        );
+        let Plan::Register { level, level_write, .. } = plan else {
+            panic!("{plan:?}")
+        };
         assert_eq!(level, Mode::None);
         assert_eq!(level_write, Some(LevelWrite::Set(Mode::None)));
     }
@@ -413,7 +488,14 @@ pub(crate) mod tests {
     fn a_read_only_subject_registers_nothing() {
         let mut spec = config(CompatibilityLevel::Backward);
         spec.mode = Some(SubjectMode::Readonly);
-        let plan = decide(&inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), Some(spec)), &checker());
+        let plan = decide(
+            &inputs(
+                RSVP_WITH_OPTIONAL,
+                registry(&[RSVP_V1], Mode::Backward, None),
+                Some(spec),
+            ),
+            &checker(),
+        );
         assert_eq!(plan, Plan::ReadOnly { subject: subject() });
     }
 
@@ -421,7 +503,9 @@ pub(crate) mod tests {
     fn a_schema_of_another_type_than_the_subject_holds_is_refused() {
         let mut held = registry(&[RSVP_V1], Mode::Backward, None);
         held.previous[0].1 = Format::Json;
-        let Plan::Invalid(unusable) = decide(&inputs(RSVP_V1, held, None), &checker()) else { panic!() };
+        let Plan::Invalid(unusable) = decide(&inputs(RSVP_V1, held, None), &checker()) else {
+            panic!()
+        };
         assert_eq!(unusable.reason, Reason::SchemaTypeChanged);
     }
 
@@ -429,7 +513,9 @@ pub(crate) mod tests {
     fn a_missing_reference_is_an_invalid_spec() {
         let mut held = registry(&[], Mode::Backward, None);
         held.references = Err("reference `a.B` names version 3 of subject `b`, which does not exist".to_owned());
-        let Plan::Invalid(unusable) = decide(&inputs(RSVP_V1, held, None), &checker()) else { panic!() };
+        let Plan::Invalid(unusable) = decide(&inputs(RSVP_V1, held, None), &checker()) else {
+            panic!()
+        };
         assert_eq!(unusable.reason, Reason::InvalidSpec);
         assert!(unusable.message.contains("version 3 of subject `b`"));
     }
@@ -437,8 +523,17 @@ pub(crate) mod tests {
     #[test]
     fn transitive_levels_report_every_version_broken() {
         let v2 = r#"{"type":"record","name":"Rsvp","fields":[{"name":"event_id","type":"string"},{"name":"member_id","type":"long"},{"name":"x","type":"int","default":0}]}"#;
-        let plan = decide(&inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1, v2], Mode::ForwardTransitive, None), None), &checker());
-        let Plan::Reject { report, .. } = plan else { panic!("{plan:?}") };
+        let plan = decide(
+            &inputs(
+                RSVP_WITHOUT_EVENT,
+                registry(&[RSVP_V1, v2], Mode::ForwardTransitive, None),
+                None,
+            ),
+            &checker(),
+        );
+        let Plan::Reject { report, .. } = plan else {
+            panic!("{plan:?}")
+        };
         let versions: Vec<usize> = report.incompatibilities.iter().map(|i| i.version).collect();
         assert!(versions.contains(&1) && versions.contains(&2), "{versions:?}");
     }

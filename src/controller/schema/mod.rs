@@ -7,26 +7,70 @@ pub mod decide;
 pub mod read;
 pub mod status;
 
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
 use crate::compat::Checker;
+use crate::controller::view::{ObjectKey, SubjectView};
+use crate::crd::{Schema, SchemaStatus};
 use crate::registry::Registry;
 
 pub use act::Outcome;
 pub use decide::{Candidate, Plan, SchemaInputs};
 pub use read::RegistrySubject;
 
-/// Decides and acts on gathered inputs, then renders the new status.
-///
-/// # Errors
-/// The registry's error when it fails transiently while acting; the caller
-/// reports it with [`status::render_unavailable`] and retries.
+/// The outcome of reconciling one Schema.
+#[derive(Debug)]
+pub struct Reconciled {
+    /// The status to write.
+    pub status: SchemaStatus,
+    /// The plan that was carried out (`None` when the registry could not be read).
+    pub plan: Option<Plan>,
+    /// The transient error that stopped the reconcile: retry later.
+    pub retry: Option<crate::registry::Error>,
+}
+
+/// Reconciles one Schema: read (the caller passes the ConfigMap data its
+/// `schemaFrom` names, and the view of its subject), decide, act, and
+/// render the status. A registry outage becomes `Reconciling=True` with
+/// what was in force kept, and [`Reconciled::retry`] set.
 pub async fn reconcile(
-    inputs: &SchemaInputs,
-    checker: &Checker,
+    schema: &Schema,
+    view: &SubjectView,
+    config_map: Option<&BTreeMap<String, String>>,
     registry: &dyn Registry,
-    now: &k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
-) -> Result<crate::crd::SchemaStatus, crate::registry::Error> {
-    let plan = decide::decide(inputs, checker);
+    checker: &Checker,
+    now: &Time,
+) -> Reconciled {
+    let key = ObjectKey::of(&schema.metadata);
+    let owner = view.schema_owner.as_ref() == Some(&key);
+    let text = read::schema_text(&schema.spec, config_map);
+    let mut inputs = SchemaInputs {
+        key,
+        generation: schema.metadata.generation,
+        subject: schema.spec.subject.clone(),
+        status: schema.status.clone(),
+        view: view.clone(),
+        candidate: Candidate::NotOwner,
+    };
+    let unavailable = |inputs: &SchemaInputs, error: crate::registry::Error| Reconciled {
+        status: status::render_unavailable(inputs, &error.to_string(), now),
+        plan: None,
+        retry: Some(error),
+    };
+    inputs.candidate = match read::read_candidate(owner, &schema.spec, text, view, registry).await {
+        Ok(candidate) => candidate,
+        Err(error) => return unavailable(&inputs, error),
+    };
+    let plan = decide::decide(&inputs, checker);
     tracing::debug!(plan = plan.name(), "Decided");
-    let outcome = act::act(&plan, registry).await?;
-    Ok(status::render(inputs, &plan, &outcome, now))
+    match act::act(&plan, registry).await {
+        Ok(outcome) => Reconciled {
+            status: status::render(&inputs, &plan, &outcome, now),
+            plan: Some(plan),
+            retry: None,
+        },
+        Err(error) => unavailable(&inputs, error),
+    }
 }

@@ -203,8 +203,11 @@ async fn reference_texts(
     references: &[SchemaReference],
 ) -> Result<Result<Vec<Reference>, String>, Error> {
     let mut out = Vec::new();
-    let mut pending: Vec<(SchemaReference, usize, bool)> =
-        references.iter().rev().map(|reference| (reference.clone(), 0, false)).collect();
+    let mut pending: Vec<(SchemaReference, usize, bool)> = references
+        .iter()
+        .rev()
+        .map(|reference| (reference.clone(), 0, false))
+        .collect();
     let mut texts: BTreeMap<String, String> = BTreeMap::new();
     // Depth-first, post-order: a reference's own references come before it.
     while let Some((reference, depth, expanded)) = pending.pop() {
@@ -220,7 +223,9 @@ async fn reference_texts(
             continue;
         }
         if depth > MAX_REFERENCE_DEPTH {
-            return Ok(Err(format!("references nest more than {MAX_REFERENCE_DEPTH} levels deep")));
+            return Ok(Err(format!(
+                "references nest more than {MAX_REFERENCE_DEPTH} levels deep"
+            )));
         }
         let stored = match registry
             .version(&reference.subject, VersionSelector::Exact(reference.version), true)

@@ -36,7 +36,9 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
     let mut drift = None;
     let verdict = match (plan, outcome) {
         (Plan::Conflict { owner }, _) => {
-            let owner = owner.as_ref().map_or("another resource".to_owned(), |key| format!("Schema {key}"));
+            let owner = owner
+                .as_ref()
+                .map_or("another resource".to_owned(), |key| format!("Schema {key}"));
             Verdict::Stalled(
                 Reason::SubjectConflict,
                 format!("the subject is managed by {owner}; this Schema waits until that one is deleted"),
@@ -57,9 +59,12 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             },
             _,
         ) => {
-            if previous.version == Some(version.get() as i32) {
-                status.compatibility = previous.compatibility.clone();
-            }
+            // Keep the report of the check that registered this version; a
+            // later rejection's report does not describe it.
+            status.compatibility = previous
+                .compatibility
+                .clone()
+                .filter(|report| report.total == 0 && previous.version == Some(version.get() as i32));
             status.version = Some(version.get() as i32);
             status.id = Some(id.get() as i32);
             status.fingerprint = Some(fingerprint.clone());
@@ -69,7 +74,9 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
                      version {version}. schemaops leaves it as it is"
                 )
             });
-            Verdict::Ready(format!("version {version} of subject `{subject}` holds this schema (ID {id})"))
+            Verdict::Ready(format!(
+                "version {version} of subject `{subject}` holds this schema (ID {id})"
+            ))
         }
         (
             Plan::Register {
@@ -117,7 +124,12 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
         now,
     };
     if let Some(message) = drift {
-        conditions.set(ConditionType::Drifted, true, Reason::RegisteredOutsideSchemaops, &message);
+        conditions.set(
+            ConditionType::Drifted,
+            true,
+            Reason::RegisteredOutsideSchemaops,
+            &message,
+        );
     }
     verdict.apply(&mut conditions);
     status
@@ -133,7 +145,10 @@ pub fn render_unavailable(inputs: &SchemaInputs, message: &str, now: &Time) -> S
         generation: inputs.generation,
         now,
     };
-    let message = truncate_message(&format!("the registry cannot be reached; retrying: {message}"), MAX_MESSAGE_BYTES);
+    let message = truncate_message(
+        &format!("the registry cannot be reached; retrying: {message}"),
+        MAX_MESSAGE_BYTES,
+    );
     if find_condition(conditions.list, ConditionType::Ready).is_none() {
         conditions.set(ConditionType::Ready, false, Reason::RegistryUnavailable, &message);
         conditions.set(ConditionType::Stalled, false, Reason::RegistryUnavailable, "");
@@ -174,7 +189,15 @@ struct Conditions<'a> {
 
 impl Conditions<'_> {
     fn set(&mut self, type_: ConditionType, status: bool, reason: Reason, message: &str) {
-        set_condition(self.list, type_, status, reason.as_str(), message, self.generation, self.now);
+        set_condition(
+            self.list,
+            type_,
+            status,
+            reason.as_str(),
+            message,
+            self.generation,
+            self.now,
+        );
     }
 }
 
@@ -183,9 +206,7 @@ impl Conditions<'_> {
 fn owned_conditions(previous: &[Condition]) -> Vec<Condition> {
     previous
         .iter()
-        .filter(|condition| {
-            KEPT.iter().any(|owned| owned.as_str() == condition.type_)
-        })
+        .filter(|condition| KEPT.iter().any(|owned| owned.as_str() == condition.type_))
         .cloned()
         .collect()
 }
@@ -350,7 +371,11 @@ mod tests {
         assert_eq!(condition(&status, "Ready").status, "True");
         assert_eq!(status.compatibility.as_ref().unwrap().total, 0);
         assert_eq!(status.fingerprint.map(|f| f.len()), Some(64));
-        let event = transition(inputs.status.as_ref(), &render(&inputs, &plan, &Outcome::Registered(registered), &at(1))).unwrap();
+        let event = transition(
+            inputs.status.as_ref(),
+            &render(&inputs, &plan, &Outcome::Registered(registered), &at(1)),
+        )
+        .unwrap();
         assert_eq!(event.reason, "Registered");
     }
 

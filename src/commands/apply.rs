@@ -1,0 +1,173 @@
+//! `schemaops apply`: manifests into the embedded registry on disk, then
+//! the resulting objects printed as a table, YAML or JSON.
+
+use std::io::Write;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+
+use super::Verdict;
+use crate::cli::{ApplyConfig, ObjectOutput};
+use crate::crd::conditions::{ConditionType, find_condition};
+use crate::local::run::{Applied, ApplyError};
+
+/// Why `apply` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The registry could not be opened.
+    #[error(transparent)]
+    Registry(#[from] super::registry::Error),
+    /// The manifests or the stored objects could not be used.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+    /// The output could not be written.
+    #[error("failed to write the output")]
+    Write(#[source] std::io::Error),
+    /// An object could not be rendered.
+    #[error("failed to render the objects as {format}: {message}")]
+    Render {
+        /// YAML or JSON.
+        format: &'static str,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Applies the manifests and prints the objects.
+///
+/// # Errors
+/// [`Error`] when the registry, a manifest or the objects file cannot be used.
+pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
+    let registry = super::registry::open_registry(&config.data.join("registry.db"), config.checker).await?;
+    let now = Time(Timestamp::now());
+    let applied = crate::local::run::apply(&config.paths, &config.data, &registry, &config.checker, &now).await?;
+    match config.output {
+        ObjectOutput::Table => print_table(&applied, out).map_err(Error::Write)?,
+        ObjectOutput::Yaml => {
+            for object in &applied {
+                let text = match object {
+                    Applied::Schema(schema) => serde_saphyr::to_string(schema),
+                    Applied::SubjectConfig(config) => serde_saphyr::to_string(config),
+                }
+                .map_err(|error| Error::Render {
+                    format: "YAML",
+                    message: error.to_string(),
+                })?;
+                write!(out, "---\n{text}").map_err(Error::Write)?;
+            }
+        }
+        ObjectOutput::Json => {
+            let items: Vec<serde_json::Value> = applied
+                .iter()
+                .map(|object| match object {
+                    Applied::Schema(schema) => serde_json::to_value(schema),
+                    Applied::SubjectConfig(config) => serde_json::to_value(config),
+                })
+                .collect::<Result<_, _>>()
+                .map_err(|error| Error::Render {
+                    format: "JSON",
+                    message: error.to_string(),
+                })?;
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+            let text = serde_json::to_string_pretty(&list).map_err(|error| Error::Render {
+                format: "JSON",
+                message: error.to_string(),
+            })?;
+            writeln!(out, "{text}").map_err(Error::Write)?;
+        }
+    }
+    let all_ready = applied
+        .iter()
+        .all(|object| ready(object).is_some_and(|c| c.status == "True"));
+    Ok(if all_ready {
+        Verdict::Compatible
+    } else {
+        Verdict::Incompatible
+    })
+}
+
+fn ready(object: &Applied) -> Option<&Condition> {
+    let conditions = match object {
+        Applied::Schema(schema) => &schema.status.as_ref()?.conditions,
+        Applied::SubjectConfig(config) => &config.status.as_ref()?.conditions,
+    };
+    find_condition(conditions, ConditionType::Ready)
+}
+
+/// One row per object, then each one that is not Ready with its explanation.
+fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut rows = vec![[
+        "KIND".to_owned(),
+        "NAMESPACE".to_owned(),
+        "NAME".to_owned(),
+        "SUBJECT".to_owned(),
+        "VERSION".to_owned(),
+        "ID".to_owned(),
+        "READY".to_owned(),
+        "REASON".to_owned(),
+    ]];
+    let dash = || "-".to_owned();
+    for object in applied {
+        let (kind, metadata, subject, version, id) = match object {
+            Applied::Schema(schema) => {
+                let status = schema.status.as_ref();
+                (
+                    "Schema",
+                    &schema.metadata,
+                    schema.spec.subject.clone(),
+                    status.and_then(|s| s.version).map_or_else(dash, |v| v.to_string()),
+                    status.and_then(|s| s.id).map_or_else(dash, |v| v.to_string()),
+                )
+            }
+            Applied::SubjectConfig(config) => (
+                "SubjectConfig",
+                &config.metadata,
+                config.spec.subject.clone(),
+                dash(),
+                dash(),
+            ),
+        };
+        let ready = ready(object);
+        rows.push([
+            kind.to_owned(),
+            metadata.namespace.clone().unwrap_or_default(),
+            metadata.name.clone().unwrap_or_default(),
+            subject,
+            version,
+            id,
+            ready.map_or_else(|| "Unknown".to_owned(), |c| c.status.clone()),
+            ready.map_or_else(dash, |c| c.reason.clone()),
+        ]);
+    }
+    let widths: Vec<usize> = (0..8)
+        .map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        writeln!(out, "{}", cells.join("  ").trim_end())?;
+    }
+    for object in applied {
+        let Some(condition) = ready(object).filter(|c| c.status != "True") else {
+            continue;
+        };
+        let (kind, metadata) = match object {
+            Applied::Schema(schema) => ("Schema", &schema.metadata),
+            Applied::SubjectConfig(config) => ("SubjectConfig", &config.metadata),
+        };
+        writeln!(
+            out,
+            "\n{kind} {}/{} was not applied ({}):",
+            metadata.namespace.as_deref().unwrap_or_default(),
+            metadata.name.as_deref().unwrap_or_default(),
+            condition.reason
+        )?;
+        for line in condition.message.lines() {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    Ok(())
+}

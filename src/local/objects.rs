@@ -1,0 +1,226 @@
+//! The objects `apply` keeps between runs (`objects.json` in the data
+//! folder): every Schema, SubjectConfig and ConfigMap applied so far, with
+//! metadata and status, as the API server would keep them.
+
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+use super::manifests::Manifest;
+use crate::crd::{Schema, SubjectConfig};
+
+/// The file name inside the data folder.
+pub const FILE_NAME: &str = "objects.json";
+
+/// Why the objects file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectsError {
+    /// It could not be read or written.
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        /// "read" or "write".
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is not what `apply` writes.
+    #[error("{} is damaged; move it away to start afresh", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// The parser's complaint.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Every object applied so far, in the order first applied.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Objects {
+    /// The Schemas.
+    #[serde(default)]
+    pub schemas: Vec<Schema>,
+    /// The SubjectConfigs.
+    #[serde(default)]
+    pub subject_configs: Vec<SubjectConfig>,
+    /// The ConfigMaps.
+    #[serde(default)]
+    pub config_maps: Vec<ConfigMap>,
+}
+
+impl Objects {
+    /// Loads the objects from `folder`, or none when the file is missing.
+    ///
+    /// # Errors
+    /// [`ObjectsError`] when the file cannot be read or parsed.
+    pub fn load(folder: &Path) -> Result<Self, ObjectsError> {
+        let path = folder.join(FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(source) => {
+                return Err(ObjectsError::Io {
+                    action: "read",
+                    path,
+                    source,
+                });
+            }
+        };
+        serde_json::from_str(&text).map_err(|source| ObjectsError::Damaged { path, source })
+    }
+
+    /// Writes the objects to `folder`, replacing the file atomically.
+    ///
+    /// # Errors
+    /// [`ObjectsError`] when the file cannot be written.
+    pub fn save(&self, folder: &Path) -> Result<(), ObjectsError> {
+        let path = folder.join(FILE_NAME);
+        let partial = folder.join(format!("{FILE_NAME}.partial"));
+        let io = |source| ObjectsError::Io {
+            action: "write",
+            path: path.clone(),
+            source,
+        };
+        let text = serde_json::to_string_pretty(self).expect("objects always serialize to JSON");
+        std::fs::write(&partial, text).map_err(io)?;
+        std::fs::rename(&partial, &path).map_err(io)
+    }
+
+    /// Applies one manifest as an edit of the stored object with the same
+    /// kind, namespace and name (or as a new object): a changed spec bumps
+    /// `metadata.generation`; the status is kept.
+    ///
+    /// # Errors
+    /// A message when the edit is refused (a Schema's or SubjectConfig's subject is immutable).
+    pub fn apply(&mut self, manifest: Manifest, now: &Time) -> Result<(), String> {
+        match manifest {
+            Manifest::Schema(schema) => {
+                let found = self
+                    .schemas
+                    .iter_mut()
+                    .find(|s| same_object(&s.metadata, &schema.metadata));
+                match found {
+                    Some(stored) if stored.spec.subject != schema.spec.subject => Err(format!(
+                        "spec.subject is immutable: Schema {} manages `{}`",
+                        stored.metadata.name.as_deref().unwrap_or_default(),
+                        stored.spec.subject
+                    )),
+                    Some(stored) => {
+                        edit(&mut stored.metadata, schema.metadata, stored.spec != schema.spec);
+                        stored.spec = schema.spec;
+                        Ok(())
+                    }
+                    None => {
+                        let mut schema = schema;
+                        create(&mut schema.metadata, now);
+                        schema.status = None;
+                        self.schemas.push(schema);
+                        Ok(())
+                    }
+                }
+            }
+            Manifest::SubjectConfig(config) => {
+                let found = self
+                    .subject_configs
+                    .iter_mut()
+                    .find(|s| same_object(&s.metadata, &config.metadata));
+                match found {
+                    Some(stored) if stored.spec.subject != config.spec.subject => Err(format!(
+                        "spec.subject is immutable: SubjectConfig {} manages `{}`",
+                        stored.metadata.name.as_deref().unwrap_or_default(),
+                        stored.spec.subject
+                    )),
+                    Some(stored) => {
+                        edit(&mut stored.metadata, config.metadata, stored.spec != config.spec);
+                        stored.spec = config.spec;
+                        Ok(())
+                    }
+                    None => {
+                        let mut config = config;
+                        create(&mut config.metadata, now);
+                        config.status = None;
+                        self.subject_configs.push(config);
+                        Ok(())
+                    }
+                }
+            }
+            Manifest::ConfigMap(config_map) => {
+                let found = self
+                    .config_maps
+                    .iter_mut()
+                    .find(|s| same_object(&s.metadata, &config_map.metadata));
+                match found {
+                    Some(stored) => {
+                        let changed = stored.data != config_map.data;
+                        edit(&mut stored.metadata, config_map.metadata, changed);
+                        stored.data = config_map.data;
+                        Ok(())
+                    }
+                    None => {
+                        let mut config_map = config_map;
+                        create(&mut config_map.metadata, now);
+                        self.config_maps.push(config_map);
+                        Ok(())
+                    }
+                }
+            }
+        }
+    }
+
+    /// The data of the ConfigMap `name` in `namespace`.
+    pub fn config_map_data(&self, namespace: &str, name: &str) -> Option<&std::collections::BTreeMap<String, String>> {
+        static EMPTY: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+        self.config_maps
+            .iter()
+            .find(|c| c.metadata.namespace.as_deref() == Some(namespace) && c.metadata.name.as_deref() == Some(name))
+            .map(|c| c.data.as_ref().unwrap_or(&EMPTY))
+    }
+}
+
+fn same_object(a: &ObjectMeta, b: &ObjectMeta) -> bool {
+    a.namespace == b.namespace && a.name == b.name
+}
+
+/// Stamps a new object as the API server does.
+fn create(metadata: &mut ObjectMeta, now: &Time) {
+    metadata.generation = Some(1);
+    metadata.creation_timestamp = Some(now.clone());
+    metadata.uid = Some(uid(metadata, now));
+    metadata.resource_version = None;
+}
+
+/// Takes the manifest's labels and annotations; bumps the generation when the spec changed.
+fn edit(stored: &mut ObjectMeta, applied: ObjectMeta, spec_changed: bool) {
+    stored.labels = applied.labels;
+    stored.annotations = applied.annotations;
+    if spec_changed {
+        stored.generation = Some(stored.generation.unwrap_or(0) + 1);
+    }
+}
+
+/// A stable, unique-enough ID from the object's key and creation time.
+fn uid(metadata: &ObjectMeta, now: &Time) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(metadata.namespace.as_deref().unwrap_or_default());
+    hasher.update([0]);
+    hasher.update(metadata.name.as_deref().unwrap_or_default());
+    hasher.update([0]);
+    hasher.update(now.0.to_string());
+    let hex: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
