@@ -16,11 +16,11 @@ pub const DEFAULT_NAMESPACE: &str = "default";
 #[derive(Debug, Clone)]
 pub enum Manifest {
     /// A Schema.
-    Schema(Schema),
+    Schema(Box<Schema>),
     /// A SubjectConfig.
-    SubjectConfig(SubjectConfig),
+    SubjectConfig(Box<SubjectConfig>),
     /// A ConfigMap (a source of schema text).
-    ConfigMap(ConfigMap),
+    ConfigMap(Box<ConfigMap>),
 }
 
 /// Where a manifest came from: the file and the 1-based document number.
@@ -157,9 +157,11 @@ fn parse_document(document: Value) -> Result<Manifest, String> {
         .to_owned();
     let schemaops = format!("{API_GROUP}/{API_VERSION}");
     let mut manifest = match (api_version.as_str(), kind.as_str()) {
-        (version, "Schema") if version == schemaops => Manifest::Schema(typed(document, &kind)?),
-        (version, "SubjectConfig") if version == schemaops => Manifest::SubjectConfig(typed(document, &kind)?),
-        ("v1", "ConfigMap") => Manifest::ConfigMap(typed(document, &kind)?),
+        (version, "Schema") if version == schemaops => Manifest::Schema(Box::new(typed(document, &kind)?)),
+        (version, "SubjectConfig") if version == schemaops => {
+            Manifest::SubjectConfig(Box::new(typed(document, &kind)?))
+        }
+        ("v1", "ConfigMap") => Manifest::ConfigMap(Box::new(typed(document, &kind)?)),
         ("", _) | (_, "") => return Err("apiVersion and kind are required".to_owned()),
         _ => {
             return Err(format!(

@@ -102,6 +102,7 @@ impl Objects {
     pub fn apply(&mut self, manifest: Manifest, now: &Time) -> Result<(), String> {
         match manifest {
             Manifest::Schema(schema) => {
+                let schema = *schema;
                 let found = self
                     .schemas
                     .iter_mut()
@@ -127,6 +128,7 @@ impl Objects {
                 }
             }
             Manifest::SubjectConfig(config) => {
+                let config = *config;
                 let found = self
                     .subject_configs
                     .iter_mut()
@@ -152,6 +154,7 @@ impl Objects {
                 }
             }
             Manifest::ConfigMap(config_map) => {
+                let config_map = *config_map;
                 let found = self
                     .config_maps
                     .iter_mut()

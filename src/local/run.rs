@@ -40,9 +40,9 @@ pub enum ApplyError {
 #[derive(Debug, Clone)]
 pub enum Applied {
     /// A Schema.
-    Schema(Schema),
+    Schema(Box<Schema>),
     /// A SubjectConfig.
-    SubjectConfig(SubjectConfig),
+    SubjectConfig(Box<SubjectConfig>),
 }
 
 /// Loads `paths`, applies them to the objects kept in `data` and
@@ -106,15 +106,13 @@ pub async fn apply(
                     .schemas
                     .iter()
                     .find(|s| ObjectKey::of(&s.metadata) == key)
-                    .cloned()
-                    .map(Applied::Schema)
+                    .map(|schema| Applied::Schema(Box::new(schema.clone())))
             } else {
                 objects
                     .subject_configs
                     .iter()
                     .find(|s| ObjectKey::of(&s.metadata) == key)
-                    .cloned()
-                    .map(Applied::SubjectConfig)
+                    .map(|config| Applied::SubjectConfig(Box::new(config.clone())))
             }
         })
         .collect())
