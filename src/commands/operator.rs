@@ -1,8 +1,20 @@
-//! `schemaops operator`: the embedded registry's REST API, health endpoints,
-//! and the controllers, until SIGTERM.
+//! `schemaops operator`: the embedded registry's REST API, the health
+//! endpoints, and the controllers, until SIGTERM or Ctrl-C.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::get;
 
 use super::Verdict;
 use crate::cli::OperatorConfig;
+use crate::controller::operator::{self, Settings};
+use crate::registry::Registry;
+use crate::registry::api::{ApiState, router};
 
 /// Why the operator stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -10,6 +22,27 @@ pub enum Error {
     /// The registry could not be opened.
     #[error(transparent)]
     Registry(#[from] super::registry::Error),
+    /// No Kubernetes client configuration was found or it is unusable.
+    #[error("failed to configure the Kubernetes client")]
+    KubeConfig(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// An address could not be bound.
+    #[error("failed to listen on {address}")]
+    Listen {
+        /// The address.
+        address: SocketAddr,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A server failed.
+    #[error("the {server} server failed")]
+    Serve {
+        /// Which server.
+        server: &'static str,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Runs the operator until a shutdown signal.
@@ -17,6 +50,97 @@ pub enum Error {
 /// # Errors
 /// [`Error`] when a part cannot start.
 pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
-    let _registry = super::registry::open_registry(&config.database, config.checker).await?;
+    let client = kube_client(&config).await?;
+    let registry: Arc<dyn Registry> = Arc::new(super::registry::open_registry(&config.database, config.checker).await?);
+    let ready = Arc::new(AtomicBool::new(false));
+
+    let registry_listener = bind(config.registry_listen).await?;
+    let health_listener = bind(config.health_listen).await?;
+    let registry_address = registry_listener.local_addr().map_err(serve_error("registry"))?;
+    let health_address = health_listener.local_addr().map_err(serve_error("health"))?;
+    tracing::info!(%registry_address, %health_address, database = %config.database.display(), "Starting the operator");
+    // Scripts and tests read the bound addresses (port 0 picks one) from stdout.
+    println!("registry listening on {registry_address}");
+    println!("health listening on {health_address}");
+    let _ = std::io::stdout().flush();
+
+    let (stopping, stopped) = tokio::sync::watch::channel(false);
+    let wait_for_stop = move || {
+        let mut stopped = stopped.clone();
+        async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        }
+    };
+    tokio::spawn(async move {
+        super::registry::shutdown_signal().await;
+        tracing::info!("Shutting down");
+        let _ = stopping.send(true);
+    });
+
+    let api = axum::serve(
+        registry_listener,
+        router(ApiState {
+            registry: Arc::clone(&registry),
+            body_limit: config.body_limit,
+            auth: None,
+        }),
+    )
+    .with_graceful_shutdown(wait_for_stop());
+    let health =
+        axum::serve(health_listener, health_router(Arc::clone(&ready))).with_graceful_shutdown(wait_for_stop());
+    let controllers = operator::run(
+        client,
+        registry,
+        Settings {
+            checker: config.checker,
+            resync: config.resync,
+        },
+        wait_for_stop(),
+        move || ready.store(true, Ordering::Release),
+    );
+    let (api, health, ()) = tokio::join!(api, health, controllers);
+    api.map_err(serve_error("registry"))?;
+    health.map_err(serve_error("health"))?;
     Ok(Verdict::Compatible)
+}
+
+async fn kube_client(config: &OperatorConfig) -> Result<kube::Client, Error> {
+    let boxed = |error: &dyn std::fmt::Display| Error::KubeConfig(error.to_string().into());
+    let kube_config = match &config.kubeconfig {
+        Some(path) => {
+            let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| boxed(&e))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+                .await
+                .map_err(|e| boxed(&e))?
+        }
+        None => kube::Config::infer().await.map_err(|e| boxed(&e))?,
+    };
+    kube::Client::try_from(kube_config).map_err(|e| boxed(&e))
+}
+
+async fn bind(address: SocketAddr) -> Result<tokio::net::TcpListener, Error> {
+    tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| Error::Listen { address, source })
+}
+
+fn serve_error(server: &'static str) -> impl Fn(std::io::Error) -> Error {
+    move |source| Error::Serve { server, source }
+}
+
+/// `/healthz` answers while the process runs; `/readyz` once the controllers' caches are filled.
+fn health_router(ready: Arc<AtomicBool>) -> Router {
+    Router::new().route("/healthz", get(|| async { "ok" })).route(
+        "/readyz",
+        get(move || {
+            let ready = ready.load(Ordering::Acquire);
+            async move {
+                if ready {
+                    (StatusCode::OK, "ready")
+                } else {
+                    (StatusCode::SERVICE_UNAVAILABLE, "starting")
+                }
+            }
+        }),
+    )
 }

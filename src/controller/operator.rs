@@ -1,1 +1,465 @@
-//! `schemaops operator`: the controllers wired to the Kubernetes API.
+//! The controllers wired to the Kubernetes API: watches, finalizers, status
+//! writes (server-side apply, only when something changed), events on
+//! transitions, and retries. The decisions themselves live in
+//! [`schema`](super::schema) and [`subject_config`](super::subject_config).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+
+use super::schema::cleanup::{self, CleanupOutcome};
+use super::view::{ObjectKey, SubjectView};
+use super::{FIELD_MANAGER, FINALIZER, schema, subject_config};
+use crate::compat::Checker;
+use crate::crd::conditions::{ConditionType, Reason, set_condition};
+use crate::crd::{Schema, SchemaStatus, SubjectConfig};
+use crate::registry::{Registry, SubjectName};
+
+/// The first retry delay after a transient failure; it doubles up to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(2);
+/// The longest retry delay.
+const MAX_RETRY: Duration = Duration::from_secs(300);
+/// How often a Schema waiting for another to release its subject looks again.
+const CONFLICT_RETRY: Duration = Duration::from_secs(15);
+
+/// Why a reconcile failed; every failure is retried.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Kubernetes API failed.
+    #[error("failed to {action}")]
+    Kube {
+        /// What was being done.
+        action: &'static str,
+        /// The client's error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The registry failed transiently.
+    #[error("the registry failed")]
+    Registry(#[source] crate::registry::Error),
+    /// Deletion waits for referrers to go.
+    #[error("deletion blocked: {0}")]
+    DeletionBlocked(String),
+    /// The finalizer helper failed.
+    #[error("the finalizer failed")]
+    Finalizer(#[source] Box<finalizer::Error<Error>>),
+}
+
+impl Error {
+    /// The bounded reason, for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Kube { .. } => "KubernetesApi",
+            Error::Registry(_) => Reason::RegistryUnavailable.as_str(),
+            Error::DeletionBlocked(_) => Reason::ReferencedBySchemas.as_str(),
+            Error::Finalizer(_) => "Finalizer",
+        }
+    }
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    client: Client,
+    registry: Arc<dyn Registry>,
+    checker: Checker,
+    schemas: Store<Schema>,
+    configs: Store<SubjectConfig>,
+    recorder: Recorder,
+    resync: Duration,
+    failures: Mutex<HashMap<ObjectKey, u32>>,
+}
+
+impl Context {
+    fn view(&self, subject: &str) -> SubjectView {
+        let schemas = self.schemas.state();
+        let configs = self.configs.state();
+        SubjectView::of(
+            subject,
+            schemas.iter().map(AsRef::as_ref),
+            configs.iter().map(AsRef::as_ref),
+        )
+    }
+
+    /// The delay before the next retry of `key`, doubling with each failure in a row.
+    fn backoff(&self, key: &ObjectKey) -> Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let count = failures.entry(key.clone()).or_insert(0);
+        *count = count.saturating_add(1);
+        FIRST_RETRY.saturating_mul(1 << (*count - 1).min(8)).min(MAX_RETRY)
+    }
+
+    fn succeeded(&self, key: &ObjectKey) {
+        self.failures
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(key);
+    }
+}
+
+/// The operator's settings.
+pub struct Settings {
+    /// The engine.
+    pub checker: Checker,
+    /// How often every resource is compared with the registry again.
+    pub resync: Duration,
+}
+
+/// Runs the Schema and SubjectConfig controllers until `shutdown` resolves.
+/// `ready` is called once both caches have their first full list.
+pub async fn run(
+    client: Client,
+    registry: Arc<dyn Registry>,
+    settings: Settings,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+    ready: impl FnOnce() + Send + 'static,
+) {
+    let schemas_api = Api::<Schema>::all(client.clone());
+    let configs_api = Api::<SubjectConfig>::all(client.clone());
+    let config_maps_api = Api::<ConfigMap>::all(client.clone());
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    let stop = |mut receiver: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = receiver.wait_for(|stopped| *stopped).await;
+    };
+
+    let config_controller = Controller::new(configs_api.clone(), watcher::Config::default());
+    let schema_controller = Controller::new(schemas_api, watcher::Config::default());
+    let schema_store = schema_controller.store();
+    let config_store = config_controller.store();
+
+    let by_subject = schema_store.clone();
+    let by_config_map = schema_store.clone();
+    let schema_controller = schema_controller
+        .watches(configs_api, watcher::Config::default(), move |config: SubjectConfig| {
+            schemas_where(&by_subject, |schema| schema.spec.subject == config.spec.subject)
+        })
+        .watches(
+            config_maps_api,
+            watcher::Config::default(),
+            move |config_map: ConfigMap| {
+                let namespace = config_map.namespace();
+                let name = config_map.name_any();
+                schemas_where(&by_config_map, |schema| {
+                    schema.namespace() == namespace
+                        && schema
+                            .spec
+                            .schema_from
+                            .as_ref()
+                            .is_some_and(|from| from.config_map_key_ref.name == name)
+                })
+            },
+        )
+        .graceful_shutdown_on(stop(shutdown_rx.clone()));
+    let config_controller = config_controller.graceful_shutdown_on(stop(shutdown_rx));
+
+    let context = Arc::new(Context {
+        recorder: Recorder::new(client.clone(), "schemaops".into()),
+        client,
+        registry,
+        checker: settings.checker,
+        schemas: schema_store.clone(),
+        configs: config_store.clone(),
+        resync: settings.resync,
+        failures: Mutex::new(HashMap::new()),
+    });
+
+    tokio::spawn(async move {
+        shutdown.await;
+        tracing::info!("Shutting down the controllers");
+        let _ = shutdown_tx.send(true);
+    });
+    tokio::spawn(async move {
+        let schemas_ready = schema_store.wait_until_ready();
+        let configs_ready = config_store.wait_until_ready();
+        if schemas_ready.await.is_ok() && configs_ready.await.is_ok() {
+            ready();
+        }
+    });
+
+    let schemas = schema_controller
+        .run(reconcile_schema, schema_error_policy, Arc::clone(&context))
+        .for_each(|result| async move { log_result(result) });
+    let configs = config_controller
+        .run(reconcile_config, config_error_policy, context)
+        .for_each(|result| async move { log_result(result) });
+    futures::join!(schemas, configs);
+}
+
+fn log_result<K: Resource, E: std::error::Error + 'static>(result: Result<(ObjectRef<K>, Action), E>)
+where
+    K::DynamicType: Clone,
+{
+    match result {
+        Ok((object, _)) => tracing::trace!(%object, "Reconciled"),
+        Err(error) => tracing::debug!(error = &error as &dyn std::error::Error, "Reconcile not done"),
+    }
+}
+
+fn schemas_where(store: &Store<Schema>, wanted: impl Fn(&Schema) -> bool) -> Vec<ObjectRef<Schema>> {
+    store
+        .state()
+        .iter()
+        .filter(|schema| wanted(schema))
+        .map(|schema| ObjectRef::from_obj(schema.as_ref()))
+        .collect()
+}
+
+fn schema_error_policy(schema: Arc<Schema>, error: &Error, context: Arc<Context>) -> Action {
+    let delay = context.backoff(&ObjectKey::of(&schema.metadata));
+    tracing::warn!(
+        schema = %ObjectKey::of(&schema.metadata),
+        reason = error.reason(),
+        error = error as &dyn std::error::Error,
+        retry_in_seconds = delay.as_secs(),
+        "Reconcile failed; retrying"
+    );
+    Action::requeue(delay)
+}
+
+fn config_error_policy(config: Arc<SubjectConfig>, error: &Error, context: Arc<Context>) -> Action {
+    let delay = context.backoff(&ObjectKey::of(&config.metadata));
+    tracing::warn!(
+        subject_config = %ObjectKey::of(&config.metadata),
+        reason = error.reason(),
+        error = error as &dyn std::error::Error,
+        retry_in_seconds = delay.as_secs(),
+        "Reconcile failed; retrying"
+    );
+    Action::requeue(delay)
+}
+
+#[tracing::instrument(skip_all, fields(namespace = schema.namespace(), name = schema.name_any(), generation = schema.metadata.generation))]
+async fn reconcile_schema(schema: Arc<Schema>, context: Arc<Context>) -> Result<Action, Error> {
+    let namespace = schema.namespace().unwrap_or_default();
+    let api = Api::<Schema>::namespaced(context.client.clone(), &namespace);
+    finalizer(&api, FINALIZER, schema, |event| async {
+        match event {
+            finalizer::Event::Apply(schema) => apply_schema(&schema, &context).await,
+            finalizer::Event::Cleanup(schema) => cleanup_schema(&schema, &context).await,
+        }
+    })
+    .await
+    .map_err(|error| Error::Finalizer(Box::new(error)))
+}
+
+async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Error> {
+    let key = ObjectKey::of(&schema.metadata);
+    let view = context.view(&schema.spec.subject);
+    let config_map = match &schema.spec.schema_from {
+        Some(from) => Api::<ConfigMap>::namespaced(context.client.clone(), &key.namespace)
+            .get_opt(&from.config_map_key_ref.name)
+            .await
+            .map_err(|source| Error::Kube {
+                action: "read the schema's ConfigMap",
+                source,
+            })?
+            .map(|config_map| config_map.data.unwrap_or_default()),
+        None => None,
+    };
+    let now = Time(Timestamp::now());
+    let reconciled = schema::reconcile(
+        schema,
+        &view,
+        config_map.as_ref(),
+        context.registry.as_ref(),
+        &context.checker,
+        &now,
+    )
+    .await;
+    let previous = schema.status.as_ref();
+    if schema::status::changed(previous, &reconciled.status) {
+        patch_schema_status(context, &key, &reconciled.status).await?;
+        if let Some(transition) = schema::status::transition(previous, &reconciled.status) {
+            publish(context, schema, transition.reason, transition.warning, transition.note).await;
+        }
+    }
+    if let Some(error) = reconciled.retry {
+        let delay = context.backoff(&key);
+        tracing::warn!(
+            error = &error as &dyn std::error::Error,
+            retry_in_seconds = delay.as_secs(),
+            "The registry failed; retrying"
+        );
+        return Ok(Action::requeue(delay));
+    }
+    context.succeeded(&key);
+    if let Some(schema::Plan::Conflict { .. }) = reconciled.plan {
+        return Ok(Action::requeue(CONFLICT_RETRY));
+    }
+    Ok(Action::requeue(context.resync))
+}
+
+async fn cleanup_schema(schema: &Schema, context: &Context) -> Result<Action, Error> {
+    let key = ObjectKey::of(&schema.metadata);
+    let view = context.view(&schema.spec.subject);
+    let owner = view.schema_owner.as_ref() == Some(&key);
+    let subject = SubjectName::new(schema.spec.subject.clone()).ok();
+    let needs_referrers = owner && schema.spec.deletion_policy != crate::crd::DeletionPolicy::Retain;
+    let registry_referrers = match (&subject, needs_referrers) {
+        (Some(subject), true) => cleanup::registry_referrers(context.registry.as_ref(), subject)
+            .await
+            .map_err(Error::Registry)?,
+        _ => Vec::new(),
+    };
+    let resource_referrers: Vec<ObjectKey> = view.referrers.into_iter().filter(|referrer| *referrer != key).collect();
+    let plan = cleanup::decide_cleanup(
+        schema.spec.deletion_policy,
+        owner,
+        subject,
+        &resource_referrers,
+        &registry_referrers,
+    );
+    match cleanup::act_cleanup(&plan, context.registry.as_ref())
+        .await
+        .map_err(Error::Registry)?
+    {
+        CleanupOutcome::Done { deleted } => {
+            if deleted {
+                let note = format!(
+                    "deleted subject `{}` ({:?})",
+                    schema.spec.subject, schema.spec.deletion_policy
+                );
+                publish(context, schema, Reason::Deleted.as_str(), false, note).await;
+            }
+            Ok(Action::await_change())
+        }
+        CleanupOutcome::Blocked(message) => {
+            let mut status = schema.status.clone().unwrap_or_default();
+            let now = Time(Timestamp::now());
+            set_condition(
+                &mut status.conditions,
+                ConditionType::DeletionBlocked,
+                true,
+                Reason::ReferencedBySchemas.as_str(),
+                &message,
+                schema.metadata.generation,
+                &now,
+            );
+            if schema::status::changed(schema.status.as_ref(), &status) {
+                patch_schema_status(context, &key, &status).await?;
+                publish(context, schema, "DeletionBlocked", true, message.clone()).await;
+            }
+            Err(Error::DeletionBlocked(message))
+        }
+    }
+}
+
+async fn patch_schema_status(context: &Context, key: &ObjectKey, status: &SchemaStatus) -> Result<(), Error> {
+    let api = Api::<Schema>::namespaced(context.client.clone(), &key.namespace);
+    let patch = serde_json::json!({
+        "apiVersion": Schema::api_version(&()),
+        "kind": Schema::kind(&()),
+        "status": status,
+    });
+    api.patch_status(
+        &key.name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await
+    .map_err(|source| Error::Kube {
+        action: "write the Schema's status",
+        source,
+    })?;
+    Ok(())
+}
+
+async fn publish<K: Resource<DynamicType = ()>>(
+    context: &Context,
+    object: &K,
+    reason: &str,
+    warning: bool,
+    note: String,
+) {
+    let event = Event {
+        type_: if warning { EventType::Warning } else { EventType::Normal },
+        reason: reason.to_owned(),
+        note: Some(note),
+        action: "Reconcile".to_owned(),
+        secondary: None,
+    };
+    if let Err(error) = context.recorder.publish(&event, &object.object_ref(&())).await {
+        // An event is a courtesy; the status already says what happened.
+        tracing::debug!(error = &error as &dyn std::error::Error, "Could not record an event");
+    }
+}
+
+#[tracing::instrument(skip_all, fields(namespace = config.namespace(), name = config.name_any(), generation = config.metadata.generation))]
+async fn reconcile_config(config: Arc<SubjectConfig>, context: Arc<Context>) -> Result<Action, Error> {
+    let namespace = config.namespace().unwrap_or_default();
+    let api = Api::<SubjectConfig>::namespaced(context.client.clone(), &namespace);
+    finalizer(&api, FINALIZER, config, |event| async {
+        match event {
+            finalizer::Event::Apply(config) => apply_config(&config, &context).await,
+            finalizer::Event::Cleanup(config) => cleanup_config(&config, &context).await,
+        }
+    })
+    .await
+    .map_err(|error| Error::Finalizer(Box::new(error)))
+}
+
+async fn apply_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
+    let key = ObjectKey::of(&config.metadata);
+    let view = context.view(&config.spec.subject);
+    let now = Time(Timestamp::now());
+    let status = subject_config::reconcile(config, &view, context.registry.as_ref(), &now)
+        .await
+        .map_err(Error::Registry)?;
+    if subject_config_changed(config.status.as_ref(), &status) {
+        let api = Api::<SubjectConfig>::namespaced(context.client.clone(), &key.namespace);
+        let patch = serde_json::json!({
+            "apiVersion": SubjectConfig::api_version(&()),
+            "kind": SubjectConfig::kind(&()),
+            "status": status,
+        });
+        api.patch_status(
+            &key.name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&patch),
+        )
+        .await
+        .map_err(|source| Error::Kube {
+            action: "write the SubjectConfig's status",
+            source,
+        })?;
+    }
+    context.succeeded(&key);
+    Ok(Action::requeue(context.resync))
+}
+
+async fn cleanup_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
+    let key = ObjectKey::of(&config.metadata);
+    let view = context.view(&config.spec.subject);
+    if view.config_owner.as_ref() == Some(&key)
+        && let Ok(subject) = SubjectName::new(config.spec.subject.clone())
+    {
+        subject_config::clear(context.registry.as_ref(), &subject)
+            .await
+            .map_err(Error::Registry)?;
+    }
+    Ok(Action::await_change())
+}
+
+fn subject_config_changed(a: Option<&crate::crd::SubjectConfigStatus>, b: &crate::crd::SubjectConfigStatus) -> bool {
+    let Some(a) = a else { return true };
+    let strip = |status: &crate::crd::SubjectConfigStatus| {
+        let mut status = status.clone();
+        for condition in &mut status.conditions {
+            condition.last_transition_time = Time(Timestamp::UNIX_EPOCH);
+        }
+        status
+    };
+    strip(a) != strip(b)
+}
