@@ -147,6 +147,10 @@ pub struct OperatorArgs {
     #[arg(long, env = "SCHEMAOPS_KUBECONFIG", value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
 
+    /// Watch only this namespace (by default every namespace).
+    #[arg(long, env = "SCHEMAOPS_NAMESPACE")]
+    pub namespace: Option<String>,
+
     /// How often every Schema is compared with the registry again (drift), in seconds.
     #[arg(long, env = "SCHEMAOPS_RESYNC_SECONDS", default_value_t = 300)]
     pub resync_seconds: u64,
@@ -175,6 +179,8 @@ pub struct OperatorConfig {
     pub health_listen: std::net::SocketAddr,
     /// The kubeconfig file, if not inferred.
     pub kubeconfig: Option<PathBuf>,
+    /// The one namespace watched, or every namespace.
+    pub namespace: Option<String>,
     /// The drift resync period.
     pub resync: std::time::Duration,
     /// The registry API's body limit.
@@ -203,6 +209,7 @@ impl OperatorArgs {
             registry_listen: address("--registry-listen", &self.registry_listen)?,
             health_listen: address("--health-listen", &self.health_listen)?,
             kubeconfig: self.kubeconfig,
+            namespace: self.namespace,
             resync: std::time::Duration::from_secs(self.resync_seconds),
             body_limit: self.max_body_bytes,
             checker: self.engine.checker()?,

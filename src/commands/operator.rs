@@ -92,6 +92,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         client,
         registry,
         Settings {
+            namespace: config.namespace.clone(),
             checker: config.checker,
             resync: config.resync,
         },

@@ -12,7 +12,7 @@ use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::finalizer::{self, finalizer};
@@ -32,8 +32,9 @@ use crate::registry::{Registry, SubjectName};
 const FIRST_RETRY: Duration = Duration::from_secs(2);
 /// The longest retry delay.
 const MAX_RETRY: Duration = Duration::from_secs(300);
-/// How often a Schema waiting for another to release its subject looks again.
-const CONFLICT_RETRY: Duration = Duration::from_secs(15);
+/// How often a Schema waiting for another to release its subject looks again
+/// (a watch on the other Schemas usually wakes it sooner).
+const CONFLICT_RETRY: Duration = Duration::from_secs(30);
 
 /// Why a reconcile failed; every failure is retried.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +74,7 @@ impl Error {
 /// What every reconcile shares.
 pub struct Context {
     client: Client,
+    scope: Scope,
     registry: Arc<dyn Registry>,
     checker: Checker,
     schemas: Store<Schema>,
@@ -83,6 +85,7 @@ pub struct Context {
 }
 
 impl Context {
+    /// The view of `subject` from the caches.
     fn view(&self, subject: &str) -> SubjectView {
         let schemas = self.schemas.state();
         let configs = self.configs.state();
@@ -91,6 +94,24 @@ impl Context {
             schemas.iter().map(AsRef::as_ref),
             configs.iter().map(AsRef::as_ref),
         )
+    }
+
+    /// The view of `subject` with the SubjectConfigs read from the API server
+    /// rather than the cache: when one `kubectl apply` changes the level and
+    /// the schema, the level's write precedes the schema's, and a fresh read
+    /// is sure to see it, so the schema is judged under the new level.
+    async fn view_with_fresh_configs(&self, subject: &str) -> Result<SubjectView, Error> {
+        let configs = self
+            .scope
+            .api::<SubjectConfig>(&self.client)
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| Error::Kube {
+                action: "list the SubjectConfigs",
+                source,
+            })?;
+        let schemas = self.schemas.state();
+        Ok(SubjectView::of(subject, schemas.iter().map(AsRef::as_ref), configs.items.iter()))
     }
 
     /// The delay before the next retry of `key`, doubling with each failure in a row.
@@ -109,8 +130,27 @@ impl Context {
     }
 }
 
+/// The namespaces the controllers watch: one, or all (`None`).
+#[derive(Debug, Clone)]
+struct Scope(Option<String>);
+
+impl Scope {
+    fn api<K>(&self, client: &Client) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        match &self.0 {
+            Some(namespace) => Api::namespaced(client.clone(), namespace),
+            None => Api::all(client.clone()),
+        }
+    }
+}
+
 /// The operator's settings.
 pub struct Settings {
+    /// The one namespace watched, or every namespace.
+    pub namespace: Option<String>,
     /// The engine.
     pub checker: Checker,
     /// How often every resource is compared with the registry again.
@@ -126,9 +166,10 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
     ready: impl FnOnce() + Send + 'static,
 ) {
-    let schemas_api = Api::<Schema>::all(client.clone());
-    let configs_api = Api::<SubjectConfig>::all(client.clone());
-    let config_maps_api = Api::<ConfigMap>::all(client.clone());
+    let scope = Scope(settings.namespace.clone());
+    let schemas_api = scope.api::<Schema>(&client);
+    let configs_api = scope.api::<SubjectConfig>(&client);
+    let config_maps_api = scope.api::<ConfigMap>(&client);
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let stop = |mut receiver: tokio::sync::watch::Receiver<bool>| async move {
         let _ = receiver.wait_for(|stopped| *stopped).await;
@@ -141,7 +182,19 @@ pub async fn run(
 
     let by_subject = schema_store.clone();
     let by_config_map = schema_store.clone();
+    let by_claim = schema_store.clone();
     let schema_controller = schema_controller
+        // A Schema that changes or goes may release its subject to another claimant.
+        .watches(
+            scope.api::<Schema>(&client),
+            watcher::Config::default(),
+            move |changed: Schema| {
+                let changed_key = ObjectKey::of(&changed.metadata);
+                schemas_where(&by_claim, |schema| {
+                    schema.spec.subject == changed.spec.subject && ObjectKey::of(&schema.metadata) != changed_key
+                })
+            },
+        )
         .watches(configs_api, watcher::Config::default(), move |config: SubjectConfig| {
             schemas_where(&by_subject, |schema| schema.spec.subject == config.spec.subject)
         })
@@ -166,6 +219,7 @@ pub async fn run(
 
     let context = Arc::new(Context {
         recorder: Recorder::new(client.clone(), "schemaops".into()),
+        scope,
         client,
         registry,
         checker: settings.checker,
@@ -256,7 +310,7 @@ async fn reconcile_schema(schema: Arc<Schema>, context: Arc<Context>) -> Result<
 
 async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Error> {
     let key = ObjectKey::of(&schema.metadata);
-    let view = context.view(&schema.spec.subject);
+    let view = context.view_with_fresh_configs(&schema.spec.subject).await?;
     let config_map = match &schema.spec.schema_from {
         Some(from) => Api::<ConfigMap>::namespaced(context.client.clone(), &key.namespace)
             .get_opt(&from.config_map_key_ref.name)

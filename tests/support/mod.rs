@@ -4,6 +4,7 @@
 pub mod avro_gen;
 pub mod corpus;
 pub mod laws;
+pub mod operator;
 pub mod refusal;
 pub mod registry;
 

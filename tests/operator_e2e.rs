@@ -1,0 +1,459 @@
+//! End to end (issue 6): the test API server (or the real cluster named by
+//! `SCHEMAOPS_TEST_KUBECONFIG`), `schemaops operator` as a process, and the
+//! real `kubectl` applying manifests and waiting on conditions. The registry
+//! is checked over its own REST API.
+
+mod support;
+#[path = "support/apiserver/mod.rs"]
+mod apiserver;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use apiserver::TestApiServer;
+use serde_json::Value;
+use support::operator::OperatorProcess;
+
+/// How long any one convergence may take.
+const CONVERGE: Duration = Duration::from_secs(60);
+
+/// A cluster to test against, with one namespace of its own, and an operator watching it.
+struct Cluster {
+    _server: Option<TestApiServer>,
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+    namespace: String,
+    data: tempfile::TempDir,
+    operator: Option<OperatorProcess>,
+}
+
+impl Cluster {
+    /// Starts the test API server (unless `SCHEMAOPS_TEST_KUBECONFIG` names a
+    /// cluster), applies the CRDs, creates a namespace, and starts the operator.
+    /// `None` (with the reason printed) when kubectl is missing and not every test is required.
+    async fn start(test: &str, operator_args: &[&str]) -> Option<Cluster> {
+        if !Path::new("/usr/bin/kubectl").exists() && which("kubectl").is_none() {
+            assert!(!support::require_all(), "kubectl is required (SCHEMAOPS_REQUIRE_ALL=1)");
+            eprintln!("skipping {test}: kubectl is not installed");
+            return None;
+        }
+        let (server, kubeconfig) = match std::env::var_os("SCHEMAOPS_TEST_KUBECONFIG") {
+            Some(path) => (None, PathBuf::from(path)),
+            None => {
+                let server = TestApiServer::start();
+                let kubeconfig = server.kubeconfig().to_owned();
+                (Some(server), kubeconfig)
+            }
+        };
+        let suffix: u32 = std::process::id() ^ (Instant::now().elapsed().subsec_nanos());
+        let mut cluster = Cluster {
+            _server: server,
+            kubeconfig,
+            cache: tempfile::tempdir().unwrap(),
+            namespace: format!("e2e-{}-{:x}", test.replace('_', "-"), suffix % 0xffff),
+            data: tempfile::tempdir().unwrap(),
+            operator: None,
+        };
+        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+        cluster.kubectl_ok(&["apply", "-f", crds.to_str().unwrap()]);
+        cluster.kubectl_ok(&["create", "namespace", &cluster.namespace.clone()]);
+        cluster.start_operator(operator_args).await;
+        Some(cluster)
+    }
+
+    async fn start_operator(&mut self, extra: &[&str]) {
+        let mut args = vec!["--namespace", self.namespace.as_str()];
+        args.extend_from_slice(extra);
+        let operator = OperatorProcess::start(&self.kubeconfig, self.data.path(), &args);
+        operator.wait_ready(CONVERGE).await;
+        self.operator = Some(operator);
+    }
+
+    fn operator(&mut self) -> &mut OperatorProcess {
+        self.operator.as_mut().expect("the operator runs")
+    }
+
+    fn registry_url(&self) -> String {
+        self.operator.as_ref().expect("the operator runs").registry_url.clone()
+    }
+
+    /// Runs kubectl in the test's namespace.
+    fn kubectl(&self, args: &[&str]) -> Output {
+        std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(["--namespace", &self.namespace])
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("kubectl runs")
+    }
+
+    /// Runs kubectl, asserts it succeeded, and returns its stdout.
+    fn kubectl_ok(&self, args: &[&str]) -> String {
+        let output = self.kubectl(args);
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// Applies a manifest given as text.
+    fn apply_text(&self, manifest: &str) {
+        let file = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+        std::fs::write(file.path(), manifest).unwrap();
+        self.kubectl_ok(&["apply", "-f", file.path().to_str().unwrap()]);
+    }
+
+    /// Applies one example file.
+    fn apply_example(&self, name: &str) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evolution").join(name);
+        self.kubectl_ok(&["apply", "-f", path.to_str().unwrap()]);
+    }
+
+    fn get(&self, kind: &str, name: &str) -> Value {
+        serde_json::from_str(&self.kubectl_ok(&["get", kind, name, "-o", "json"])).unwrap()
+    }
+
+    /// `kubectl wait --for=condition=TYPE` (which honours observedGeneration).
+    fn wait_for(&self, kind: &str, name: &str, condition: &str) {
+        let target = format!("{kind}/{name}");
+        let output = self.kubectl(&[
+            "wait",
+            &format!("--for=condition={condition}"),
+            &target,
+            &format!("--timeout={}s", CONVERGE.as_secs()),
+        ]);
+        assert!(
+            output.status.success(),
+            "{target} never became {condition}: {}\n{}",
+            String::from_utf8_lossy(&output.stderr),
+            self.kubectl_ok(&["get", kind, name, "-o", "yaml"])
+        );
+    }
+
+    /// Waits until the status describes the current generation and no retry is pending.
+    fn wait_converged(&self, kind: &str, name: &str) -> Value {
+        let deadline = Instant::now() + CONVERGE;
+        loop {
+            let object = self.get(kind, name);
+            let generation = object["metadata"]["generation"].as_i64();
+            let observed = object["status"]["observedGeneration"].as_i64();
+            if generation.is_some() && generation == observed && condition(&object, "Reconciling") != Some("True") {
+                return object;
+            }
+            assert!(Instant::now() < deadline, "{kind}/{name} did not converge: {object:#}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The registry's live versions of `subject` (empty when it has none).
+    async fn versions(&self, subject: &str) -> Vec<i64> {
+        let response = reqwest::get(format!("{}/subjects/{subject}/versions", self.registry_url()))
+            .await
+            .unwrap();
+        if response.status() == 404 {
+            return Vec::new();
+        }
+        let versions: Vec<i64> = response.json().await.unwrap();
+        versions
+    }
+
+    async fn registry_json(&self, path: &str) -> (u16, Value) {
+        let response = reqwest::get(format!("{}{path}", self.registry_url())).await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::env::var_os("SCHEMAOPS_TEST_KUBECONFIG").is_some() {
+            let _ = self.kubectl(&["delete", "namespace", &self.namespace.clone(), "--wait=false"]);
+        }
+    }
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|folder| Path::new(folder).join(program))
+        .find(|candidate| candidate.exists())
+}
+
+fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a str> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|condition| condition["type"] == type_)?["status"]
+        .as_str()
+}
+
+fn condition_field<'a>(object: &'a Value, type_: &str, field: &str) -> &'a str {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| conditions.iter().find(|condition| condition["type"] == type_))
+        .and_then(|condition| condition[field].as_str())
+        .unwrap_or_default()
+}
+
+fn avro_schema(name: &str, subject: &str, policy: &str, fields: &str) -> String {
+    format!(
+        r#"apiVersion: schemaops.dev/v1alpha1
+kind: Schema
+metadata:
+  name: {name}
+spec:
+  subject: {subject}
+  deletionPolicy: {policy}
+  schema: '{{"type":"record","name":"R","fields":[{fields}]}}'
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_incompatible_edit_is_refused_with_its_explanation_and_a_fix_registers_the_next_version() {
+    let Some(cluster) = Cluster::start("evolution", &[]).await else { return };
+    cluster.apply_example("00-platonic-solid-v1.yaml");
+    cluster.wait_for("schema", "platonic-solid", "Ready");
+    cluster.apply_example("01-platonic-solid-v2.yaml");
+    cluster.wait_for("schema", "platonic-solid", "Ready");
+    let object = cluster.get("schema", "platonic-solid");
+    assert_eq!(object["status"]["version"], 2, "{object:#}");
+
+    cluster.apply_example("02-platonic-solid-v3.yaml");
+    cluster.wait_for("schema", "platonic-solid", "Stalled");
+    let object = cluster.wait_converged("schema", "platonic-solid");
+    assert_eq!(condition(&object, "Ready"), Some("False"));
+    assert_eq!(condition_field(&object, "Ready", "reason"), "IncompatibleSchema");
+    let yaml = cluster.kubectl_ok(&["get", "schema", "platonic-solid", "-o", "yaml"]);
+    assert!(yaml.contains("READER_FIELD_MISSING_DEFAULT_VALUE"), "{yaml}");
+    assert!(yaml.contains("edges"), "{yaml}");
+    let table = cluster.kubectl_ok(&["get", "schemas"]);
+    let header = table.lines().next().unwrap();
+    for column in ["NAME", "SUBJECT", "TYPE", "VERSION", "ID", "READY", "REASON", "AGE"] {
+        assert!(header.contains(column), "{table}");
+    }
+    let row = table.lines().find(|line| line.starts_with("platonic-solid")).unwrap();
+    assert!(row.contains("False") && row.contains("IncompatibleSchema") && row.contains(" 2 "), "{table}");
+    assert_eq!(cluster.versions("platonic-solid-value").await, vec![1, 2], "nothing incompatible reached the registry");
+
+    // The fix: the new field gets a default.
+    cluster.apply_text(
+        r#"apiVersion: schemaops.dev/v1alpha1
+kind: Schema
+metadata:
+  name: platonic-solid
+spec:
+  subject: platonic-solid-value
+  schema: |
+    {"type": "record", "name": "PlatonicSolid", "namespace": "dev.schemaops.examples", "fields": [
+      {"name": "name", "type": "string"}, {"name": "faces", "type": "int"},
+      {"name": "vertices", "type": ["null", "int"], "default": null},
+      {"name": "edges", "type": "int", "default": 0}]}
+"#,
+    );
+    cluster.wait_for("schema", "platonic-solid", "Ready");
+    let object = cluster.get("schema", "platonic-solid");
+    assert_eq!(object["status"]["version"], 3, "{object:#}");
+    assert_eq!(object["status"]["compatibility"]["total"], 0, "the old report is gone: {object:#}");
+    assert_eq!(cluster.versions("platonic-solid-value").await, vec![1, 2, 3]);
+    let events = cluster.kubectl_ok(&["get", "events"]);
+    assert!(events.contains("Registered") && events.contains("Rejected"), "{events}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_examples_end_as_schemaops_apply_leaves_them() {
+    let Some(cluster) = Cluster::start("examples", &[]).await else { return };
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evolution");
+    let mut files: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    // One commit at a time, as a GitOps tool would sync them.
+    for file in &files {
+        cluster.kubectl_ok(&["apply", "-f", file.to_str().unwrap()]);
+        let text = std::fs::read_to_string(file).unwrap();
+        for document in text.split("\n---") {
+            let kind = if document.contains("kind: Schema\n") {
+                "schema"
+            } else if document.contains("kind: SubjectConfig") {
+                "subjectconfig"
+            } else {
+                continue;
+            };
+            let name = document
+                .lines()
+                .find_map(|line| line.trim().strip_prefix("name: "))
+                .unwrap()
+                .to_owned();
+            cluster.wait_converged(kind, &name);
+        }
+    }
+    // The same files through `schemaops apply`.
+    let data = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["apply", "-o", "json", "--data"])
+        .arg(data.path())
+        .arg(&folder)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let applied: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for item in applied["items"].as_array().unwrap() {
+        let kind = item["kind"].as_str().unwrap().to_lowercase();
+        let name = item["metadata"]["name"].as_str().unwrap();
+        let live = cluster.get(&kind, name);
+        for field in ["version", "id", "fingerprint", "compatibility"] {
+            assert_eq!(live["status"][field], item["status"][field], "{kind}/{name} {field}: {live:#}");
+        }
+        assert_eq!(condition(&live, "Ready"), condition(item, "Ready"), "{kind}/{name}");
+        assert_eq!(
+            condition_field(&live, "Ready", "reason"),
+            condition_field(item, "Ready", "reason"),
+            "{kind}/{name}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level_change_and_a_schema_change_in_one_apply_are_judged_together() {
+    let Some(cluster) = Cluster::start("level", &[]).await else { return };
+    let v1 = avro_schema("rsvp", "rsvp-value", "Retain", r#"{"name":"event_id","type":"string"},{"name":"member_id","type":"long"}"#);
+    let v2 = avro_schema("rsvp", "rsvp-value", "Retain", r#"{"name":"member_id","type":"long"}"#);
+    let config = |level: &str| {
+        format!(
+            "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: rsvp\nspec:\n  subject: rsvp-value\n  compatibility: {level}\n"
+        )
+    };
+    cluster.apply_text(&format!("{}---\n{v1}", config("BACKWARD")));
+    cluster.wait_for("schema", "rsvp", "Ready");
+    // Tightened to FORWARD in the same apply that drops `event_id` (fine under BACKWARD, not under FORWARD).
+    cluster.apply_text(&format!("{}---\n{v2}", config("FORWARD")));
+    cluster.wait_for("schema", "rsvp", "Stalled");
+    let object = cluster.wait_converged("schema", "rsvp");
+    assert_eq!(object["status"]["compatibility"]["mode"], "FORWARD", "{object:#}");
+    assert_eq!(cluster.versions("rsvp-value").await, vec![1]);
+    let (_, level) = cluster.registry_json("/config/rsvp-value").await;
+    assert_eq!(level["compatibilityLevel"], "FORWARD");
+
+    // Loosened to NONE in the same apply: the change goes through.
+    cluster.apply_text(&format!("{}---\n{v2}", config("NONE")));
+    cluster.wait_for("schema", "rsvp", "Ready");
+    assert_eq!(cluster.versions("rsvp-value").await, vec![1, 2]);
+    let config = cluster.wait_converged("subjectconfig", "rsvp");
+    assert_eq!(config["status"]["compatibility"], "NONE", "{config:#}");
+    assert_eq!(config["status"]["compatibilitySource"], "subject");
+
+    // Deleting the SubjectConfig reverts the subject to the global level.
+    cluster.kubectl_ok(&["delete", "subjectconfig", "rsvp"]);
+    let deadline = Instant::now() + CONVERGE;
+    while cluster.registry_json("/config/rsvp-value").await.0 != 404 {
+        assert!(Instant::now() < deadline, "the subject level was not removed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_schema_for_a_subject_is_a_conflict_until_the_first_goes() {
+    let Some(cluster) = Cluster::start("conflict", &[]).await else { return };
+    cluster.apply_text(&avro_schema("first", "shared-value", "Retain", r#"{"name":"a","type":"int"}"#));
+    cluster.wait_for("schema", "first", "Ready");
+    cluster.apply_text(&avro_schema("second", "shared-value", "Retain", r#"{"name":"a","type":"long"}"#));
+    cluster.wait_for("schema", "second", "Stalled");
+    let second = cluster.get("schema", "second");
+    assert_eq!(condition_field(&second, "Ready", "reason"), "SubjectConflict");
+    assert!(condition_field(&second, "Ready", "message").contains("/first"), "{second:#}");
+    assert_eq!(cluster.versions("shared-value").await, vec![1]);
+
+    cluster.kubectl_ok(&["delete", "schema", "first"]);
+    cluster.wait_for("schema", "second", "Ready");
+    assert_eq!(cluster.versions("shared-value").await, vec![1, 2], "int to long is BACKWARD compatible");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_honours_each_policy_and_waits_for_referrers() {
+    let Some(cluster) = Cluster::start("deletion", &[]).await else { return };
+    for (name, policy) in [("kept", "Retain"), ("soft", "SoftDelete"), ("hard", "HardDelete")] {
+        cluster.apply_text(&avro_schema(name, &format!("{name}-value"), policy, r#"{"name":"a","type":"int"}"#));
+    }
+    for name in ["kept", "soft", "hard"] {
+        cluster.wait_for("schema", name, "Ready");
+    }
+    cluster.kubectl_ok(&["delete", "schema", "kept", "soft", "hard"]);
+    assert_eq!(cluster.versions("kept-value").await, vec![1]);
+    assert_eq!(cluster.versions("soft-value").await, Vec::<i64>::new());
+    let (status, deleted) = cluster.registry_json("/subjects/soft-value/versions?deleted=true").await;
+    assert_eq!((status, deleted), (200, serde_json::json!([1])));
+    let (status, _) = cluster.registry_json("/subjects/hard-value/versions?deleted=true").await;
+    assert_eq!(status, 404, "a hard delete leaves nothing");
+
+    // A subject another schema refers to is not deleted while it does.
+    cluster.apply_example("30-money-proto.yaml");
+    cluster.wait_for("schema", "shop-money", "Ready");
+    cluster.kubectl_ok(&["patch", "schema", "shop-money", "--type=merge", "-p", r#"{"spec":{"deletionPolicy":"HardDelete"}}"#]);
+    cluster.wait_converged("schema", "shop-money");
+    cluster.apply_example("31-order-proto-v1.yaml");
+    cluster.wait_for("schema", "order-proto", "Ready");
+    cluster.kubectl_ok(&["delete", "schema", "shop-money", "--wait=false"]);
+    cluster.wait_for("schema", "shop-money", "DeletionBlocked");
+    let blocked = cluster.get("schema", "shop-money");
+    assert!(condition_field(&blocked, "DeletionBlocked", "message").contains("order-proto"), "{blocked:#}");
+    assert_eq!(cluster.versions("shop-money").await, vec![1]);
+    cluster.kubectl_ok(&["delete", "schema", "order-proto"]);
+    let deadline = Instant::now() + CONVERGE;
+    while !cluster.kubectl(&["get", "schema", "shop-money"]).stderr.windows(9).any(|w| w == b"not found") {
+        assert!(Instant::now() < deadline, "shop-money was never deleted");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(cluster.versions("shop-money").await, Vec::<i64>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_restart_loses_nothing_and_registers_nothing_twice() {
+    let Some(mut cluster) = Cluster::start("restart", &[]).await else { return };
+    let names: Vec<String> = (0..6).map(|index| format!("s{index}")).collect();
+    let mut manifest = String::new();
+    for name in &names {
+        manifest.push_str(&avro_schema(name, &format!("{name}-value"), "Retain", r#"{"name":"a","type":"int"}"#));
+        manifest.push_str("---\n");
+    }
+    cluster.apply_text(&manifest);
+    // Killed while it works through them.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    cluster.operator().kill();
+    cluster.start_operator(&[]).await;
+    let mut ids = Vec::new();
+    for name in &names {
+        cluster.wait_for("schema", name, "Ready");
+        let object = cluster.get("schema", name);
+        ids.push(object["status"]["id"].as_i64().unwrap());
+        assert_eq!(cluster.versions(&format!("{name}-value")).await, vec![1], "{name} registered once");
+    }
+    assert_eq!(ids.iter().collect::<std::collections::BTreeSet<_>>().len(), 1, "one schema text, one ID: {ids:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
+    let Some(cluster) = Cluster::start("drift", &["--resync-seconds", "1"]).await else { return };
+    cluster.apply_text(&avro_schema("orders", "orders-value", "Retain", r#"{"name":"a","type":"int"}"#));
+    cluster.wait_for("schema", "orders", "Ready");
+    let body = serde_json::json!({"schema": r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":0}]}"#});
+    let response = reqwest::Client::new()
+        .post(format!("{}/subjects/orders-value/versions", cluster.registry_url()))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+    cluster.wait_for("schema", "orders", "Drifted");
+    let object = cluster.get("schema", "orders");
+    assert_eq!(object["status"]["version"], 1, "the Schema still holds version 1: {object:#}");
+    assert_eq!(condition(&object, "Ready"), Some("True"));
+    assert_eq!(cluster.versions("orders-value").await, vec![1, 2], "nothing was overwritten");
+}
