@@ -227,3 +227,407 @@ fn kubectl_applies_gets_and_edits_a_schema() {
     assert!(created.contains("serverside-applied"), "{created}");
     kubectl(&server, &["get", "schema", "payments"]);
 }
+
+fn create_schema(http: &Http, name: &str, finalizers: &[&str]) -> Value {
+    let body = json!({
+        "apiVersion": "schemaops.dev/v1alpha1",
+        "kind": "Schema",
+        "metadata": {"name": name, "finalizers": finalizers},
+        "spec": {"subject": format!("{name}-value"), "schema": "{}"},
+        "status": {"version": 99},
+    });
+    let (code, created) = http.send("POST", SCHEMAS, "application/json", &body);
+    assert_eq!(code, 201, "{created}");
+    created
+}
+
+fn ready_status(generation: i64, status: &str) -> Value {
+    json!({"status": {"observedGeneration": generation, "conditions": [{
+        "type": "Ready", "status": status, "reason": "Registered", "message": "registered as version 1",
+        "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": generation,
+    }]}})
+}
+
+#[test]
+fn status_writes_keep_generation_and_identical_writes_change_nothing() {
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    let created = create_schema(&http, "orders", &[]);
+    assert_eq!(created["metadata"]["generation"], 1);
+    assert!(created.get("status").is_none(), "create drops status when it is a subresource: {created}");
+
+    let path = format!("{SCHEMAS}/orders/status");
+    let (code, written) = http.send("PATCH", &path, "application/merge-patch+json", &ready_status(1, "True"));
+    assert_eq!(code, 200, "{written}");
+    assert_eq!(written["metadata"]["generation"], 1);
+    assert_eq!(written["status"]["conditions"][0]["status"], "True");
+    assert_ne!(resource_version(&written), resource_version(&created));
+
+    // The status subresource ignores everything but status.
+    let mut sneaky = ready_status(1, "True");
+    sneaky["spec"] = json!({"subject": "other"});
+    let (code, again) = http.send("PATCH", &path, "application/merge-patch+json", &sneaky);
+    assert_eq!(code, 200, "{again}");
+    assert_eq!(again["spec"]["subject"], "orders-value");
+    assert_eq!(resource_version(&again), resource_version(&written), "an identical status write is a no-op");
+
+    // The main resource ignores status.
+    let (code, main) =
+        http.send("PATCH", &format!("{SCHEMAS}/orders"), "application/merge-patch+json", &ready_status(1, "False"));
+    assert_eq!(code, 200, "{main}");
+    assert_eq!(main["status"]["conditions"][0]["status"], "True");
+    assert_eq!(resource_version(&main), resource_version(&written));
+
+    let events = http.watch(
+        &format!("{SCHEMAS}?watch=true&resourceVersion={}&timeoutSeconds=1", resource_version(&written)),
+        10,
+        Duration::from_secs(5),
+    );
+    assert!(events.is_empty(), "no-op writes emit no events: {events:?}");
+
+    // PUT on /status changes only status too.
+    let mut replaced = again.clone();
+    replaced["status"]["version"] = json!(3);
+    replaced["spec"]["subject"] = json!("ignored");
+    let (code, put) = http.send("PUT", &path, "application/json", &replaced);
+    assert_eq!(code, 200, "{put}");
+    assert_eq!(put["status"]["version"], 3);
+    assert_eq!(put["spec"]["subject"], "orders-value");
+    assert_eq!(put["metadata"]["generation"], 1);
+}
+
+#[test]
+fn kubectl_wait_sees_the_ready_condition() {
+    if !have_kubectl() {
+        return;
+    }
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    create_schema(&http, "orders", &[]);
+    create_schema(&http, "never", &[]);
+    let base = server.url().to_string();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        let body = ready_status(1, "True").to_string();
+        runtime().block_on(async {
+            reqwest::Client::new()
+                .patch(format!("{base}{SCHEMAS}/orders/status"))
+                .header("content-type", "application/merge-patch+json")
+                .body(body)
+                .send()
+                .await
+                .expect("a status patch")
+                .status()
+        })
+    });
+    let waited = kubectl(&server, &["wait", "--for=condition=Ready", "schema/orders", "--timeout=10s"]);
+    assert!(waited.contains("condition met"), "{waited}");
+    assert_eq!(writer.join().expect("the writer").as_u16(), 200);
+
+    let timed_out = kubectl_output(&server, &["wait", "--for=condition=Ready", "schema/never", "--timeout=1s"]);
+    assert!(!timed_out.status.success());
+    assert!(String::from_utf8_lossy(&timed_out.stderr).contains("timed out"), "{timed_out:?}");
+}
+
+#[test]
+fn finalizers_hold_deletion_until_removed() {
+    if !have_kubectl() {
+        return;
+    }
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    create_schema(&http, "held", &["schemaops.dev/cleanup"]);
+    let deleted = kubectl(&server, &["delete", "schema", "held", "--wait=false"]);
+    assert!(deleted.contains("deleted"), "{deleted}");
+    let (code, held) = http.get(&format!("{SCHEMAS}/held"));
+    assert_eq!(code, 200, "{held}");
+    assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
+    assert_eq!(held["metadata"]["generation"], 2);
+
+    let (code, refused) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/held"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"finalizers": ["schemaops.dev/cleanup", "other/new"]}}),
+    );
+    assert_eq!(code, 422, "{refused}");
+    assert!(refused["message"].as_str().unwrap_or_default().contains("no new finalizers"), "{refused}");
+
+    // kube-runtime's finalizer helper removes its finalizer with a test-guarded JSON patch.
+    let (code, failed) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/held"),
+        "application/json-patch+json",
+        &json!([{"op": "test", "path": "/metadata/finalizers/0", "value": "someone-else"},
+                {"op": "remove", "path": "/metadata/finalizers/0"}]),
+    );
+    assert_eq!(code, 422, "{failed}");
+    assert_eq!(failed["reason"], "Invalid");
+    let before = resource_version(&held);
+    let (code, gone) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/held"),
+        "application/json-patch+json",
+        &json!([{"op": "test", "path": "/metadata/finalizers/0", "value": "schemaops.dev/cleanup"},
+                {"op": "remove", "path": "/metadata/finalizers/0"}]),
+    );
+    assert_eq!(code, 200, "{gone}");
+    let events = http.watch(&format!("{SCHEMAS}?watch=true&resourceVersion={before}"), 1, Duration::from_secs(5));
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "DELETED");
+    assert_eq!(events[0]["object"]["metadata"]["name"], "held");
+    assert_eq!(http.get(&format!("{SCHEMAS}/held")).0, 404);
+
+    create_schema(&http, "plain", &[]);
+    let deleted = kubectl(&server, &["delete", "schema", "plain"]);
+    assert!(deleted.contains("deleted"), "{deleted}");
+    assert_eq!(http.get(&format!("{SCHEMAS}/plain")).0, 404);
+}
+
+#[test]
+fn a_stale_resource_version_is_a_conflict() {
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    let created = create_schema(&http, "orders", &[]);
+    let mut first = created.clone();
+    first["spec"]["schema"] = json!("{\"type\":\"int\"}");
+    let (code, updated) = http.send("PUT", &format!("{SCHEMAS}/orders"), "application/json", &first);
+    assert_eq!(code, 200, "{updated}");
+    assert_eq!(updated["metadata"]["generation"], 2);
+    let mut stale = created.clone();
+    stale["spec"]["schema"] = json!("{\"type\":\"long\"}");
+    let (code, conflict) = http.send("PUT", &format!("{SCHEMAS}/orders"), "application/json", &stale);
+    assert_eq!(code, 409, "{conflict}");
+    assert_eq!(conflict["kind"], "Status");
+    assert_eq!(conflict["reason"], "Conflict");
+    assert_eq!(conflict["details"]["name"], "orders");
+    let (code, conflict) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/orders"),
+        "application/merge-patch+json",
+        &json!({"metadata": {"resourceVersion": resource_version(&created)}, "spec": {"schema": "x"}}),
+    );
+    assert_eq!(code, 409, "{conflict}");
+    let mut unconditional = updated.clone();
+    unconditional["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+    assert_eq!(http.send("PUT", &format!("{SCHEMAS}/orders"), "application/json", &unconditional).0, 422);
+}
+
+#[test]
+fn watches_replay_from_a_resource_version_and_honour_their_parameters() {
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    let (code, list) = http.get(SCHEMAS);
+    assert_eq!(code, 200);
+    assert_eq!(list["kind"], "SchemaList");
+    let start = resource_version(&list);
+    create_schema(&http, "orders", &[]);
+    http.send("PATCH", &format!("{SCHEMAS}/orders"), "application/merge-patch+json", &json!({"spec": {"schema": "1"}}));
+    http.send("DELETE", &format!("{SCHEMAS}/orders"), "application/json", &json!({"propagationPolicy": "Background"}));
+    let events = http.watch(&format!("{SCHEMAS}?watch=true&resourceVersion={start}"), 3, Duration::from_secs(5));
+    let kinds: Vec<&str> = events.iter().map(|event| event["type"].as_str().unwrap_or_default()).collect();
+    assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
+    assert_eq!(events[1]["object"]["spec"]["schema"], "1");
+    assert_eq!(events[0]["object"]["kind"], "Schema");
+
+    // A live watch is woken by a change.
+    let base = server.url().to_string();
+    let creator = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        let http = Http { base, client: reqwest::Client::new(), runtime: runtime() };
+        create_schema(&http, "later", &[]);
+    });
+    let (_, now) = http.get(SCHEMAS);
+    let live = http.watch(&format!("{SCHEMAS}?watch=1&resourceVersion={}", resource_version(&now)), 1, Duration::from_secs(5));
+    creator.join().expect("the creator");
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(live[0]["object"]["metadata"]["name"], "later");
+
+    // No resourceVersion: the current objects first.
+    let initial = http.watch(&format!("{SCHEMAS}?watch=true"), 1, Duration::from_secs(5));
+    assert_eq!(initial[0]["type"], "ADDED");
+
+    let expired = http.watch(&format!("{SCHEMAS}?watch=true&resourceVersion=1"), 5, Duration::from_secs(5));
+    assert_eq!(expired.len(), 1, "{expired:?}");
+    assert_eq!(expired[0]["type"], "ERROR");
+    assert_eq!(expired[0]["object"]["code"], 410);
+    assert_eq!(expired[0]["object"]["reason"], "Expired");
+
+    let started = std::time::Instant::now();
+    let (_, now) = http.get(SCHEMAS);
+    let quiet = http.watch(
+        &format!("{SCHEMAS}?watch=true&resourceVersion={}&timeoutSeconds=1", resource_version(&now)),
+        10,
+        Duration::from_secs(10),
+    );
+    assert!(quiet.is_empty(), "{quiet:?}");
+    assert!(started.elapsed() < Duration::from_secs(4), "timeoutSeconds ends the stream");
+
+    let bookmarks = http.watch(
+        &format!("{SCHEMAS}?watch=true&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds=5", resource_version(&now)),
+        1,
+        Duration::from_secs(5),
+    );
+    assert_eq!(bookmarks.len(), 1, "{bookmarks:?}");
+    assert_eq!(bookmarks[0]["type"], "BOOKMARK");
+    assert_eq!(bookmarks[0]["object"]["metadata"]["resourceVersion"], json!(resource_version(&now)));
+}
+
+#[test]
+fn lists_filter_by_label_and_field_selectors() {
+    let server = TestApiServer::start();
+    let http = Http::new(&server);
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    for (name, labels) in [
+        ("a", json!({"app": "orders", "tier": "web"})),
+        ("b", json!({"app": "orders", "tier": "db"})),
+        ("c", json!({"app": "payments"})),
+    ] {
+        let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}});
+        assert_eq!(http.send("POST", configmaps, "application/json", &body).0, 201);
+    }
+    let names = |query: &str| -> Vec<String> {
+        let (code, list) = http.get(&format!("{configmaps}?{query}"));
+        assert_eq!(code, 200, "{query}: {list}");
+        list["items"].as_array().unwrap().iter().map(|item| item["metadata"]["name"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(names("labelSelector=app%3Dorders"), ["a", "b"]);
+    assert_eq!(names("labelSelector=app%3D%3Dorders,tier!%3Ddb"), ["a"]);
+    assert_eq!(names("labelSelector=tier%20in%20(web,db)"), ["a", "b"]);
+    assert_eq!(names("labelSelector=app%20notin%20(orders)"), ["c"]);
+    assert_eq!(names("labelSelector=tier"), ["a", "b"]);
+    assert_eq!(names("labelSelector=!tier"), ["c"]);
+    assert_eq!(names("fieldSelector=metadata.name%3Db"), ["b"]);
+    assert_eq!(names("fieldSelector=metadata.name!%3Db,metadata.namespace%3D%3Ddefault"), ["a", "c"]);
+    assert_eq!(names("limit=500&resourceVersion=0"), ["a", "b", "c"]);
+    let (_, all) = http.get("/api/v1/configmaps?labelSelector=app%3Dpayments");
+    assert_eq!(all["items"][0]["metadata"]["namespace"], "default");
+    assert_eq!(all["items"][0]["kind"], "ConfigMap");
+}
+
+#[test]
+fn server_side_apply_merges_conditions_by_type_per_manager() {
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    create_schema(&http, "orders", &[]);
+    let condition = |kind: &str, status: &str| {
+        json!({"type": kind, "status": status, "reason": "R", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"})
+    };
+    let apply = |manager: &str, status: Value| {
+        let body = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"name": "orders"}, "status": status});
+        let (code, object) = http.send(
+            "PATCH",
+            &format!("{SCHEMAS}/orders/status?fieldManager={manager}&force=true"),
+            "application/apply-patch+yaml",
+            &body,
+        );
+        assert_eq!(code, 200, "{object}");
+        object
+    };
+    let types = |object: &Value| -> Vec<String> {
+        object["status"]["conditions"].as_array().map_or_else(Vec::new, |conditions| {
+            conditions.iter().map(|condition| condition["type"].as_str().unwrap().to_string()).collect()
+        })
+    };
+    let first = apply("a", json!({"conditions": [condition("Ready", "True")], "version": 1}));
+    assert_eq!(types(&first), ["Ready"]);
+    let second = apply("b", json!({"conditions": [condition("Synced", "True")]}));
+    assert_eq!(types(&second), ["Ready", "Synced"]);
+    assert_eq!(second["status"]["version"], 1);
+    let third = apply("a", json!({"conditions": [condition("Ready", "False")]}));
+    assert_eq!(types(&third), ["Ready", "Synced"]);
+    assert_eq!(third["status"]["conditions"][0]["status"], "False");
+    assert!(third["status"].get("version").is_none(), "a dropped field goes: {third}");
+    let fourth = apply("a", json!({"conditions": []}));
+    assert_eq!(types(&fourth), ["Synced"]);
+    assert_eq!(fourth["metadata"]["generation"], 1);
+    let same = apply("b", json!({"conditions": [condition("Synced", "True")]}));
+    assert_eq!(resource_version(&same), resource_version(&fourth), "an identical apply is a no-op");
+
+    // Apply creates a missing object (201), and YAML bodies work.
+    let yaml = "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: fresh\nspec:\n  subject: fresh-value\n  schema: '{}'\n";
+    let (code, created) = http.runtime.block_on(async {
+        let response = http
+            .client
+            .patch(format!("{}{SCHEMAS}/fresh?fieldManager=me", http.base))
+            .header("content-type", "application/apply-patch+yaml")
+            .body(yaml)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.json::<Value>().await.unwrap())
+    });
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["spec"]["subject"], "fresh-value");
+}
+
+#[test]
+fn errors_are_status_objects() {
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    let (code, missing) = http.get(&format!("{SCHEMAS}/nope"));
+    assert_eq!(code, 404);
+    assert_eq!(missing["reason"], "NotFound");
+    assert_eq!(missing["message"], "schemas.schemaops.dev \"nope\" not found");
+    assert_eq!(missing["details"], json!({"name": "nope", "group": "schemaops.dev", "kind": "schemas"}));
+    assert_eq!(http.get("/apis/nothing.example/v1/things").0, 404);
+    assert_eq!(http.get("/no/such/path").1["kind"], "Status");
+    let (code, malformed) = http.runtime.block_on(async {
+        let response = http
+            .client
+            .post(format!("{}{SCHEMAS}", http.base))
+            .header("content-type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.json::<Value>().await.unwrap())
+    });
+    assert_eq!((code, malformed["reason"].as_str()), (400, Some("BadRequest")));
+    let wrong_kind = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "SubjectConfig", "metadata": {"name": "x"}});
+    assert_eq!(http.send("POST", SCHEMAS, "application/json", &wrong_kind).0, 400);
+    let unnamed = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {}});
+    assert_eq!(http.send("POST", SCHEMAS, "application/json", &unnamed).0, 422);
+    let generated = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"generateName": "gen-"}});
+    let (code, object) = http.send("POST", SCHEMAS, "application/json", &generated);
+    assert_eq!(code, 201);
+    assert!(object["metadata"]["name"].as_str().unwrap().starts_with("gen-"));
+    let elsewhere = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"name": "x"}});
+    let (code, absent) =
+        http.send("POST", "/apis/schemaops.dev/v1alpha1/namespaces/team-a/schemas", "application/json", &elsewhere);
+    assert_eq!((code, absent["details"]["kind"].as_str()), (404, Some("namespaces")));
+    let duplicate = create_schema(&http, "twice", &[]);
+    let (code, exists) = http.send("POST", SCHEMAS, "application/json", &duplicate);
+    assert_eq!((code, exists["reason"].as_str()), (409, Some("AlreadyExists")));
+
+    // Deleting a CRD removes its objects and its kind.
+    assert_eq!(http.send("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/schemas.schemaops.dev", "", &Value::Null).0, 200);
+    assert_eq!(http.get(SCHEMAS).0, 404);
+}
+
+#[test]
+fn kubectl_creates_namespaces_and_objects_in_them() {
+    if !have_kubectl() {
+        return;
+    }
+    let server = server_with_crds();
+    kubectl(&server, &["create", "namespace", "team-a"]);
+    let manifest = schema_manifest("orders", "{}").replace("namespace: default", "namespace: team-a");
+    kubectl_stdin(&server, &["apply", "-f", "-"], &manifest);
+    let all = kubectl(&server, &["get", "schemas", "-A"]);
+    assert!(all.contains("team-a") && all.contains("orders"), "{all}");
+    let configmap = kubectl(&server, &["create", "configmap", "settings", "--from-literal=a=b", "-n", "team-a"]);
+    assert!(configmap.contains("created"), "{configmap}");
+    let listed = kubectl(&server, &["get", "configmaps", "-n", "team-a"]);
+    assert!(listed.contains("settings") && listed.contains("DATA"), "{listed}");
+    let data = kubectl(&server, &["get", "configmap", "settings", "-n", "team-a", "-o", "jsonpath={.data.a}"]);
+    assert_eq!(data, "b");
+    kubectl(&server, &["create", "secret", "generic", "token", "--from-literal=key=s3cr3t", "-n", "team-a"]);
+    let secret = kubectl(&server, &["get", "secret", "token", "-n", "team-a", "-o", "jsonpath={.data.key}"]);
+    assert_eq!(secret, "czNjcjN0");
+    let labels = kubectl(&server, &["get", "namespace", "team-a", "-o", "jsonpath={.metadata.labels}"]);
+    assert!(labels.contains("team-a"), "{labels}");
+    kubectl(&server, &["delete", "namespace", "team-a"]);
+    let gone = kubectl_output(&server, &["get", "schemas", "-A"]);
+    assert!(!String::from_utf8_lossy(&gone.stdout).contains("orders"));
+}

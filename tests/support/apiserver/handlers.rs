@@ -14,7 +14,7 @@ use super::resources::{self, Resource};
 use super::selectors::Selectors;
 use super::status::{ApiError, json_response};
 use super::store::{ObjectKey, Store, namespace_key};
-use super::{App, discovery, openapi, patch, table, time, watch};
+use super::{App, discovery, openapi, patch, protobuf, table, time, watch};
 
 type Result<T> = std::result::Result<T, ApiError>;
 
@@ -30,7 +30,9 @@ pub async fn handle(State(app): State<App>, request: Request) -> Response {
         Err(error) => ApiError::bad_request(format!("reading the body: {error}")).into_response(),
     };
     if app.log {
-        eprintln!("apiserver: {} {} -> {}", parts.method, parts.uri, response.status().as_u16());
+        let content_type = parts.headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("-");
+        let accept = parts.headers.get(ACCEPT).and_then(|value| value.to_str().ok()).unwrap_or("-");
+        eprintln!("apiserver: {} {} [{content_type}] [{accept}] -> {}", parts.method, parts.uri, response.status().as_u16());
     }
     response
 }
@@ -225,6 +227,32 @@ fn parse_json(body: &[u8]) -> Result<Value> {
     serde_json::from_slice(body).map_err(|error| ApiError::bad_request(format!("json parse error: {error}")))
 }
 
+/// A request body: JSON, or the protobuf kubectl's typed commands send.
+fn parse_body(call: &Call) -> Result<Value> {
+    if call.header(CONTENT_TYPE).starts_with(protobuf::CONTENT_TYPE) {
+        return protobuf::decode(call.body).ok_or_else(|| {
+            ApiError::new(415, "UnsupportedMediaType", "this test server reads protobuf only for namespaces, configmaps and secrets")
+        });
+    }
+    parse_object(call.body)
+}
+
+/// Moves a Secret's write-only `stringData` into `data`, base64-encoded.
+fn fold_string_data(object: &mut Value, resource: &Resource) {
+    use base64::Engine;
+    if !(resource.group.is_empty() && resource.plural == "secrets") {
+        return;
+    }
+    let Some(string_data) = object.as_object_mut().and_then(|fields| fields.remove("stringData")) else { return };
+    if let Some(entries) = string_data.as_object() {
+        let data = object.as_object_mut().expect("an object").entry("data").or_insert_with(|| json!({}));
+        for (key, value) in entries {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_str().unwrap_or_default());
+            data[key] = json!(encoded);
+        }
+    }
+}
+
 fn parse_object(body: &[u8]) -> Result<Value> {
     let value = parse_json(body)?;
     if !value.is_object() {
@@ -328,7 +356,7 @@ fn create(call: &Call, target: &Target) -> Result<Response> {
     if target.status {
         return Err(ApiError::method_not_allowed());
     }
-    let mut object = parse_object(call.body)?;
+    let mut object = parse_body(call)?;
     check_type(&mut object, &target.resource)?;
     let mut store = call.app.lock();
     let created = insert_new(&mut store, target, object, dry_run(call))?;
@@ -395,6 +423,7 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
             return Err(target.invalid(&name, &format!("metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group")));
         }
     }
+    fold_string_data(&mut object, resource);
     let now = time::now_rfc3339();
     let uid = store.new_uid();
     {
@@ -524,6 +553,7 @@ fn finish_write(store: &mut Store, target: &Target, name: &str, old: &Value, can
     };
     new["apiVersion"] = old["apiVersion"].clone();
     new["kind"] = old["kind"].clone();
+    fold_string_data(&mut new, resource);
     if resource.is_crd() {
         let now = time::now_rfc3339();
         new["status"] = resources::crd_status(&new, &now, old.get("status"));
@@ -592,7 +622,7 @@ fn check_revision(target: &Target, name: &str, old: &Value, candidate: &Value) -
 }
 
 fn update(call: &Call, target: &Target, name: &str) -> Result<Response> {
-    let mut candidate = parse_object(call.body)?;
+    let mut candidate = parse_body(call)?;
     check_type(&mut candidate, &target.resource)?;
     let mut store = call.app.lock();
     let old = store.get(&target.key(name)).cloned().ok_or_else(|| target.not_found(name))?;

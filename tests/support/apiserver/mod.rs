@@ -16,6 +16,7 @@ mod discovery;
 mod handlers;
 mod openapi;
 mod patch;
+mod protobuf;
 mod resources;
 mod selectors;
 mod status;
