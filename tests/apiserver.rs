@@ -631,3 +631,191 @@ fn kubectl_creates_namespaces_and_objects_in_them() {
     let gone = kubectl_output(&server, &["get", "schemas", "-A"]);
     assert!(!String::from_utf8_lossy(&gone.stdout).contains("orders"));
 }
+
+mod kube_rs {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::api::events::v1::Event as K8sEvent;
+    use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+    use kube::runtime::controller::{Action, Controller};
+    use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+    use kube::runtime::{finalizer, watcher};
+    use kube::{Client, Resource, ResourceExt};
+    use schemaops::crd::{DeletionPolicy, Schema, SchemaSpec, SchemaType};
+    use serde_json::json;
+
+    use super::{runtime, server_with_crds};
+
+    fn client(url: &str) -> Client {
+        let mut config = kube::Config::new(url.parse().expect("a URL"));
+        config.default_namespace = "default".into();
+        Client::try_from(config).expect("a client")
+    }
+
+    fn schema(name: &str) -> Schema {
+        Schema::new(
+            name,
+            SchemaSpec {
+                subject: format!("{name}-value"),
+                schema_type: SchemaType::Avro,
+                schema: Some("{\"type\":\"string\"}".into()),
+                schema_from: None,
+                references: Vec::new(),
+                deletion_policy: DeletionPolicy::default(),
+            },
+        )
+    }
+
+    fn ready(generation: i64) -> serde_json::Value {
+        json!({
+            "apiVersion": "schemaops.dev/v1alpha1",
+            "kind": "Schema",
+            "status": {"observedGeneration": generation, "conditions": [{
+                "type": "Ready", "status": "True", "reason": "Registered", "message": "ok",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }]},
+        })
+    }
+
+    #[test]
+    fn kube_client_crud_status_apply_watch_finalizer_configmaps_and_events() {
+        let server = server_with_crds();
+        runtime().block_on(async {
+            let client = client(server.url());
+            let schemas: Api<Schema> = Api::default_namespaced(client.clone());
+
+            let created = schemas.create(&PostParams::default(), &schema("orders")).await.expect("create");
+            assert_eq!(created.metadata.generation, Some(1));
+            assert!(created.uid().is_some());
+            let fetched = schemas.get("orders").await.expect("get");
+            assert_eq!(fetched.spec.subject, "orders-value");
+            let listed = schemas.list(&ListParams::default()).await.expect("list");
+            assert_eq!(listed.items.len(), 1);
+
+            let mut events = watcher(schemas.clone(), watcher::Config::default()).boxed();
+            let mut seen_initial = false;
+            while let Some(event) = tokio::time::timeout(Duration::from_secs(5), events.next()).await.expect("an event") {
+                if let watcher::Event::InitDone = event.expect("a watch event") {
+                    seen_initial = true;
+                    break;
+                }
+            }
+            assert!(seen_initial);
+
+            let params = PatchParams::apply("schemaops").force();
+            let patched = schemas.patch_status("orders", &params, &Patch::Apply(ready(1))).await.expect("patch_status");
+            let status = patched.status.clone().expect("a status");
+            assert_eq!(status.conditions[0].type_, "Ready");
+            assert_eq!(patched.metadata.generation, Some(1));
+            let again = schemas.patch_status("orders", &params, &Patch::Apply(ready(1))).await.expect("patch_status");
+            assert_eq!(again.resource_version(), patched.resource_version());
+
+            let changed = loop {
+                let event = tokio::time::timeout(Duration::from_secs(5), events.next()).await.expect("a change");
+                if let Some(Ok(watcher::Event::Apply(object))) = event {
+                    break object;
+                }
+            };
+            assert_eq!(changed.resource_version(), patched.resource_version());
+            assert!(changed.status.is_some());
+
+            // kube-runtime's finalizer helper: add, then clean up on deletion.
+            let current = Arc::new(schemas.get("orders").await.expect("get"));
+            finalizer(&schemas, "schemaops.dev/cleanup", current, |_| async {
+                Ok::<_, kube::Error>(Action::await_change())
+            })
+            .await
+            .expect("adding the finalizer");
+            let held = schemas.get("orders").await.expect("get");
+            assert_eq!(held.finalizers(), ["schemaops.dev/cleanup"]);
+            schemas.delete("orders", &DeleteParams::default()).await.expect("delete");
+            let deleting = schemas.get("orders").await.expect("still there");
+            assert!(deleting.metadata.deletion_timestamp.is_some());
+            let cleaned = Arc::new(AtomicUsize::new(0));
+            let counter = cleaned.clone();
+            finalizer(&schemas, "schemaops.dev/cleanup", Arc::new(deleting), |event| async move {
+                if let finalizer::Event::Cleanup(_) = event {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok::<_, kube::Error>(Action::await_change())
+            })
+            .await
+            .expect("removing the finalizer");
+            assert_eq!(cleaned.load(Ordering::SeqCst), 1);
+            assert!(schemas.get_opt("orders").await.expect("get_opt").is_none());
+
+            let configmaps: Api<ConfigMap> = Api::default_namespaced(client.clone());
+            let mut configmap = ConfigMap::default();
+            configmap.metadata.name = Some("settings".into());
+            configmap.data = Some([("a".to_string(), "1".to_string())].into());
+            configmaps.create(&PostParams::default(), &configmap).await.expect("create configmap");
+            let mut stored = configmaps.get("settings").await.expect("get configmap");
+            stored.data = Some([("a".to_string(), "2".to_string())].into());
+            let replaced = configmaps.replace("settings", &PostParams::default(), &stored).await.expect("replace");
+            assert_eq!(replaced.data.as_ref().and_then(|data| data.get("a")).map(String::as_str), Some("2"));
+            configmaps
+                .patch("settings", &PatchParams::default(), &Patch::Merge(json!({"data": {"b": "3"}})))
+                .await
+                .expect("merge patch");
+            configmaps.delete("settings", &DeleteParams::default()).await.expect("delete configmap");
+            assert!(configmaps.get_opt("settings").await.expect("get_opt").is_none());
+
+            let subject = schemas.create(&PostParams::default(), &schema("payments")).await.expect("create");
+            let recorder = Recorder::new(
+                client.clone(),
+                Reporter { controller: "schemaops".into(), instance: Some("test".into()) },
+            );
+            let event = Event {
+                type_: EventType::Normal,
+                reason: "Registered".into(),
+                note: Some("registered version 1".into()),
+                action: "Register".into(),
+                secondary: None,
+            };
+            let reference = subject.object_ref(&());
+            recorder.publish(&event, &reference).await.expect("an event");
+            recorder.publish(&event, &reference).await.expect("the same event again, as a series");
+            let recorded: Api<K8sEvent> = Api::default_namespaced(client.clone());
+            let list = recorded.list(&ListParams::default()).await.expect("events");
+            assert_eq!(list.items.len(), 1);
+            assert_eq!(list.items[0].series.as_ref().map(|series| series.count), Some(2));
+            assert_eq!(list.items[0].reason.as_deref(), Some("Registered"));
+        });
+    }
+
+    #[test]
+    fn a_controller_settles_when_its_status_writes_change_nothing() {
+        let server = server_with_crds();
+        runtime().block_on(async {
+            let client = client(server.url());
+            let schemas: Api<Schema> = Api::default_namespaced(client.clone());
+            schemas.create(&PostParams::default(), &schema("orders")).await.expect("create");
+            let reconciles = Arc::new(AtomicUsize::new(0));
+            let context = Arc::new((schemas.clone(), reconciles.clone()));
+            let controller = Controller::new(schemas.clone(), watcher::Config::default())
+                .run(
+                    |object: Arc<Schema>, context: Arc<(Api<Schema>, Arc<AtomicUsize>)>| async move {
+                        context.1.fetch_add(1, Ordering::SeqCst);
+                        let generation = object.metadata.generation.unwrap_or_default();
+                        context
+                            .0
+                            .patch_status(&object.name_any(), &PatchParams::apply("schemaops").force(), &Patch::Apply(ready(generation)))
+                            .await?;
+                        Ok::<_, kube::Error>(Action::await_change())
+                    },
+                    |_, _: &kube::Error, _| Action::requeue(Duration::from_secs(60)),
+                    context,
+                )
+                .for_each(|_| async {});
+            let _ = tokio::time::timeout(Duration::from_secs(2), controller).await;
+            let count = reconciles.load(Ordering::SeqCst);
+            assert!((1..=2).contains(&count), "the controller reconciled {count} times");
+            let settled = schemas.get("orders").await.expect("get");
+            assert_eq!(settled.status.expect("a status").observed_generation, Some(1));
+        });
+    }
+}
