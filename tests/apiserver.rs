@@ -18,7 +18,10 @@ fn have_kubectl() -> bool {
     if Path::new(KUBECTL).exists() {
         return true;
     }
-    assert!(!support::require_all(), "{KUBECTL} is missing and SCHEMAOPS_REQUIRE_ALL=1");
+    assert!(
+        !support::require_all(),
+        "{KUBECTL} is missing and SCHEMAOPS_REQUIRE_ALL=1"
+    );
     eprintln!("skipped: {KUBECTL} is missing");
     false
 }
@@ -32,7 +35,10 @@ fn kubectl(server: &TestApiServer, args: &[&str]) -> String {
     let output = kubectl_output(server, args);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "kubectl {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     stdout
 }
 
@@ -47,7 +53,12 @@ fn kubectl_stdin(server: &TestApiServer, args: &[&str], input: &str) -> String {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("running kubectl");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("writing stdin");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("writing stdin");
     let output = child.wait_with_output().expect("waiting for kubectl");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
@@ -78,7 +89,11 @@ spec:
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
 }
 
 /// A server with the repo's CRDs installed (through kubectl when it is here, else through HTTP).
@@ -87,7 +102,12 @@ fn server_with_crds() -> TestApiServer {
     let http = Http::new(&server);
     for (_, crd) in schemaops::crd::render::definitions() {
         let body = serde_json::to_value(&crd).expect("a CRD as JSON");
-        let (code, response) = http.send("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", &body);
+        let (code, response) = http.send(
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "application/json",
+            &body,
+        );
         assert_eq!(code, 201, "{response}");
     }
     server
@@ -102,7 +122,11 @@ struct Http {
 
 impl Http {
     fn new(server: &TestApiServer) -> Http {
-        Http { base: server.url().to_string(), client: reqwest::Client::new(), runtime: runtime() }
+        Http {
+            base: server.url().to_string(),
+            client: reqwest::Client::new(),
+            runtime: runtime(),
+        }
     }
 
     fn send(&self, method: &str, path: &str, content_type: &str, body: &Value) -> (u16, Value) {
@@ -126,7 +150,12 @@ impl Http {
     /// Reads a watch stream until it ends or `limit` events arrived.
     fn watch(&self, path: &str, limit: usize, within: Duration) -> Vec<Value> {
         self.runtime.block_on(async {
-            let mut response = self.client.get(format!("{}{path}", self.base)).send().await.expect("a response");
+            let mut response = self
+                .client
+                .get(format!("{}{path}", self.base))
+                .send()
+                .await
+                .expect("a response");
             assert_eq!(response.status().as_u16(), 200);
             let mut events = Vec::new();
             let mut buffer = Vec::new();
@@ -150,7 +179,10 @@ impl Http {
 const SCHEMAS: &str = "/apis/schemaops.dev/v1alpha1/namespaces/default/schemas";
 
 fn resource_version(object: &Value) -> String {
-    object["metadata"]["resourceVersion"].as_str().expect("a resourceVersion").to_string()
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("a resourceVersion")
+        .to_string()
 }
 
 #[test]
@@ -162,14 +194,21 @@ fn kubectl_applies_the_crds_and_lists_their_resources() {
     let applied = kubectl(&server, &["apply", "-f", &crds_dir()]);
     assert!(applied.contains("schemas.schemaops.dev created"), "{applied}");
     let resources = kubectl(&server, &["api-resources"]);
-    assert!(resources.contains("schemas") && resources.contains("subjectconfigs"), "{resources}");
+    assert!(
+        resources.contains("schemas") && resources.contains("subjectconfigs"),
+        "{resources}"
+    );
     assert!(resources.contains("sch"), "{resources}");
     let again = kubectl(&server, &["apply", "-f", &crds_dir()]);
     assert!(again.contains("unchanged"), "{again}");
     let crd = kubectl(&server, &["get", "crd", "schemas.schemaops.dev", "-o", "json"]);
     let crd: Value = serde_json::from_str(&crd).expect("JSON");
     let conditions = crd["status"]["conditions"].as_array().expect("conditions");
-    assert!(conditions.iter().any(|condition| condition["type"] == "Established" && condition["status"] == "True"));
+    assert!(
+        conditions
+            .iter()
+            .any(|condition| condition["type"] == "Established" && condition["status"] == "True")
+    );
 }
 
 #[test]
@@ -189,7 +228,10 @@ fn kubectl_applies_gets_and_edits_a_schema() {
         assert!(header.contains(column), "{table}");
     }
     let row = table.lines().nth(1).unwrap_or_default();
-    assert!(row.starts_with("orders") && row.contains("orders-value") && row.contains("AVRO"), "{table}");
+    assert!(
+        row.starts_with("orders") && row.contains("orders-value") && row.contains("AVRO"),
+        "{table}"
+    );
     // The real server sends null for a column whose JSONPath finds nothing; kubectl prints it blank.
     assert_eq!(row.split_whitespace().count(), 4, "{table}");
     let age = row.split_whitespace().last().unwrap_or_default();
@@ -198,7 +240,10 @@ fn kubectl_applies_gets_and_edits_a_schema() {
     assert!(single.contains("orders-value"), "{single}");
 
     let yaml = kubectl(&server, &["get", "schema", "orders", "-o", "yaml"]);
-    assert!(yaml.contains("subject: orders-value") && yaml.contains("generation: 1"), "{yaml}");
+    assert!(
+        yaml.contains("subject: orders-value") && yaml.contains("generation: 1"),
+        "{yaml}"
+    );
     let before: Value = serde_json::from_str(&kubectl(&server, &["get", "schema", "orders", "-o", "json"])).unwrap();
 
     let again = kubectl_stdin(&server, &["apply", "-f", "-"], &manifest);
@@ -223,7 +268,11 @@ fn kubectl_applies_gets_and_edits_a_schema() {
     let applied: Value = serde_json::from_str(&kubectl(&server, &["get", "schema", "orders", "-o", "json"])).unwrap();
     assert_eq!(applied["spec"]["schema"], r#"{"type":"int"}"#);
     assert_eq!(applied["metadata"]["generation"], 3);
-    let created = kubectl_stdin(&server, &["apply", "--server-side", "-f", "-"], &schema_manifest("payments", "{}"));
+    let created = kubectl_stdin(
+        &server,
+        &["apply", "--server-side", "-f", "-"],
+        &schema_manifest("payments", "{}"),
+    );
     assert!(created.contains("serverside-applied"), "{created}");
     kubectl(&server, &["get", "schema", "payments"]);
 }
@@ -254,7 +303,10 @@ fn status_writes_keep_generation_and_identical_writes_change_nothing() {
     let http = Http::new(&server);
     let created = create_schema(&http, "orders", &[]);
     assert_eq!(created["metadata"]["generation"], 1);
-    assert!(created.get("status").is_none(), "create drops status when it is a subresource: {created}");
+    assert!(
+        created.get("status").is_none(),
+        "create drops status when it is a subresource: {created}"
+    );
 
     let path = format!("{SCHEMAS}/orders/status");
     let (code, written) = http.send("PATCH", &path, "application/merge-patch+json", &ready_status(1, "True"));
@@ -269,17 +321,28 @@ fn status_writes_keep_generation_and_identical_writes_change_nothing() {
     let (code, again) = http.send("PATCH", &path, "application/merge-patch+json", &sneaky);
     assert_eq!(code, 200, "{again}");
     assert_eq!(again["spec"]["subject"], "orders-value");
-    assert_eq!(resource_version(&again), resource_version(&written), "an identical status write is a no-op");
+    assert_eq!(
+        resource_version(&again),
+        resource_version(&written),
+        "an identical status write is a no-op"
+    );
 
     // The main resource ignores status.
-    let (code, main) =
-        http.send("PATCH", &format!("{SCHEMAS}/orders"), "application/merge-patch+json", &ready_status(1, "False"));
+    let (code, main) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/orders"),
+        "application/merge-patch+json",
+        &ready_status(1, "False"),
+    );
     assert_eq!(code, 200, "{main}");
     assert_eq!(main["status"]["conditions"][0]["status"], "True");
     assert_eq!(resource_version(&main), resource_version(&written));
 
     let events = http.watch(
-        &format!("{SCHEMAS}?watch=true&resourceVersion={}&timeoutSeconds=1", resource_version(&written)),
+        &format!(
+            "{SCHEMAS}?watch=true&resourceVersion={}&timeoutSeconds=1",
+            resource_version(&written)
+        ),
         10,
         Duration::from_secs(5),
     );
@@ -320,13 +383,22 @@ fn kubectl_wait_sees_the_ready_condition() {
                 .status()
         })
     });
-    let waited = kubectl(&server, &["wait", "--for=condition=Ready", "schema/orders", "--timeout=10s"]);
+    let waited = kubectl(
+        &server,
+        &["wait", "--for=condition=Ready", "schema/orders", "--timeout=10s"],
+    );
     assert!(waited.contains("condition met"), "{waited}");
     assert_eq!(writer.join().expect("the writer").as_u16(), 200);
 
-    let timed_out = kubectl_output(&server, &["wait", "--for=condition=Ready", "schema/never", "--timeout=1s"]);
+    let timed_out = kubectl_output(
+        &server,
+        &["wait", "--for=condition=Ready", "schema/never", "--timeout=1s"],
+    );
     assert!(!timed_out.status.success());
-    assert!(String::from_utf8_lossy(&timed_out.stderr).contains("timed out"), "{timed_out:?}");
+    assert!(
+        String::from_utf8_lossy(&timed_out.stderr).contains("timed out"),
+        "{timed_out:?}"
+    );
 }
 
 #[test]
@@ -351,7 +423,13 @@ fn finalizers_hold_deletion_until_removed() {
         &json!({"metadata": {"finalizers": ["schemaops.dev/cleanup", "other/new"]}}),
     );
     assert_eq!(code, 422, "{refused}");
-    assert!(refused["message"].as_str().unwrap_or_default().contains("no new finalizers"), "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no new finalizers"),
+        "{refused}"
+    );
 
     // kube-runtime's finalizer helper removes its finalizer with a test-guarded JSON patch.
     let (code, failed) = http.send(
@@ -372,7 +450,11 @@ fn finalizers_hold_deletion_until_removed() {
                 {"op": "remove", "path": "/metadata/finalizers/0"}]),
     );
     assert_eq!(code, 200, "{gone}");
-    let events = http.watch(&format!("{SCHEMAS}?watch=true&resourceVersion={before}"), 1, Duration::from_secs(5));
+    let events = http.watch(
+        &format!("{SCHEMAS}?watch=true&resourceVersion={before}"),
+        1,
+        Duration::from_secs(5),
+    );
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["type"], "DELETED");
     assert_eq!(events[0]["object"]["metadata"]["name"], "held");
@@ -409,8 +491,15 @@ fn a_stale_resource_version_is_a_conflict() {
     );
     assert_eq!(code, 409, "{conflict}");
     let mut unconditional = updated.clone();
-    unconditional["metadata"].as_object_mut().unwrap().remove("resourceVersion");
-    assert_eq!(http.send("PUT", &format!("{SCHEMAS}/orders"), "application/json", &unconditional).0, 422);
+    unconditional["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
+    assert_eq!(
+        http.send("PUT", &format!("{SCHEMAS}/orders"), "application/json", &unconditional)
+            .0,
+        422
+    );
 }
 
 #[test]
@@ -422,10 +511,27 @@ fn watches_replay_from_a_resource_version_and_honour_their_parameters() {
     assert_eq!(list["kind"], "SchemaList");
     let start = resource_version(&list);
     create_schema(&http, "orders", &[]);
-    http.send("PATCH", &format!("{SCHEMAS}/orders"), "application/merge-patch+json", &json!({"spec": {"schema": "1"}}));
-    http.send("DELETE", &format!("{SCHEMAS}/orders"), "application/json", &json!({"propagationPolicy": "Background"}));
-    let events = http.watch(&format!("{SCHEMAS}?watch=true&resourceVersion={start}"), 3, Duration::from_secs(5));
-    let kinds: Vec<&str> = events.iter().map(|event| event["type"].as_str().unwrap_or_default()).collect();
+    http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/orders"),
+        "application/merge-patch+json",
+        &json!({"spec": {"schema": "1"}}),
+    );
+    http.send(
+        "DELETE",
+        &format!("{SCHEMAS}/orders"),
+        "application/json",
+        &json!({"propagationPolicy": "Background"}),
+    );
+    let events = http.watch(
+        &format!("{SCHEMAS}?watch=true&resourceVersion={start}"),
+        3,
+        Duration::from_secs(5),
+    );
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| event["type"].as_str().unwrap_or_default())
+        .collect();
     assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
     assert_eq!(events[1]["object"]["spec"]["schema"], "1");
     assert_eq!(events[0]["object"]["kind"], "Schema");
@@ -434,11 +540,19 @@ fn watches_replay_from_a_resource_version_and_honour_their_parameters() {
     let base = server.url().to_string();
     let creator = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
-        let http = Http { base, client: reqwest::Client::new(), runtime: runtime() };
+        let http = Http {
+            base,
+            client: reqwest::Client::new(),
+            runtime: runtime(),
+        };
         create_schema(&http, "later", &[]);
     });
     let (_, now) = http.get(SCHEMAS);
-    let live = http.watch(&format!("{SCHEMAS}?watch=1&resourceVersion={}", resource_version(&now)), 1, Duration::from_secs(5));
+    let live = http.watch(
+        &format!("{SCHEMAS}?watch=1&resourceVersion={}", resource_version(&now)),
+        1,
+        Duration::from_secs(5),
+    );
     creator.join().expect("the creator");
     assert_eq!(live.len(), 1, "{live:?}");
     assert_eq!(live[0]["object"]["metadata"]["name"], "later");
@@ -447,7 +561,11 @@ fn watches_replay_from_a_resource_version_and_honour_their_parameters() {
     let initial = http.watch(&format!("{SCHEMAS}?watch=true"), 1, Duration::from_secs(5));
     assert_eq!(initial[0]["type"], "ADDED");
 
-    let expired = http.watch(&format!("{SCHEMAS}?watch=true&resourceVersion=1"), 5, Duration::from_secs(5));
+    let expired = http.watch(
+        &format!("{SCHEMAS}?watch=true&resourceVersion=1"),
+        5,
+        Duration::from_secs(5),
+    );
     assert_eq!(expired.len(), 1, "{expired:?}");
     assert_eq!(expired[0]["type"], "ERROR");
     assert_eq!(expired[0]["object"]["code"], 410);
@@ -456,21 +574,33 @@ fn watches_replay_from_a_resource_version_and_honour_their_parameters() {
     let started = std::time::Instant::now();
     let (_, now) = http.get(SCHEMAS);
     let quiet = http.watch(
-        &format!("{SCHEMAS}?watch=true&resourceVersion={}&timeoutSeconds=1", resource_version(&now)),
+        &format!(
+            "{SCHEMAS}?watch=true&resourceVersion={}&timeoutSeconds=1",
+            resource_version(&now)
+        ),
         10,
         Duration::from_secs(10),
     );
     assert!(quiet.is_empty(), "{quiet:?}");
-    assert!(started.elapsed() < Duration::from_secs(4), "timeoutSeconds ends the stream");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "timeoutSeconds ends the stream"
+    );
 
     let bookmarks = http.watch(
-        &format!("{SCHEMAS}?watch=true&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds=5", resource_version(&now)),
+        &format!(
+            "{SCHEMAS}?watch=true&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds=5",
+            resource_version(&now)
+        ),
         1,
         Duration::from_secs(5),
     );
     assert_eq!(bookmarks.len(), 1, "{bookmarks:?}");
     assert_eq!(bookmarks[0]["type"], "BOOKMARK");
-    assert_eq!(bookmarks[0]["object"]["metadata"]["resourceVersion"], json!(resource_version(&now)));
+    assert_eq!(
+        bookmarks[0]["object"]["metadata"]["resourceVersion"],
+        json!(resource_version(&now))
+    );
 }
 
 #[test]
@@ -489,7 +619,12 @@ fn lists_filter_by_label_and_field_selectors() {
     let names = |query: &str| -> Vec<String> {
         let (code, list) = http.get(&format!("{configmaps}?{query}"));
         assert_eq!(code, 200, "{query}: {list}");
-        list["items"].as_array().unwrap().iter().map(|item| item["metadata"]["name"].as_str().unwrap().to_string()).collect()
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
     };
     assert_eq!(names("labelSelector=app%3Dorders"), ["a", "b"]);
     assert_eq!(names("labelSelector=app%3D%3Dorders,tier!%3Ddb"), ["a"]);
@@ -498,7 +633,10 @@ fn lists_filter_by_label_and_field_selectors() {
     assert_eq!(names("labelSelector=tier"), ["a", "b"]);
     assert_eq!(names("labelSelector=!tier"), ["c"]);
     assert_eq!(names("fieldSelector=metadata.name%3Db"), ["b"]);
-    assert_eq!(names("fieldSelector=metadata.name!%3Db,metadata.namespace%3D%3Ddefault"), ["a", "c"]);
+    assert_eq!(
+        names("fieldSelector=metadata.name!%3Db,metadata.namespace%3D%3Ddefault"),
+        ["a", "c"]
+    );
     assert_eq!(names("limit=500&resourceVersion=0"), ["a", "b", "c"]);
     let (_, all) = http.get("/api/v1/configmaps?labelSelector=app%3Dpayments");
     assert_eq!(all["items"][0]["metadata"]["namespace"], "default");
@@ -510,9 +648,7 @@ fn server_side_apply_merges_conditions_by_type_per_manager() {
     let server = server_with_crds();
     let http = Http::new(&server);
     create_schema(&http, "orders", &[]);
-    let condition = |kind: &str, status: &str| {
-        json!({"type": kind, "status": status, "reason": "R", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"})
-    };
+    let condition = |kind: &str, status: &str| json!({"type": kind, "status": status, "reason": "R", "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"});
     let apply = |manager: &str, status: Value| {
         let body = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"name": "orders"}, "status": status});
         let (code, object) = http.send(
@@ -525,9 +661,14 @@ fn server_side_apply_merges_conditions_by_type_per_manager() {
         object
     };
     let types = |object: &Value| -> Vec<String> {
-        object["status"]["conditions"].as_array().map_or_else(Vec::new, |conditions| {
-            conditions.iter().map(|condition| condition["type"].as_str().unwrap().to_string()).collect()
-        })
+        object["status"]["conditions"]
+            .as_array()
+            .map_or_else(Vec::new, |conditions| {
+                conditions
+                    .iter()
+                    .map(|condition| condition["type"].as_str().unwrap().to_string())
+                    .collect()
+            })
     };
     let first = apply("a", json!({"conditions": [condition("Ready", "True")], "version": 1}));
     assert_eq!(types(&first), ["Ready"]);
@@ -537,12 +678,19 @@ fn server_side_apply_merges_conditions_by_type_per_manager() {
     let third = apply("a", json!({"conditions": [condition("Ready", "False")]}));
     assert_eq!(types(&third), ["Ready", "Synced"]);
     assert_eq!(third["status"]["conditions"][0]["status"], "False");
-    assert!(third["status"].get("version").is_none(), "a dropped field goes: {third}");
+    assert!(
+        third["status"].get("version").is_none(),
+        "a dropped field goes: {third}"
+    );
     let fourth = apply("a", json!({"conditions": []}));
     assert_eq!(types(&fourth), ["Synced"]);
     assert_eq!(fourth["metadata"]["generation"], 1);
     let same = apply("b", json!({"conditions": [condition("Synced", "True")]}));
-    assert_eq!(resource_version(&same), resource_version(&fourth), "an identical apply is a no-op");
+    assert_eq!(
+        resource_version(&same),
+        resource_version(&fourth),
+        "an identical apply is a no-op"
+    );
 
     // Apply creates a missing object (201), and YAML bodies work.
     let yaml = "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: fresh\nspec:\n  subject: fresh-value\n  schema: '{}'\n";
@@ -569,7 +717,10 @@ fn errors_are_status_objects() {
     assert_eq!(code, 404);
     assert_eq!(missing["reason"], "NotFound");
     assert_eq!(missing["message"], "schemas.schemaops.dev \"nope\" not found");
-    assert_eq!(missing["details"], json!({"name": "nope", "group": "schemaops.dev", "kind": "schemas"}));
+    assert_eq!(
+        missing["details"],
+        json!({"name": "nope", "group": "schemaops.dev", "kind": "schemas"})
+    );
     assert_eq!(http.get("/apis/nothing.example/v1/things").0, 404);
     assert_eq!(http.get("/no/such/path").1["kind"], "Status");
     let (code, malformed) = http.runtime.block_on(async {
@@ -584,24 +735,39 @@ fn errors_are_status_objects() {
         (response.status().as_u16(), response.json::<Value>().await.unwrap())
     });
     assert_eq!((code, malformed["reason"].as_str()), (400, Some("BadRequest")));
-    let wrong_kind = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "SubjectConfig", "metadata": {"name": "x"}});
+    let wrong_kind =
+        json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "SubjectConfig", "metadata": {"name": "x"}});
     assert_eq!(http.send("POST", SCHEMAS, "application/json", &wrong_kind).0, 400);
     let unnamed = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {}});
     assert_eq!(http.send("POST", SCHEMAS, "application/json", &unnamed).0, 422);
-    let generated = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"generateName": "gen-"}});
+    let generated =
+        json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"generateName": "gen-"}});
     let (code, object) = http.send("POST", SCHEMAS, "application/json", &generated);
     assert_eq!(code, 201);
     assert!(object["metadata"]["name"].as_str().unwrap().starts_with("gen-"));
     let elsewhere = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"name": "x"}});
-    let (code, absent) =
-        http.send("POST", "/apis/schemaops.dev/v1alpha1/namespaces/team-a/schemas", "application/json", &elsewhere);
+    let (code, absent) = http.send(
+        "POST",
+        "/apis/schemaops.dev/v1alpha1/namespaces/team-a/schemas",
+        "application/json",
+        &elsewhere,
+    );
     assert_eq!((code, absent["details"]["kind"].as_str()), (404, Some("namespaces")));
     let duplicate = create_schema(&http, "twice", &[]);
     let (code, exists) = http.send("POST", SCHEMAS, "application/json", &duplicate);
     assert_eq!((code, exists["reason"].as_str()), (409, Some("AlreadyExists")));
 
     // Deleting a CRD removes its objects and its kind.
-    assert_eq!(http.send("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/schemas.schemaops.dev", "", &Value::Null).0, 200);
+    assert_eq!(
+        http.send(
+            "DELETE",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/schemas.schemaops.dev",
+            "",
+            &Value::Null
+        )
+        .0,
+        200
+    );
     assert_eq!(http.get(SCHEMAS).0, 404);
 }
 
@@ -616,16 +782,47 @@ fn kubectl_creates_namespaces_and_objects_in_them() {
     kubectl_stdin(&server, &["apply", "-f", "-"], &manifest);
     let all = kubectl(&server, &["get", "schemas", "-A"]);
     assert!(all.contains("team-a") && all.contains("orders"), "{all}");
-    let configmap = kubectl(&server, &["create", "configmap", "settings", "--from-literal=a=b", "-n", "team-a"]);
+    let configmap = kubectl(
+        &server,
+        &["create", "configmap", "settings", "--from-literal=a=b", "-n", "team-a"],
+    );
     assert!(configmap.contains("created"), "{configmap}");
     let listed = kubectl(&server, &["get", "configmaps", "-n", "team-a"]);
     assert!(listed.contains("settings") && listed.contains("DATA"), "{listed}");
-    let data = kubectl(&server, &["get", "configmap", "settings", "-n", "team-a", "-o", "jsonpath={.data.a}"]);
+    let data = kubectl(
+        &server,
+        &[
+            "get",
+            "configmap",
+            "settings",
+            "-n",
+            "team-a",
+            "-o",
+            "jsonpath={.data.a}",
+        ],
+    );
     assert_eq!(data, "b");
-    kubectl(&server, &["create", "secret", "generic", "token", "--from-literal=key=s3cr3t", "-n", "team-a"]);
-    let secret = kubectl(&server, &["get", "secret", "token", "-n", "team-a", "-o", "jsonpath={.data.key}"]);
+    kubectl(
+        &server,
+        &[
+            "create",
+            "secret",
+            "generic",
+            "token",
+            "--from-literal=key=s3cr3t",
+            "-n",
+            "team-a",
+        ],
+    );
+    let secret = kubectl(
+        &server,
+        &["get", "secret", "token", "-n", "team-a", "-o", "jsonpath={.data.key}"],
+    );
     assert_eq!(secret, "czNjcjN0");
-    let labels = kubectl(&server, &["get", "namespace", "team-a", "-o", "jsonpath={.metadata.labels}"]);
+    let labels = kubectl(
+        &server,
+        &["get", "namespace", "team-a", "-o", "jsonpath={.metadata.labels}"],
+    );
     assert!(labels.contains("team-a"), "{labels}");
     kubectl(&server, &["delete", "namespace", "team-a"]);
     let gone = kubectl_output(&server, &["get", "schemas", "-A"]);
@@ -688,7 +885,10 @@ mod kube_rs {
             let client = client(server.url());
             let schemas: Api<Schema> = Api::default_namespaced(client.clone());
 
-            let created = schemas.create(&PostParams::default(), &schema("orders")).await.expect("create");
+            let created = schemas
+                .create(&PostParams::default(), &schema("orders"))
+                .await
+                .expect("create");
             assert_eq!(created.metadata.generation, Some(1));
             assert!(created.uid().is_some());
             let fetched = schemas.get("orders").await.expect("get");
@@ -698,7 +898,10 @@ mod kube_rs {
 
             let mut events = watcher(schemas.clone(), watcher::Config::default()).boxed();
             let mut seen_initial = false;
-            while let Some(event) = tokio::time::timeout(Duration::from_secs(5), events.next()).await.expect("an event") {
+            while let Some(event) = tokio::time::timeout(Duration::from_secs(5), events.next())
+                .await
+                .expect("an event")
+            {
                 if let watcher::Event::InitDone = event.expect("a watch event") {
                     seen_initial = true;
                     break;
@@ -707,15 +910,23 @@ mod kube_rs {
             assert!(seen_initial);
 
             let params = PatchParams::apply("schemaops").force();
-            let patched = schemas.patch_status("orders", &params, &Patch::Apply(ready(1))).await.expect("patch_status");
+            let patched = schemas
+                .patch_status("orders", &params, &Patch::Apply(ready(1)))
+                .await
+                .expect("patch_status");
             let status = patched.status.clone().expect("a status");
             assert_eq!(status.conditions[0].type_, "Ready");
             assert_eq!(patched.metadata.generation, Some(1));
-            let again = schemas.patch_status("orders", &params, &Patch::Apply(ready(1))).await.expect("patch_status");
+            let again = schemas
+                .patch_status("orders", &params, &Patch::Apply(ready(1)))
+                .await
+                .expect("patch_status");
             assert_eq!(again.resource_version(), patched.resource_version());
 
             let changed = loop {
-                let event = tokio::time::timeout(Duration::from_secs(5), events.next()).await.expect("a change");
+                let event = tokio::time::timeout(Duration::from_secs(5), events.next())
+                    .await
+                    .expect("a change");
                 if let Some(Ok(watcher::Event::Apply(object))) = event {
                     break object;
                 }
@@ -732,17 +943,25 @@ mod kube_rs {
             .expect("adding the finalizer");
             let held = schemas.get("orders").await.expect("get");
             assert_eq!(held.finalizers(), ["schemaops.dev/cleanup"]);
-            schemas.delete("orders", &DeleteParams::default()).await.expect("delete");
+            schemas
+                .delete("orders", &DeleteParams::default())
+                .await
+                .expect("delete");
             let deleting = schemas.get("orders").await.expect("still there");
             assert!(deleting.metadata.deletion_timestamp.is_some());
             let cleaned = Arc::new(AtomicUsize::new(0));
             let counter = cleaned.clone();
-            finalizer(&schemas, "schemaops.dev/cleanup", Arc::new(deleting), |event| async move {
-                if let finalizer::Event::Cleanup(_) = event {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                }
-                Ok::<_, kube::Error>(Action::await_change())
-            })
+            finalizer(
+                &schemas,
+                "schemaops.dev/cleanup",
+                Arc::new(deleting),
+                |event| async move {
+                    if let finalizer::Event::Cleanup(_) = event {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Ok::<_, kube::Error>(Action::await_change())
+                },
+            )
             .await
             .expect("removing the finalizer");
             assert_eq!(cleaned.load(Ordering::SeqCst), 1);
@@ -752,22 +971,48 @@ mod kube_rs {
             let mut configmap = ConfigMap::default();
             configmap.metadata.name = Some("settings".into());
             configmap.data = Some([("a".to_string(), "1".to_string())].into());
-            configmaps.create(&PostParams::default(), &configmap).await.expect("create configmap");
+            configmaps
+                .create(&PostParams::default(), &configmap)
+                .await
+                .expect("create configmap");
             let mut stored = configmaps.get("settings").await.expect("get configmap");
             stored.data = Some([("a".to_string(), "2".to_string())].into());
-            let replaced = configmaps.replace("settings", &PostParams::default(), &stored).await.expect("replace");
-            assert_eq!(replaced.data.as_ref().and_then(|data| data.get("a")).map(String::as_str), Some("2"));
+            let replaced = configmaps
+                .replace("settings", &PostParams::default(), &stored)
+                .await
+                .expect("replace");
+            assert_eq!(
+                replaced
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("a"))
+                    .map(String::as_str),
+                Some("2")
+            );
             configmaps
-                .patch("settings", &PatchParams::default(), &Patch::Merge(json!({"data": {"b": "3"}})))
+                .patch(
+                    "settings",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"data": {"b": "3"}})),
+                )
                 .await
                 .expect("merge patch");
-            configmaps.delete("settings", &DeleteParams::default()).await.expect("delete configmap");
+            configmaps
+                .delete("settings", &DeleteParams::default())
+                .await
+                .expect("delete configmap");
             assert!(configmaps.get_opt("settings").await.expect("get_opt").is_none());
 
-            let subject = schemas.create(&PostParams::default(), &schema("payments")).await.expect("create");
+            let subject = schemas
+                .create(&PostParams::default(), &schema("payments"))
+                .await
+                .expect("create");
             let recorder = Recorder::new(
                 client.clone(),
-                Reporter { controller: "schemaops".into(), instance: Some("test".into()) },
+                Reporter {
+                    controller: "schemaops".into(),
+                    instance: Some("test".into()),
+                },
             );
             let event = Event {
                 type_: EventType::Normal,
@@ -778,7 +1023,10 @@ mod kube_rs {
             };
             let reference = subject.object_ref(&());
             recorder.publish(&event, &reference).await.expect("an event");
-            recorder.publish(&event, &reference).await.expect("the same event again, as a series");
+            recorder
+                .publish(&event, &reference)
+                .await
+                .expect("the same event again, as a series");
             let recorded: Api<K8sEvent> = Api::default_namespaced(client.clone());
             let list = recorded.list(&ListParams::default()).await.expect("events");
             assert_eq!(list.items.len(), 1);
@@ -793,7 +1041,10 @@ mod kube_rs {
         runtime().block_on(async {
             let client = client(server.url());
             let schemas: Api<Schema> = Api::default_namespaced(client.clone());
-            schemas.create(&PostParams::default(), &schema("orders")).await.expect("create");
+            schemas
+                .create(&PostParams::default(), &schema("orders"))
+                .await
+                .expect("create");
             let reconciles = Arc::new(AtomicUsize::new(0));
             let context = Arc::new((schemas.clone(), reconciles.clone()));
             let controller = Controller::new(schemas.clone(), watcher::Config::default())
@@ -803,7 +1054,11 @@ mod kube_rs {
                         let generation = object.metadata.generation.unwrap_or_default();
                         context
                             .0
-                            .patch_status(&object.name_any(), &PatchParams::apply("schemaops").force(), &Patch::Apply(ready(generation)))
+                            .patch_status(
+                                &object.name_any(),
+                                &PatchParams::apply("schemaops").force(),
+                                &Patch::Apply(ready(generation)),
+                            )
                             .await?;
                         Ok::<_, kube::Error>(Action::await_change())
                     },

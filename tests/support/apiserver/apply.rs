@@ -49,7 +49,10 @@ fn walk_schema(schema: &Value, names: &mut Vec<String>, declared: &mut Vec<(Vec<
     if schema["x-kubernetes-list-type"] == "map"
         && let Some(keys) = schema["x-kubernetes-list-map-keys"].as_array()
     {
-        declared.push((names.clone(), keys.iter().filter_map(|key| key.as_str().map(String::from)).collect()));
+        declared.push((
+            names.clone(),
+            keys.iter().filter_map(|key| key.as_str().map(String::from)).collect(),
+        ));
     }
     if let Some(properties) = schema["properties"].as_object() {
         for (name, property) in properties {
@@ -69,17 +72,24 @@ fn ignored(path: &[Segment]) -> bool {
         Some(Segment::Field(name)) => Some(name.as_str()),
         _ => None,
     };
-    match (field(0), field(1)) {
-        (Some("apiVersion" | "kind"), _) => true,
-        (
-            Some("metadata"),
-            Some(
-                "name" | "namespace" | "resourceVersion" | "uid" | "creationTimestamp" | "generation" | "managedFields"
-                | "deletionTimestamp" | "selfLink",
-            ),
-        ) => true,
-        _ => false,
-    }
+    matches!(
+        (field(0), field(1)),
+        (Some("apiVersion" | "kind"), _)
+            | (
+                Some("metadata"),
+                Some(
+                    "name"
+                        | "namespace"
+                        | "resourceVersion"
+                        | "uid"
+                        | "creationTimestamp"
+                        | "generation"
+                        | "managedFields"
+                        | "deletionTimestamp"
+                        | "selfLink",
+                ),
+            )
+    )
 }
 
 /// The leaf paths an apply configuration sets.
@@ -132,7 +142,8 @@ fn item_key(item: &Value, keys: &[String]) -> String {
 }
 
 fn matches_key(item: &Value, key: &Map<String, Value>) -> bool {
-    key.iter().all(|(name, value)| item.get(name).unwrap_or(&Value::Null) == value)
+    key.iter()
+        .all(|(name, value)| item.get(name).unwrap_or(&Value::Null) == value)
 }
 
 /// Merges an apply configuration into an object.
@@ -178,7 +189,9 @@ fn empty_like(value: &Value) -> Value {
 /// Removes the field at `path`, pruning maps it leaves empty and list-map items left with only their keys.
 /// Returns whether `value` itself is now empty.
 pub fn remove(value: &mut Value, path: &[Segment]) -> bool {
-    let Some((first, rest)) = path.split_first() else { return false };
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
     match (value, first) {
         (Value::Object(fields), Segment::Field(name)) => {
             if rest.is_empty() {
@@ -197,7 +210,9 @@ pub fn remove(value: &mut Value, path: &[Segment]) -> bool {
                     true
                 } else {
                     remove(&mut items[index], rest);
-                    items[index].as_object().is_none_or(|fields| fields.keys().all(|name| key.contains_key(name)))
+                    items[index]
+                        .as_object()
+                        .is_none_or(|fields| fields.keys().all(|name| key.contains_key(name)))
                 };
                 if drop {
                     items.remove(index);

@@ -32,15 +32,19 @@ fn group_versions(store: &Store) -> BTreeMap<String, Vec<String>> {
 }
 
 fn group_document(name: &str, versions: &[String]) -> Value {
-    let entries: Vec<Value> =
-        versions.iter().map(|version| json!({"groupVersion": format!("{name}/{version}"), "version": version})).collect();
+    let entries: Vec<Value> = versions
+        .iter()
+        .map(|version| json!({"groupVersion": format!("{name}/{version}"), "version": version}))
+        .collect();
     json!({"name": name, "versions": entries, "preferredVersion": entries.first().cloned().unwrap_or(Value::Null)})
 }
 
 /// `GET /apis`.
 pub fn group_list(store: &Store) -> Value {
-    let groups: Vec<Value> =
-        group_versions(store).iter().map(|(name, versions)| group_document(name, versions)).collect();
+    let groups: Vec<Value> = group_versions(store)
+        .iter()
+        .map(|(name, versions)| group_document(name, versions))
+        .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
@@ -90,7 +94,11 @@ pub fn resource_list(store: &Store, group: &str, version: &str) -> Option<Value>
     if served.is_empty() {
         return None;
     }
-    let group_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let group_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     let list: Vec<Value> = served.iter().flat_map(entries).collect();
     Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": list}))
 }

@@ -24,15 +24,34 @@ pub async fn handle(State(app): State<App>, request: Request) -> Response {
     let response = match axum::body::to_bytes(body, 64 << 20).await {
         Ok(body) => {
             let query = parse_query(parts.uri.query().unwrap_or_default());
-            let call = Call { app: &app, method: &parts.method, query: &query, headers: &parts.headers, body: &body };
+            let call = Call {
+                app: &app,
+                method: &parts.method,
+                query: &query,
+                headers: &parts.headers,
+                body: &body,
+            };
             route(&call, parts.uri.path()).unwrap_or_else(IntoResponse::into_response)
         }
         Err(error) => ApiError::bad_request(format!("reading the body: {error}")).into_response(),
     };
     if app.log {
-        let content_type = parts.headers.get(CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("-");
-        let accept = parts.headers.get(ACCEPT).and_then(|value| value.to_str().ok()).unwrap_or("-");
-        eprintln!("apiserver: {} {} [{content_type}] [{accept}] -> {}", parts.method, parts.uri, response.status().as_u16());
+        let content_type = parts
+            .headers
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("-");
+        let accept = parts
+            .headers
+            .get(ACCEPT)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("-");
+        eprintln!(
+            "apiserver: {} {} [{content_type}] [{accept}] -> {}",
+            parts.method,
+            parts.uri,
+            response.status().as_u16()
+        );
     }
     response
 }
@@ -47,7 +66,10 @@ struct Call<'a> {
 
 impl Call<'_> {
     fn header(&self, name: axum::http::HeaderName) -> &str {
-        self.headers.get(name).and_then(|value| value.to_str().ok()).unwrap_or_default()
+        self.headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
     }
 
     fn param(&self, name: &str) -> Option<&str> {
@@ -95,7 +117,11 @@ fn ok(body: &Value) -> Response {
 fn route(call: &Call, path: &str) -> Result<Response> {
     let segments: Vec<&str> = path.split('/').filter(|segment| !segment.is_empty()).collect();
     let discovery_only = |response: Result<Response>| {
-        if *call.method == Method::GET { response } else { Err(ApiError::method_not_allowed()) }
+        if *call.method == Method::GET {
+            response
+        } else {
+            Err(ApiError::method_not_allowed())
+        }
     };
     match segments.as_slice() {
         ["version"] => discovery_only(Ok(ok(&json!({
@@ -107,15 +133,21 @@ fn route(call: &Call, path: &str) -> Result<Response> {
         ["api"] => discovery_only(Ok(ok(&discovery::core_versions(&call.app.address)))),
         ["apis"] => discovery_only(Ok(ok(&discovery::group_list(&call.app.lock())))),
         ["openapi", "v3"] => discovery_only(Ok(ok(&openapi::index(&call.app.lock())))),
-        ["openapi", "v3", rest @ ..] => {
-            discovery_only(openapi::document(&call.app.lock(), &rest.join("/")).map(|document| ok(&document)).ok_or_else(ApiError::no_route))
-        }
-        ["api", "v1"] => discovery_only(
-            discovery::resource_list(&call.app.lock(), "", "v1").map(|list| ok(&list)).ok_or_else(ApiError::no_route),
+        ["openapi", "v3", rest @ ..] => discovery_only(
+            openapi::document(&call.app.lock(), &rest.join("/"))
+                .map(|document| ok(&document))
+                .ok_or_else(ApiError::no_route),
         ),
-        ["apis", group] => {
-            discovery_only(discovery::group(&call.app.lock(), group).map(|document| ok(&document)).ok_or_else(ApiError::no_route))
-        }
+        ["api", "v1"] => discovery_only(
+            discovery::resource_list(&call.app.lock(), "", "v1")
+                .map(|list| ok(&list))
+                .ok_or_else(ApiError::no_route),
+        ),
+        ["apis", group] => discovery_only(
+            discovery::group(&call.app.lock(), group)
+                .map(|document| ok(&document))
+                .ok_or_else(ApiError::no_route),
+        ),
         ["apis", group, version] => discovery_only(
             discovery::resource_list(&call.app.lock(), group, version)
                 .map(|list| ok(&list))
@@ -148,11 +180,12 @@ impl Target {
     }
 
     fn not_found(&self, name: &str) -> ApiError {
-        ApiError::new(404, "NotFound", format!("{} {name:?} not found", self.resource.qualified())).about(
-            name,
-            &self.resource.group,
-            &self.resource.plural,
+        ApiError::new(
+            404,
+            "NotFound",
+            format!("{} {name:?} not found", self.resource.qualified()),
         )
+        .about(name, &self.resource.group, &self.resource.plural)
     }
 
     fn conflict(&self, name: &str) -> ApiError {
@@ -168,8 +201,11 @@ impl Target {
     }
 
     fn invalid(&self, name: &str, message: &str) -> ApiError {
-        ApiError::invalid(format!("{}.{} {name:?} is invalid: {message}", self.resource.kind, self.resource.group))
-            .about(name, &self.resource.group, &self.resource.plural)
+        ApiError::invalid(format!(
+            "{}.{} {name:?} is invalid: {message}",
+            self.resource.kind, self.resource.group
+        ))
+        .about(name, &self.resource.group, &self.resource.plural)
     }
 }
 
@@ -231,7 +267,11 @@ fn parse_json(body: &[u8]) -> Result<Value> {
 fn parse_body(call: &Call) -> Result<Value> {
     if call.header(CONTENT_TYPE).starts_with(protobuf::CONTENT_TYPE) {
         return protobuf::decode(call.body).ok_or_else(|| {
-            ApiError::new(415, "UnsupportedMediaType", "this test server reads protobuf only for namespaces, configmaps and secrets")
+            ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                "this test server reads protobuf only for namespaces, configmaps and secrets",
+            )
         });
     }
     parse_object(call.body)
@@ -243,9 +283,15 @@ fn fold_string_data(object: &mut Value, resource: &Resource) {
     if !(resource.group.is_empty() && resource.plural == "secrets") {
         return;
     }
-    let Some(string_data) = object.as_object_mut().and_then(|fields| fields.remove("stringData")) else { return };
+    let Some(string_data) = object.as_object_mut().and_then(|fields| fields.remove("stringData")) else {
+        return;
+    };
     if let Some(entries) = string_data.as_object() {
-        let data = object.as_object_mut().expect("an object").entry("data").or_insert_with(|| json!({}));
+        let data = object
+            .as_object_mut()
+            .expect("an object")
+            .entry("data")
+            .or_insert_with(|| json!({}));
         for (key, value) in entries {
             let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_str().unwrap_or_default());
             data[key] = json!(encoded);
@@ -290,7 +336,10 @@ fn check_type(object: &mut Value, resource: &Resource) -> Result<()> {
 }
 
 fn text<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
-    object.pointer(pointer).and_then(Value::as_str).filter(|text| !text.is_empty())
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .filter(|text| !text.is_empty())
 }
 
 fn finalizers(object: &Value) -> Vec<Value> {
@@ -315,7 +364,13 @@ fn list(call: &Call, target: &Target) -> Result<Response> {
     let selectors = Selectors::from_query(call.query)?;
     let namespace = (!target.all_namespaces && target.resource.namespaced).then_some(target.namespace.as_str());
     if matches!(call.param("watch"), Some("true" | "1")) {
-        return watch::serve(call.app.clone(), target.resource.clone(), namespace.map(String::from), selectors, call.query);
+        return watch::serve(
+            call.app.clone(),
+            target.resource.clone(),
+            namespace.map(String::from),
+            selectors,
+            call.query,
+        );
     }
     let store = call.app.lock();
     let items: Vec<Value> = store
@@ -339,10 +394,15 @@ fn list(call: &Call, target: &Target) -> Result<Response> {
 
 fn random_suffix(store: &mut Store) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut seed = store.new_uid().bytes().fold(0u64, |hash, byte| hash.wrapping_mul(31).wrapping_add(u64::from(byte)));
+    let mut seed = store
+        .new_uid()
+        .bytes()
+        .fold(0u64, |hash, byte| hash.wrapping_mul(31).wrapping_add(u64::from(byte)));
     (0..5)
         .map(|_| {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             ALPHABET[((seed >> 33) % ALPHABET.len() as u64) as usize] as char
         })
         .collect()
@@ -377,11 +437,13 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
         }
         object["metadata"]["namespace"] = json!(target.namespace);
         if store.get(&namespace_key(&target.namespace)).is_none() {
-            return Err(ApiError::new(404, "NotFound", format!("namespaces {:?} not found", target.namespace)).about(
-                &target.namespace,
-                "",
-                "namespaces",
-            ));
+            return Err(
+                ApiError::new(404, "NotFound", format!("namespaces {:?} not found", target.namespace)).about(
+                    &target.namespace,
+                    "",
+                    "namespaces",
+                ),
+            );
         }
     } else if let Some(metadata) = object["metadata"].as_object_mut() {
         metadata.remove("namespace");
@@ -410,8 +472,12 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
     }
     let key = target.key(&name);
     if store.get(&key).is_some() {
-        return Err(ApiError::new(409, "AlreadyExists", format!("{} {name:?} already exists", resource.qualified()))
-            .about(&name, &resource.group, &resource.plural));
+        return Err(ApiError::new(
+            409,
+            "AlreadyExists",
+            format!("{} {name:?} already exists", resource.qualified()),
+        )
+        .about(&name, &resource.group, &resource.plural));
     }
     if resource.is_crd() {
         let expected = format!(
@@ -420,7 +486,10 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
             object["spec"]["group"].as_str().unwrap_or_default()
         );
         if name != expected {
-            return Err(target.invalid(&name, &format!("metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group")));
+            return Err(target.invalid(
+                &name,
+                &format!("metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
+            ));
         }
     }
     fold_string_data(&mut object, resource);
@@ -429,7 +498,13 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
     {
         let metadata = object["metadata"].as_object_mut().expect("metadata is an object");
         metadata.insert("name".into(), json!(name));
-        for server_owned in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"] {
+        for server_owned in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "managedFields",
+            "selfLink",
+        ] {
             metadata.remove(server_owned);
         }
         metadata.insert("uid".into(), json!(uid));
@@ -440,7 +515,8 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
             metadata.remove("generation");
         }
     }
-    if resource.custom && resource.status_subresource
+    if resource.custom
+        && resource.status_subresource
         && let Some(fields) = object.as_object_mut()
     {
         fields.remove("status");
@@ -484,7 +560,14 @@ fn spec_part(object: &Value, resource: &Resource) -> Value {
 /// Finishes a write to an existing object: keeps what the client may not change, bumps generation
 /// and resourceVersion only on a real change, and removes the object when its last finalizer goes
 /// during deletion. Returns the stored (or last) object.
-fn finish_write(store: &mut Store, target: &Target, name: &str, old: &Value, candidate: Value, dry_run: bool) -> Result<Value> {
+fn finish_write(
+    store: &mut Store,
+    target: &Target,
+    name: &str,
+    old: &Value,
+    candidate: Value,
+    dry_run: bool,
+) -> Result<Value> {
     let resource = &target.resource;
     let mut new = if target.status {
         let mut new = old.clone();
@@ -560,7 +643,10 @@ fn finish_write(store: &mut Store, target: &Target, name: &str, old: &Value, can
     }
     if old["metadata"].get("deletionTimestamp").is_some() {
         let before = finalizers(old);
-        let added: Vec<Value> = finalizers(&new).into_iter().filter(|item| !before.contains(item)).collect();
+        let added: Vec<Value> = finalizers(&new)
+            .into_iter()
+            .filter(|item| !before.contains(item))
+            .collect();
         if !added.is_empty() {
             return Err(target.invalid(
                 name,
@@ -625,9 +711,15 @@ fn update(call: &Call, target: &Target, name: &str) -> Result<Response> {
     let mut candidate = parse_body(call)?;
     check_type(&mut candidate, &target.resource)?;
     let mut store = call.app.lock();
-    let old = store.get(&target.key(name)).cloned().ok_or_else(|| target.not_found(name))?;
+    let old = store
+        .get(&target.key(name))
+        .cloned()
+        .ok_or_else(|| target.not_found(name))?;
     if text(&candidate, "/metadata/resourceVersion").is_none() && (target.resource.custom || target.resource.is_crd()) {
-        return Err(target.invalid(name, "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"));
+        return Err(target.invalid(
+            name,
+            "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
+        ));
     }
     check_revision(target, name, &old, &candidate)?;
     let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
@@ -636,13 +728,22 @@ fn update(call: &Call, target: &Target, name: &str) -> Result<Response> {
 }
 
 fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
-    let content_type = call.header(CONTENT_TYPE).split(';').next().unwrap_or_default().trim().to_string();
+    let content_type = call
+        .header(CONTENT_TYPE)
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     if content_type == "application/apply-patch+yaml" {
         return apply_patch(call, target, name);
     }
     let body = parse_json(call.body)?;
     let mut store = call.app.lock();
-    let old = store.get(&target.key(name)).cloned().ok_or_else(|| target.not_found(name))?;
+    let old = store
+        .get(&target.key(name))
+        .cloned()
+        .ok_or_else(|| target.not_found(name))?;
     let candidate = match content_type.as_str() {
         "application/merge-patch+json" => {
             let mut candidate = old.clone();
@@ -666,7 +767,11 @@ fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
             patch::JsonPatchError::Failed(message) => ApiError::invalid(message),
         })?,
         other => {
-            return Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format: {other}")));
+            return Err(ApiError::new(
+                415,
+                "UnsupportedMediaType",
+                format!("the body of the request was in an unknown format: {other}"),
+            ));
         }
     };
     let mut candidate = candidate;
@@ -682,7 +787,8 @@ fn parse_apply_body(body: &[u8]) -> Result<Value> {
         Ok(value) => value,
         Err(_) => {
             let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the apply body is not UTF-8"))?;
-            serde_saphyr::from_str::<Value>(text).map_err(|error| ApiError::bad_request(format!("yaml parse error: {error}")))?
+            serde_saphyr::from_str::<Value>(text)
+                .map_err(|error| ApiError::bad_request(format!("yaml parse error: {error}")))?
         }
     };
     if !value.is_object() {
@@ -694,16 +800,25 @@ fn parse_apply_body(body: &[u8]) -> Result<Value> {
 fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
     let mut config = parse_apply_body(call.body)?;
     if text(&config, "/apiVersion").is_none() || text(&config, "/kind").is_none() {
-        return Err(ApiError::bad_request("apiVersion and kind must be set in an apply configuration"));
+        return Err(ApiError::bad_request(
+            "apiVersion and kind must be set in an apply configuration",
+        ));
     }
     check_type(&mut config, &target.resource)?;
-    let manager = call.param("fieldManager").filter(|manager| !manager.is_empty()).ok_or_else(|| {
-        ApiError::invalid("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
-    })?;
+    let manager = call
+        .param("fieldManager")
+        .filter(|manager| !manager.is_empty())
+        .ok_or_else(|| {
+            ApiError::invalid(
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            )
+        })?;
     if let Some(other) = text(&config, "/metadata/name")
         && other != name
     {
-        return Err(ApiError::bad_request(format!("the name of the object ({other}) does not match the name on the URL ({name})")));
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({other}) does not match the name on the URL ({name})"
+        )));
     }
     let list_maps = ListMaps::from_schema(target.resource.schema.as_ref());
     let subresource = if target.status { "status" } else { "" }.to_string();
@@ -712,7 +827,11 @@ fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
     let status_is_subresource = target.resource.status_subresource;
     let in_scope = move |path: &FieldPath| {
         let under_status = path.first() == Some(&status_field);
-        if status { under_status } else { !(status_is_subresource && under_status) }
+        if status {
+            under_status
+        } else {
+            !(status_is_subresource && under_status)
+        }
     };
     let key = target.key(name);
     let manager_key = (key.clone(), manager.to_string(), subresource);
@@ -738,7 +857,9 @@ fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
     let others: Vec<BTreeSet<FieldPath>> = store
         .managers
         .iter()
-        .filter(|((object, manager, subresource), _)| *object == key && !(manager == &manager_key.1 && subresource == &manager_key.2))
+        .filter(|((object, manager, subresource), _)| {
+            *object == key && !(manager == &manager_key.1 && subresource == &manager_key.2)
+        })
         .map(|(_, paths)| paths.clone())
         .collect();
     let others: Vec<&BTreeSet<FieldPath>> = others.iter().collect();
@@ -769,7 +890,10 @@ fn delete(call: &Call, target: &Target, name: &str) -> Result<Response> {
         return Err(ApiError::new(
             409,
             "Conflict",
-            format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", text(&old, "/metadata/uid").unwrap_or_default()),
+            format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                text(&old, "/metadata/uid").unwrap_or_default()
+            ),
         )
         .about(name, &target.resource.group, &target.resource.plural));
     }
@@ -819,7 +943,10 @@ fn delete_collection(call: &Call, target: &Target) -> Result<Response> {
     let mut items = Vec::new();
     for object in doomed {
         let key = target.key(object["metadata"]["name"].as_str().unwrap_or_default());
-        items.push(present(remove_or_mark(&mut store, target, &key, &object, dry_run(call)), &target.resource));
+        items.push(present(
+            remove_or_mark(&mut store, target, &key, &object, dry_run(call)),
+            &target.resource,
+        ));
     }
     call.app.notify(&store);
     Ok(ok(&json!({

@@ -116,7 +116,14 @@ impl TestApiServer {
         let kubeconfig = directory.path().join("kubeconfig");
         let cache = directory.path().join("kube-cache");
         std::fs::write(&kubeconfig, kubeconfig_text(&url)).expect("writing the kubeconfig");
-        TestApiServer { url, kubeconfig, cache, _directory: directory, shutdown: Some(shutdown), thread: Some(thread) }
+        TestApiServer {
+            url,
+            kubeconfig,
+            cache,
+            _directory: directory,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -132,7 +139,11 @@ impl TestApiServer {
     /// `/usr/bin/kubectl` with `--kubeconfig` and a private `--cache-dir`.
     pub fn kubectl(&self) -> Command {
         let mut command = Command::new("/usr/bin/kubectl");
-        command.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(&self.cache);
+        command
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache);
         command.env_remove("KUBECONFIG");
         command
     }

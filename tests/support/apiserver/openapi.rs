@@ -30,8 +30,10 @@ pub fn index(store: &Store) -> Value {
 
 /// `GET /openapi/v3/{api/v1 | apis/group/version}`.
 pub fn document(store: &Store, path: &str) -> Option<Value> {
-    let served: Vec<Resource> =
-        resources::all(store).into_iter().filter(|resource| group_version_path(resource) == path).collect();
+    let served: Vec<Resource> = resources::all(store)
+        .into_iter()
+        .filter(|resource| group_version_path(resource) == path)
+        .collect();
     if served.is_empty() {
         return None;
     }
@@ -54,5 +56,7 @@ pub fn document(store: &Store, path: &str) -> Option<Value> {
             }),
         );
     }
-    Some(json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths, "components": {"schemas": {}}}))
+    Some(
+        json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths, "components": {"schemas": {}}}),
+    )
 }

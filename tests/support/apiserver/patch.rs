@@ -58,15 +58,30 @@ pub enum JsonPatchError {
 
 /// Applies an RFC 6902 JSON patch, returning the patched copy.
 pub fn json_patch(target: &Value, patch: &Value) -> Result<Value, JsonPatchError> {
-    let operations = patch.as_array().ok_or_else(|| JsonPatchError::Malformed("a JSON patch must be a list".into()))?;
+    let operations = patch
+        .as_array()
+        .ok_or_else(|| JsonPatchError::Malformed("a JSON patch must be a list".into()))?;
     let mut document = target.clone();
     for operation in operations {
-        let op = operation["op"].as_str().ok_or_else(|| JsonPatchError::Malformed("operation without op".into()))?;
-        let path = operation["path"].as_str().ok_or_else(|| JsonPatchError::Malformed("operation without path".into()))?;
+        let op = operation["op"]
+            .as_str()
+            .ok_or_else(|| JsonPatchError::Malformed("operation without op".into()))?;
+        let path = operation["path"]
+            .as_str()
+            .ok_or_else(|| JsonPatchError::Malformed("operation without path".into()))?;
         let path = parse_pointer(path)?;
-        let value = || operation.get("value").cloned().ok_or_else(|| JsonPatchError::Malformed(format!("{op} without value")));
+        let value = || {
+            operation
+                .get("value")
+                .cloned()
+                .ok_or_else(|| JsonPatchError::Malformed(format!("{op} without value")))
+        };
         let from = || -> Result<Vec<String>, JsonPatchError> {
-            parse_pointer(operation["from"].as_str().ok_or_else(|| JsonPatchError::Malformed(format!("{op} without from")))?)
+            parse_pointer(
+                operation["from"]
+                    .as_str()
+                    .ok_or_else(|| JsonPatchError::Malformed(format!("{op} without from")))?,
+            )
         };
         match op {
             "add" => add(&mut document, &path, value()?)?,
@@ -112,8 +127,13 @@ fn parse_pointer(pointer: &str) -> Result<Vec<String>, JsonPatchError> {
     if pointer.is_empty() {
         return Ok(Vec::new());
     }
-    let rest = pointer.strip_prefix('/').ok_or_else(|| JsonPatchError::Malformed(format!("bad JSON pointer {pointer:?}")))?;
-    Ok(rest.split('/').map(|token| token.replace("~1", "/").replace("~0", "~")).collect())
+    let rest = pointer
+        .strip_prefix('/')
+        .ok_or_else(|| JsonPatchError::Malformed(format!("bad JSON pointer {pointer:?}")))?;
+    Ok(rest
+        .split('/')
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect())
 }
 
 fn lookup<'a>(document: &'a Value, path: &[String]) -> Option<&'a Value> {
@@ -151,7 +171,8 @@ fn add(document: &mut Value, path: &[String], value: Value) -> Result<(), JsonPa
             let index = if last == "-" {
                 items.len()
             } else {
-                last.parse::<usize>().map_err(|_| JsonPatchError::Failed(format!("bad index {last:?}")))?
+                last.parse::<usize>()
+                    .map_err(|_| JsonPatchError::Failed(format!("bad index {last:?}")))?
             };
             if index > items.len() {
                 return Err(JsonPatchError::Failed(format!("index {index} out of bounds")));
@@ -159,7 +180,10 @@ fn add(document: &mut Value, path: &[String], value: Value) -> Result<(), JsonPa
             items.insert(index, value);
             Ok(())
         }
-        _ => Err(JsonPatchError::Failed(format!("cannot add below a scalar at /{}", path.join("/")))),
+        _ => Err(JsonPatchError::Failed(format!(
+            "cannot add below a scalar at /{}",
+            path.join("/")
+        ))),
     }
 }
 

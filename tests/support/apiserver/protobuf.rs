@@ -133,7 +133,9 @@ pub fn decode(body: &[u8]) -> Option<Value> {
     object.insert("kind".into(), json!(kind));
     for (number, field) in fields(raw)? {
         let Field::Bytes(bytes) = field else {
-            if let (4, "ConfigMap", Field::Varint(flag)) | (5, "Secret", Field::Varint(flag)) = (number, kind.as_str(), field) {
+            if let (4, "ConfigMap", Field::Varint(flag)) | (5, "Secret", Field::Varint(flag)) =
+                (number, kind.as_str(), field)
+            {
                 object.insert("immutable".into(), json!(flag != 0));
             }
             continue;

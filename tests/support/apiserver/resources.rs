@@ -41,12 +41,20 @@ pub struct Resource {
 impl Resource {
     /// `group/version`, or `version` for the core group.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 
     /// `plural.group`, or `plural` for the core group, as error messages name it.
     pub fn qualified(&self) -> String {
-        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
+        if self.group.is_empty() {
+            self.plural.clone()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
     }
 
     /// Whether this is the CustomResourceDefinition resource itself.
@@ -61,7 +69,16 @@ impl Resource {
 
     /// The verbs discovery lists.
     pub fn verbs(&self) -> Vec<&'static str> {
-        vec!["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+        vec![
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ]
     }
 }
 
@@ -97,7 +114,15 @@ pub fn builtins() -> Vec<Resource> {
         builtin("", "v1", "configmaps", "ConfigMap", true, &["cm"], false),
         builtin("", "v1", "secrets", "Secret", true, &[], false),
         builtin("", "v1", "events", "Event", true, &["ev"], false),
-        builtin(CRD_GROUP, "v1", CRD_PLURAL, "CustomResourceDefinition", false, &["crd", "crds"], true),
+        builtin(
+            CRD_GROUP,
+            "v1",
+            CRD_PLURAL,
+            "CustomResourceDefinition",
+            false,
+            &["crd", "crds"],
+            true,
+        ),
         builtin("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
         builtin("events.k8s.io", "v1", "events", "Event", true, &["ev"], false),
     ]
@@ -109,7 +134,15 @@ pub fn from_crd(crd: &Value) -> Vec<Resource> {
     let names = &spec["names"];
     let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
     let strings = |value: &Value| -> Vec<String> {
-        value.as_array().map(|items| items.iter().filter_map(|item| item.as_str()).map(String::from).collect())
+        value
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| item.as_str())
+                    .map(String::from)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let kind = text(&names["kind"]);
@@ -131,7 +164,10 @@ pub fn from_crd(crd: &Value) -> Vec<Resource> {
             short_names: strings(&names["shortNames"]),
             categories: strings(&names["categories"]),
             status_subresource: version["subresources"].get("status").is_some(),
-            printer_columns: version["additionalPrinterColumns"].as_array().cloned().unwrap_or_default(),
+            printer_columns: version["additionalPrinterColumns"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
             schema: version["schema"].get("openAPIV3Schema").cloned(),
             custom: true,
         })
@@ -149,7 +185,9 @@ pub fn all(store: &Store) -> Vec<Resource> {
 
 /// The resource served at `group/version/plural`.
 pub fn find(store: &Store, group: &str, version: &str, plural: &str) -> Option<Resource> {
-    all(store).into_iter().find(|resource| resource.group == group && resource.version == version && resource.plural == plural)
+    all(store)
+        .into_iter()
+        .find(|resource| resource.group == group && resource.version == version && resource.plural == plural)
 }
 
 /// The status a CRD gets from the server's controllers: Established, NamesAccepted, acceptedNames.
@@ -165,7 +203,13 @@ pub fn crd_status(crd: &Value, now: &str, previous: Option<&Value>) -> Value {
     };
     let stored: Vec<Value> = crd["spec"]["versions"]
         .as_array()
-        .map(|versions| versions.iter().filter(|version| version["storage"] == true).map(|version| version["name"].clone()).collect())
+        .map(|versions| {
+            versions
+                .iter()
+                .filter(|version| version["storage"] == true)
+                .map(|version| version["name"].clone())
+                .collect()
+        })
         .unwrap_or_default();
     json!({
         "conditions": [

@@ -34,12 +34,22 @@ fn split_terms(text: &str) -> Vec<&str> {
         }
     }
     terms.push(&text[start..]);
-    terms.into_iter().map(str::trim).filter(|term| !term.is_empty()).collect()
+    terms
+        .into_iter()
+        .map(str::trim)
+        .filter(|term| !term.is_empty())
+        .collect()
 }
 
 fn set_values(text: &str) -> Option<Vec<String>> {
     let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
-    Some(inner.split(',').map(|value| value.trim().to_string()).filter(|value| !value.is_empty()).collect())
+    Some(
+        inner
+            .split(',')
+            .map(|value| value.trim().to_string())
+            .filter(|value| !value.is_empty())
+            .collect(),
+    )
 }
 
 impl LabelSelector {
@@ -60,7 +70,10 @@ impl LabelSelector {
                 Requirement::NotIn(key.trim().into(), set_values(values).ok_or_else(invalid)?)
             } else if let Some((key, values)) = term.split_once(" in ") {
                 Requirement::In(key.trim().into(), set_values(values).ok_or_else(invalid)?)
-            } else if term.chars().all(|character| character.is_ascii_alphanumeric() || "-_./".contains(character)) {
+            } else if term
+                .chars()
+                .all(|character| character.is_ascii_alphanumeric() || "-_./".contains(character))
+            {
                 Requirement::Exists(term.to_string())
             } else {
                 return Err(invalid());

@@ -20,7 +20,12 @@ pub struct ApiError {
 impl ApiError {
     /// A Status with no details.
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { code, reason, message: message.into(), details: None }
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
     }
 
     /// Adds `details` naming the object: its name, API group and plural.
@@ -50,7 +55,11 @@ impl ApiError {
 
     /// 405 MethodNotAllowed.
     pub fn method_not_allowed() -> ApiError {
-        ApiError::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
     }
 
     /// The `Status` object.
@@ -80,5 +89,10 @@ impl IntoResponse for ApiError {
 
 /// A JSON response with `Content-Type: application/json`.
 pub fn json_response(code: StatusCode, body: &Value) -> Response {
-    (code, [(axum::http::header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        code,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }

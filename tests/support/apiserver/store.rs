@@ -146,7 +146,9 @@ impl Store {
         self.objects
             .iter()
             .filter(|(key, _)| {
-                key.group == group && key.plural == plural && namespace.is_none_or(|namespace| key.namespace == namespace)
+                key.group == group
+                    && key.plural == plural
+                    && namespace.is_none_or(|namespace| key.namespace == namespace)
             })
             .map(|(_, object)| object)
             .collect()
@@ -160,15 +162,31 @@ impl Store {
     /// Stores an object and records the change. The object must carry `revision`.
     pub fn put(&mut self, key: ObjectKey, object: Value, revision: u64) {
         let previous = self.objects.insert(key.clone(), object.clone());
-        let kind = if previous.is_some() { ChangeKind::Modified } else { ChangeKind::Added };
-        self.record(Change { revision, kind, key, object, previous });
+        let kind = if previous.is_some() {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::Added
+        };
+        self.record(Change {
+            revision,
+            kind,
+            key,
+            object,
+            previous,
+        });
     }
 
     /// Removes an object; `last` is its final state (with the deletion's resourceVersion).
     pub fn remove(&mut self, key: &ObjectKey, last: Value, revision: u64) {
         let previous = self.objects.remove(key);
         self.managers.retain(|(object, _, _), _| object != key);
-        self.record(Change { revision, kind: ChangeKind::Deleted, key: key.clone(), object: last, previous });
+        self.record(Change {
+            revision,
+            kind: ChangeKind::Deleted,
+            key: key.clone(),
+            object: last,
+            previous,
+        });
     }
 
     fn record(&mut self, change: Change) {
@@ -198,5 +216,10 @@ impl Default for Store {
 
 /// The key of a namespace object.
 pub fn namespace_key(name: &str) -> ObjectKey {
-    ObjectKey { group: String::new(), plural: "namespaces".into(), namespace: String::new(), name: name.into() }
+    ObjectKey {
+        group: String::new(),
+        plural: "namespaces".into(),
+        namespace: String::new(),
+        name: name.into(),
+    }
 }

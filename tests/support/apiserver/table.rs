@@ -65,7 +65,9 @@ fn parse_path(path: &str) -> Option<Vec<Step>> {
 
 /// Evaluates a printer-column JSONPath; every match, in order.
 pub fn evaluate(object: &Value, path: &str) -> Vec<Value> {
-    let Some(steps) = parse_path(path) else { return Vec::new() };
+    let Some(steps) = parse_path(path) else {
+        return Vec::new();
+    };
     let mut current = vec![object.clone()];
     for step in steps {
         let mut next = Vec::new();
@@ -97,7 +99,10 @@ fn column(name: &str, kind: &str, format: &str, description: &str, priority: i64
 }
 
 fn age(object: &Value, now: i64) -> Value {
-    match object["metadata"]["creationTimestamp"].as_str().and_then(time::parse_rfc3339) {
+    match object["metadata"]["creationTimestamp"]
+        .as_str()
+        .and_then(time::parse_rfc3339)
+    {
         Some(created) => Value::String(time::human_duration(now - created)),
         None => Value::String("<unknown>".into()),
     }
@@ -106,7 +111,9 @@ fn age(object: &Value, now: i64) -> Value {
 fn cell(object: &Value, definition: &Value, now: i64) -> Value {
     let path = definition["jsonPath"].as_str().unwrap_or_default();
     let values = evaluate(object, path);
-    let Some(first) = values.first() else { return Value::Null };
+    let Some(first) = values.first() else {
+        return Value::Null;
+    };
     if definition["type"] == "date" {
         return match first.as_str().and_then(time::parse_rfc3339) {
             Some(then) => Value::String(time::human_duration(now - then)),
@@ -123,7 +130,13 @@ fn builtin_columns(resource: &Resource) -> Vec<Value> {
     let mut columns = vec![column("Name", "string", "name", NAME_DESCRIPTION, 0)];
     match (resource.group.as_str(), resource.plural.as_str()) {
         ("", "namespaces") => columns.push(column("Status", "string", "", "The status of the namespace", 0)),
-        ("", "configmaps") => columns.push(column("Data", "integer", "", "Data contains the configuration data.", 0)),
+        ("", "configmaps") => columns.push(column(
+            "Data",
+            "integer",
+            "",
+            "Data contains the configuration data.",
+            0,
+        )),
         ("", "secrets") => {
             columns.push(column("Type", "string", "", "The type of the secret", 0));
             columns.push(column("Data", "integer", "", "Data contains the secret data.", 0));
@@ -152,12 +165,17 @@ fn builtin_cells(resource: &Resource, object: &Value, now: i64) -> Vec<Value> {
     cells
 }
 
+/// How one object's row cells are computed.
+type CellsOf = Box<dyn Fn(&Value) -> Vec<Value>>;
+
 /// The Table for some objects of one resource. `include_object` is the `includeObject` parameter.
 pub fn table(resource: &Resource, objects: &[Value], list_revision: Option<u64>, include_object: &str) -> Value {
     let now = time::now_seconds();
-    let (columns, cells): (Vec<Value>, Box<dyn Fn(&Value) -> Vec<Value>>) = if resource.custom {
+    let (columns, cells): (Vec<Value>, CellsOf) = if resource.custom {
         let definitions: Vec<Value> = if resource.printer_columns.is_empty() {
-            vec![json!({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp", "description": AGE_DESCRIPTION})]
+            vec![
+                json!({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp", "description": AGE_DESCRIPTION}),
+            ]
         } else {
             resource.printer_columns.clone()
         };
@@ -179,7 +197,10 @@ pub fn table(resource: &Resource, objects: &[Value], list_revision: Option<u64>,
         (columns, Box::new(cells))
     } else {
         let resource = resource.clone();
-        (builtin_columns(&resource), Box::new(move |object: &Value| builtin_cells(&resource, object, now)))
+        (
+            builtin_columns(&resource),
+            Box::new(move |object: &Value| builtin_cells(&resource, object, now)),
+        )
     };
     let rows: Vec<Value> = objects
         .iter()

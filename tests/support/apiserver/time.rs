@@ -4,7 +4,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch, now.
 pub fn now_seconds() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_secs() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// `2026-01-02T03:04:05Z` for a Unix time in seconds.
@@ -63,7 +66,11 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let shifted_month = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 };
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }
@@ -93,7 +100,11 @@ pub fn human_duration(seconds: i64) -> String {
     let minutes = seconds / 60;
     if minutes < 10 {
         let rest = seconds % 60;
-        return if rest == 0 { format!("{minutes}m") } else { format!("{minutes}m{rest}s") };
+        return if rest == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{rest}s")
+        };
     }
     if minutes < 180 {
         return format!("{minutes}m");
@@ -101,14 +112,22 @@ pub fn human_duration(seconds: i64) -> String {
     let hours = seconds / 3600;
     if hours < 8 {
         let rest = minutes % 60;
-        return if rest == 0 { format!("{hours}h") } else { format!("{hours}h{rest}m") };
+        return if rest == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{rest}m")
+        };
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     if hours < 24 * 8 {
         let rest = hours % 24;
-        return if rest == 0 { format!("{}d", hours / 24) } else { format!("{}d{rest}h", hours / 24) };
+        return if rest == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{rest}h", hours / 24)
+        };
     }
     if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);

@@ -31,7 +31,10 @@ impl Scope {
     fn covers(&self, change: &Change) -> bool {
         change.key.group == self.resource.group
             && change.key.plural == self.resource.plural
-            && self.namespace.as_ref().is_none_or(|namespace| *namespace == change.key.namespace)
+            && self
+                .namespace
+                .as_ref()
+                .is_none_or(|namespace| *namespace == change.key.namespace)
     }
 
     /// The event a change becomes for this watch: an object that starts matching the selectors is
@@ -43,7 +46,10 @@ impl Scope {
         let now = self.selectors.matches(&change.object);
         let kind = match change.kind {
             ChangeKind::Modified => {
-                let before = change.previous.as_ref().is_some_and(|previous| self.selectors.matches(previous));
+                let before = change
+                    .previous
+                    .as_ref()
+                    .is_some_and(|previous| self.selectors.matches(previous));
                 match (before, now) {
                     (true, true) => "MODIFIED",
                     (false, true) => "ADDED",
@@ -76,7 +82,12 @@ fn line(event: &Value) -> Bytes {
 }
 
 fn expired(requested: u64, current: u64) -> Value {
-    let status = ApiError::new(410, "Expired", format!("too old resource version: {requested} ({current})")).to_status();
+    let status = ApiError::new(
+        410,
+        "Expired",
+        format!("too old resource version: {requested} ({current})"),
+    )
+    .to_status();
     json!({"type": "ERROR", "object": status})
 }
 
@@ -96,7 +107,11 @@ pub fn serve(
     let bookmarks = query.get("allowWatchBookmarks").is_some_and(|value| value == "true");
     let send_initial = query.get("sendInitialEvents").map(|value| value == "true");
     let requested = query.get("resourceVersion").filter(|value| !value.is_empty());
-    let scope = Scope { resource, namespace, selectors };
+    let scope = Scope {
+        resource,
+        namespace,
+        selectors,
+    };
     let mut changes = app.changes.subscribe();
     changes.borrow_and_update();
 
@@ -113,9 +128,15 @@ pub fn serve(
         };
         let list_first = revision.is_none() || send_initial == Some(true);
         if list_first {
-            let objects = store.list(&scope.resource.group, &scope.resource.plural, scope.namespace.as_deref());
+            let objects = store.list(
+                &scope.resource.group,
+                &scope.resource.plural,
+                scope.namespace.as_deref(),
+            );
             for object in objects.into_iter().filter(|object| scope.selectors.matches(object)) {
-                first.push(line(&json!({"type": "ADDED", "object": present(object.clone(), &scope.resource)})));
+                first.push(line(
+                    &json!({"type": "ADDED", "object": present(object.clone(), &scope.resource)}),
+                ));
             }
             if send_initial == Some(true) {
                 first.push(line(&scope.bookmark(store.revision(), true)));
@@ -181,7 +202,10 @@ pub fn serve(
     });
 
     let stream = futures::stream::unfold(receiver, |mut receiver| async move {
-        receiver.recv().await.map(|event| (Ok::<Bytes, Infallible>(event), receiver))
+        receiver
+            .recv()
+            .await
+            .map(|event| (Ok::<Bytes, Infallible>(event), receiver))
     });
     Response::builder()
         .header(CONTENT_TYPE, "application/json")
