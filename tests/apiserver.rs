@@ -641,6 +641,16 @@ fn lists_filter_by_label_and_field_selectors() {
     let (_, all) = http.get("/api/v1/configmaps?labelSelector=app%3Dpayments");
     assert_eq!(all["items"][0]["metadata"]["namespace"], "default");
     assert_eq!(all["items"][0]["kind"], "ConfigMap");
+
+    // Custom resources are selectable by name and namespace only.
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    assert_eq!(http.get(&format!("{SCHEMAS}?fieldSelector=metadata.name%3Dx")).0, 200);
+    let (code, refused) = http.get(&format!("{SCHEMAS}?fieldSelector=spec.subject%3Dx"));
+    assert_eq!(
+        (code, refused["message"].as_str()),
+        (400, Some("field label not supported: spec.subject"))
+    );
 }
 
 #[test]
@@ -1032,6 +1042,23 @@ mod kube_rs {
             assert_eq!(list.items.len(), 1);
             assert_eq!(list.items[0].series.as_ref().map(|series| series.count), Some(2));
             assert_eq!(list.items[0].reason.as_deref(), Some("Registered"));
+            assert_eq!(
+                list.items[0]
+                    .regarding
+                    .as_ref()
+                    .and_then(|regarding| regarding.name.as_deref()),
+                Some("payments")
+            );
+
+            // The same Event read through the core API, as `kubectl describe` does.
+            let core: Api<k8s_openapi::api::core::v1::Event> = Api::default_namespaced(client.clone());
+            let selected = core
+                .list(&ListParams::default().fields("involvedObject.name=payments,involvedObject.kind=Schema"))
+                .await
+                .expect("core events");
+            assert_eq!(selected.items.len(), 1);
+            assert_eq!(selected.items[0].message.as_deref(), Some("registered version 1"));
+            assert_eq!(selected.items[0].reporting_component.as_deref(), Some("schemaops"));
         });
     }
 

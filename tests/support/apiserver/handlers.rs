@@ -14,7 +14,7 @@ use super::resources::{self, Resource};
 use super::selectors::Selectors;
 use super::status::{ApiError, json_response};
 use super::store::{ObjectKey, Store, namespace_key};
-use super::{App, discovery, openapi, patch, protobuf, table, time, watch};
+use super::{App, discovery, events, openapi, patch, protobuf, table, time, watch};
 
 type Result<T> = std::result::Result<T, ApiError>;
 
@@ -172,7 +172,7 @@ struct Target {
 impl Target {
     fn key(&self, name: &str) -> ObjectKey {
         ObjectKey {
-            group: self.resource.group.clone(),
+            group: self.resource.storage_group().to_string(),
             plural: self.resource.plural.clone(),
             namespace: self.namespace.clone(),
             name: name.to_string(),
@@ -254,9 +254,21 @@ fn resource_request(call: &Call, group: &str, version: &str, rest: &[&str]) -> R
 
 /// An object as it leaves the server, labelled with the version it was asked for.
 pub fn present(mut object: Value, resource: &Resource) -> Value {
+    if resource.group == events::GROUP {
+        object = events::to_events(object);
+    }
     object["apiVersion"] = json!(resource.api_version());
     object["kind"] = json!(resource.kind);
     object
+}
+
+/// An object written through `resource` in the shape it is stored in.
+fn to_storage(object: Value, resource: &Resource) -> Value {
+    if resource.group == events::GROUP {
+        events::to_core(object)
+    } else {
+        object
+    }
 }
 
 fn parse_json(body: &[u8]) -> Result<Value> {
@@ -361,7 +373,7 @@ fn list(call: &Call, target: &Target) -> Result<Response> {
     if target.status {
         return Err(ApiError::method_not_allowed());
     }
-    let selectors = Selectors::from_query(call.query)?;
+    let selectors = Selectors::from_query(call.query, target.resource.custom)?;
     let namespace = (!target.all_namespaces && target.resource.namespaced).then_some(target.namespace.as_str());
     if matches!(call.param("watch"), Some("true" | "1")) {
         return watch::serve(
@@ -374,7 +386,7 @@ fn list(call: &Call, target: &Target) -> Result<Response> {
     }
     let store = call.app.lock();
     let items: Vec<Value> = store
-        .list(&target.resource.group, &target.resource.plural, namespace)
+        .list(target.resource.storage_group(), &target.resource.plural, namespace)
         .into_iter()
         .filter(|object| selectors.matches(object))
         .map(|object| present(object.clone(), &target.resource))
@@ -418,6 +430,7 @@ fn create(call: &Call, target: &Target) -> Result<Response> {
     }
     let mut object = parse_body(call)?;
     check_type(&mut object, &target.resource)?;
+    let object = to_storage(object, &target.resource);
     let mut store = call.app.lock();
     let created = insert_new(&mut store, target, object, dry_run(call))?;
     call.app.notify(&store);
@@ -710,6 +723,7 @@ fn check_revision(target: &Target, name: &str, old: &Value, candidate: &Value) -
 fn update(call: &Call, target: &Target, name: &str) -> Result<Response> {
     let mut candidate = parse_body(call)?;
     check_type(&mut candidate, &target.resource)?;
+    let candidate = to_storage(candidate, &target.resource);
     let mut store = call.app.lock();
     let old = store
         .get(&target.key(name))
@@ -744,9 +758,10 @@ fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
         .get(&target.key(name))
         .cloned()
         .ok_or_else(|| target.not_found(name))?;
+    let view = present(old.clone(), &target.resource);
     let candidate = match content_type.as_str() {
         "application/merge-patch+json" => {
-            let mut candidate = old.clone();
+            let mut candidate = view.clone();
             patch::merge_patch(&mut candidate, &body);
             candidate
         }
@@ -758,11 +773,11 @@ fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
             ));
         }
         "application/strategic-merge-patch+json" => {
-            let mut candidate = old.clone();
+            let mut candidate = view.clone();
             patch::strategic_merge_patch(&mut candidate, &body);
             candidate
         }
-        "application/json-patch+json" => patch::json_patch(&old, &body).map_err(|error| match error {
+        "application/json-patch+json" => patch::json_patch(&view, &body).map_err(|error| match error {
             patch::JsonPatchError::Malformed(message) => ApiError::bad_request(message),
             patch::JsonPatchError::Failed(message) => ApiError::invalid(message),
         })?,
@@ -776,6 +791,7 @@ fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
     };
     let mut candidate = candidate;
     check_type(&mut candidate, &target.resource)?;
+    let candidate = to_storage(candidate, &target.resource);
     check_revision(target, name, &old, &candidate)?;
     let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
     call.app.notify(&store);
@@ -845,6 +861,7 @@ fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
             base["metadata"]["namespace"] = json!(target.namespace);
         }
         let (object, paths) = apply::apply(&base, &config, &list_maps, &BTreeSet::new(), &[], in_scope);
+        let object = to_storage(object, &target.resource);
         let created = insert_new(&mut store, target, object, dry_run(call))?;
         if !dry_run(call) {
             store.managers.insert(manager_key, paths);
@@ -863,7 +880,9 @@ fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
         .map(|(_, paths)| paths.clone())
         .collect();
     let others: Vec<&BTreeSet<FieldPath>> = others.iter().collect();
-    let (candidate, paths) = apply::apply(&old, &config, &list_maps, &previous, &others, in_scope);
+    let view = present(old.clone(), &target.resource);
+    let (candidate, paths) = apply::apply(&view, &config, &list_maps, &previous, &others, in_scope);
+    let candidate = to_storage(candidate, &target.resource);
     let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
     if !dry_run(call) && store.get(&key).is_some() {
         store.managers.insert(manager_key, paths);
@@ -931,11 +950,11 @@ fn remove_or_mark(store: &mut Store, target: &Target, key: &ObjectKey, old: &Val
 }
 
 fn delete_collection(call: &Call, target: &Target) -> Result<Response> {
-    let selectors = Selectors::from_query(call.query)?;
+    let selectors = Selectors::from_query(call.query, target.resource.custom)?;
     let mut store = call.app.lock();
     let namespace = target.resource.namespaced.then_some(target.namespace.as_str());
     let doomed: Vec<Value> = store
-        .list(&target.resource.group, &target.resource.plural, namespace)
+        .list(target.resource.storage_group(), &target.resource.plural, namespace)
         .into_iter()
         .filter(|object| selectors.matches(object))
         .cloned()

@@ -13,6 +13,7 @@
 
 mod apply;
 mod discovery;
+mod events;
 mod handlers;
 mod openapi;
 mod patch;

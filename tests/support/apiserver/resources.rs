@@ -39,6 +39,17 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// The group its objects are stored under: `events.k8s.io` Events share the core Events' storage.
+    pub fn storage_group(&self) -> &str {
+        if self.group == super::events::GROUP && self.plural == "events" {
+            ""
+        } else {
+            &self.group
+        }
+    }
+}
+
+impl Resource {
     /// `group/version`, or `version` for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

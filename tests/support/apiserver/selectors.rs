@@ -121,6 +121,19 @@ impl FieldSelector {
         Ok(FieldSelector(terms))
     }
 
+    /// Refuses fields a custom resource cannot be selected by (only `metadata.name` and
+    /// `metadata.namespace`, without `selectableFields`), as the real server does.
+    pub fn check_custom(&self) -> Result<(), ApiError> {
+        match self
+            .0
+            .iter()
+            .find(|(field, _, _)| field != "metadata.name" && field != "metadata.namespace")
+        {
+            Some((field, _, _)) => Err(ApiError::bad_request(format!("field label not supported: {field}"))),
+            None => Ok(()),
+        }
+    }
+
     /// Whether an object's fields match.
     pub fn matches(&self, object: &Value) -> bool {
         self.0.iter().all(|(field, equal, expected)| {
@@ -145,12 +158,16 @@ pub struct Selectors {
 }
 
 impl Selectors {
-    /// Parses the selectors of a query.
-    pub fn from_query(query: &std::collections::HashMap<String, String>) -> Result<Selectors, ApiError> {
-        Ok(Selectors {
+    /// Parses the selectors of a query; `custom` limits field selectors as for custom resources.
+    pub fn from_query(query: &std::collections::HashMap<String, String>, custom: bool) -> Result<Selectors, ApiError> {
+        let selectors = Selectors {
             labels: LabelSelector::parse(query.get("labelSelector").map(String::as_str).unwrap_or_default())?,
             fields: FieldSelector::parse(query.get("fieldSelector").map(String::as_str).unwrap_or_default())?,
-        })
+        };
+        if custom {
+            selectors.fields.check_custom()?;
+        }
+        Ok(selectors)
     }
 
     /// Whether an object matches both.

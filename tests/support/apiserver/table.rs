@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use super::events;
 use super::resources::Resource;
 use super::time;
 
@@ -142,6 +143,15 @@ fn builtin_columns(resource: &Resource) -> Vec<Value> {
             columns.push(column("Data", "integer", "", "Data contains the secret data.", 0));
         }
         ("coordination.k8s.io", "leases") => columns.push(column("Holder", "string", "", "The holder of the lease", 0)),
+        (_, "events") => {
+            return vec![
+                column("Last Seen", "string", "", "When the event was last seen", 0),
+                column("Type", "string", "", "The type of the event: Normal or Warning", 0),
+                column("Reason", "string", "", "Why the event happened", 0),
+                column("Object", "string", "", "The object the event is about", 0),
+                column("Message", "string", "", "What happened", 0),
+            ];
+        }
         _ => {}
     }
     columns.push(column("Age", "string", "", AGE_DESCRIPTION, 0));
@@ -159,6 +169,30 @@ fn builtin_cells(resource: &Resource, object: &Value, now: i64) -> Vec<Value> {
             cells.push(json!(count(&object["data"])));
         }
         ("coordination.k8s.io", "leases") => cells.push(object["spec"]["holderIdentity"].clone()),
+        (_, "events") => {
+            let seen = events::last_seen(object).and_then(time::parse_rfc3339);
+            let about = if object["regarding"].is_object() {
+                &object["regarding"]
+            } else {
+                &object["involvedObject"]
+            };
+            let message = if object["note"].is_string() {
+                &object["note"]
+            } else {
+                &object["message"]
+            };
+            return vec![
+                json!(seen.map_or_else(|| "<unknown>".to_string(), |seen| time::human_duration(now - seen))),
+                object["type"].clone(),
+                object["reason"].clone(),
+                json!(format!(
+                    "{}/{}",
+                    about["kind"].as_str().unwrap_or_default().to_lowercase(),
+                    about["name"].as_str().unwrap_or_default()
+                )),
+                message.clone(),
+            ];
+        }
         _ => {}
     }
     cells.push(age(object, now));

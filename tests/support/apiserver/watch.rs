@@ -29,7 +29,7 @@ struct Scope {
 
 impl Scope {
     fn covers(&self, change: &Change) -> bool {
-        change.key.group == self.resource.group
+        change.key.group == self.resource.storage_group()
             && change.key.plural == self.resource.plural
             && self
                 .namespace
@@ -129,7 +129,7 @@ pub fn serve(
         let list_first = revision.is_none() || send_initial == Some(true);
         if list_first {
             let objects = store.list(
-                &scope.resource.group,
+                scope.resource.storage_group(),
                 &scope.resource.plural,
                 scope.namespace.as_deref(),
             );
