@@ -3,9 +3,9 @@
 //! real `kubectl` applying manifests and waiting on conditions. The registry
 //! is checked over its own REST API.
 
-mod support;
 #[path = "support/apiserver/mod.rs"]
 mod apiserver;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -20,12 +20,13 @@ const CONVERGE: Duration = Duration::from_secs(60);
 
 /// A cluster to test against, with one namespace of its own, and an operator watching it.
 struct Cluster {
+    // Fields drop in order: the operator stops before the API server does.
+    operator: Option<OperatorProcess>,
     _server: Option<TestApiServer>,
     kubeconfig: PathBuf,
     cache: tempfile::TempDir,
     namespace: String,
     data: tempfile::TempDir,
-    operator: Option<OperatorProcess>,
 }
 
 impl Cluster {
@@ -113,7 +114,9 @@ impl Cluster {
 
     /// Applies one example file.
     fn apply_example(&self, name: &str) {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evolution").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/evolution")
+            .join(name);
         self.kubectl_ok(&["apply", "-f", path.to_str().unwrap()]);
     }
 
@@ -220,7 +223,9 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_incompatible_edit_is_refused_with_its_explanation_and_a_fix_registers_the_next_version() {
-    let Some(cluster) = Cluster::start("evolution", &[]).await else { return };
+    let Some(cluster) = Cluster::start("evolution", &[]).await else {
+        return;
+    };
     cluster.apply_example("00-platonic-solid-v1.yaml");
     cluster.wait_for("schema", "platonic-solid", "Ready");
     cluster.apply_example("01-platonic-solid-v2.yaml");
@@ -242,8 +247,15 @@ async fn an_incompatible_edit_is_refused_with_its_explanation_and_a_fix_register
         assert!(header.contains(column), "{table}");
     }
     let row = table.lines().find(|line| line.starts_with("platonic-solid")).unwrap();
-    assert!(row.contains("False") && row.contains("IncompatibleSchema") && row.contains(" 2 "), "{table}");
-    assert_eq!(cluster.versions("platonic-solid-value").await, vec![1, 2], "nothing incompatible reached the registry");
+    assert!(
+        row.contains("False") && row.contains("IncompatibleSchema") && row.contains(" 2 "),
+        "{table}"
+    );
+    assert_eq!(
+        cluster.versions("platonic-solid-value").await,
+        vec![1, 2],
+        "nothing incompatible reached the registry"
+    );
 
     // The fix: the new field gets a default.
     cluster.apply_text(
@@ -263,7 +275,10 @@ spec:
     cluster.wait_for("schema", "platonic-solid", "Ready");
     let object = cluster.get("schema", "platonic-solid");
     assert_eq!(object["status"]["version"], 3, "{object:#}");
-    assert_eq!(object["status"]["compatibility"]["total"], 0, "the old report is gone: {object:#}");
+    assert_eq!(
+        object["status"]["compatibility"]["total"], 0,
+        "the old report is gone: {object:#}"
+    );
     assert_eq!(cluster.versions("platonic-solid-value").await, vec![1, 2, 3]);
     let events = cluster.kubectl_ok(&["get", "events"]);
     assert!(events.contains("Registered") && events.contains("Rejected"), "{events}");
@@ -271,7 +286,9 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_examples_end_as_schemaops_apply_leaves_them() {
-    let Some(cluster) = Cluster::start("examples", &[]).await else { return };
+    let Some(cluster) = Cluster::start("examples", &[]).await else {
+        return;
+    };
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evolution");
     let mut files: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
@@ -303,14 +320,22 @@ async fn the_examples_end_as_schemaops_apply_leaves_them() {
         .arg(&folder)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let applied: Value = serde_json::from_slice(&output.stdout).unwrap();
     for item in applied["items"].as_array().unwrap() {
         let kind = item["kind"].as_str().unwrap().to_lowercase();
         let name = item["metadata"]["name"].as_str().unwrap();
         let live = cluster.get(&kind, name);
         for field in ["version", "id", "fingerprint", "compatibility"] {
-            assert_eq!(live["status"][field], item["status"][field], "{kind}/{name} {field}: {live:#}");
+            assert_eq!(
+                live["status"][field], item["status"][field],
+                "{kind}/{name} {field}: {live:#}"
+            );
         }
         assert_eq!(condition(&live, "Ready"), condition(item, "Ready"), "{kind}/{name}");
         assert_eq!(
@@ -323,8 +348,15 @@ async fn the_examples_end_as_schemaops_apply_leaves_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_level_change_and_a_schema_change_in_one_apply_are_judged_together() {
-    let Some(cluster) = Cluster::start("level", &[]).await else { return };
-    let v1 = avro_schema("rsvp", "rsvp-value", "Retain", r#"{"name":"event_id","type":"string"},{"name":"member_id","type":"long"}"#);
+    let Some(cluster) = Cluster::start("level", &[]).await else {
+        return;
+    };
+    let v1 = avro_schema(
+        "rsvp",
+        "rsvp-value",
+        "Retain",
+        r#"{"name":"event_id","type":"string"},{"name":"member_id","type":"long"}"#,
+    );
     let v2 = avro_schema("rsvp", "rsvp-value", "Retain", r#"{"name":"member_id","type":"long"}"#);
     let config = |level: &str| {
         format!(
@@ -361,26 +393,52 @@ async fn a_level_change_and_a_schema_change_in_one_apply_are_judged_together() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_schema_for_a_subject_is_a_conflict_until_the_first_goes() {
-    let Some(cluster) = Cluster::start("conflict", &[]).await else { return };
-    cluster.apply_text(&avro_schema("first", "shared-value", "Retain", r#"{"name":"a","type":"int"}"#));
+    let Some(cluster) = Cluster::start("conflict", &[]).await else {
+        return;
+    };
+    cluster.apply_text(&avro_schema(
+        "first",
+        "shared-value",
+        "Retain",
+        r#"{"name":"a","type":"int"}"#,
+    ));
     cluster.wait_for("schema", "first", "Ready");
-    cluster.apply_text(&avro_schema("second", "shared-value", "Retain", r#"{"name":"a","type":"long"}"#));
+    cluster.apply_text(&avro_schema(
+        "second",
+        "shared-value",
+        "Retain",
+        r#"{"name":"a","type":"long"}"#,
+    ));
     cluster.wait_for("schema", "second", "Stalled");
     let second = cluster.get("schema", "second");
     assert_eq!(condition_field(&second, "Ready", "reason"), "SubjectConflict");
-    assert!(condition_field(&second, "Ready", "message").contains("/first"), "{second:#}");
+    assert!(
+        condition_field(&second, "Ready", "message").contains("/first"),
+        "{second:#}"
+    );
     assert_eq!(cluster.versions("shared-value").await, vec![1]);
 
     cluster.kubectl_ok(&["delete", "schema", "first"]);
     cluster.wait_for("schema", "second", "Ready");
-    assert_eq!(cluster.versions("shared-value").await, vec![1, 2], "int to long is BACKWARD compatible");
+    assert_eq!(
+        cluster.versions("shared-value").await,
+        vec![1, 2],
+        "int to long is BACKWARD compatible"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deletion_honours_each_policy_and_waits_for_referrers() {
-    let Some(cluster) = Cluster::start("deletion", &[]).await else { return };
+    let Some(cluster) = Cluster::start("deletion", &[]).await else {
+        return;
+    };
     for (name, policy) in [("kept", "Retain"), ("soft", "SoftDelete"), ("hard", "HardDelete")] {
-        cluster.apply_text(&avro_schema(name, &format!("{name}-value"), policy, r#"{"name":"a","type":"int"}"#));
+        cluster.apply_text(&avro_schema(
+            name,
+            &format!("{name}-value"),
+            policy,
+            r#"{"name":"a","type":"int"}"#,
+        ));
     }
     for name in ["kept", "soft", "hard"] {
         cluster.wait_for("schema", name, "Ready");
@@ -388,26 +446,55 @@ async fn deletion_honours_each_policy_and_waits_for_referrers() {
     cluster.kubectl_ok(&["delete", "schema", "kept", "soft", "hard"]);
     assert_eq!(cluster.versions("kept-value").await, vec![1]);
     assert_eq!(cluster.versions("soft-value").await, Vec::<i64>::new());
-    let (status, deleted) = cluster.registry_json("/subjects/soft-value/versions?deleted=true").await;
+    let (status, deleted) = cluster
+        .registry_json("/subjects/soft-value/versions?deleted=true")
+        .await;
     assert_eq!((status, deleted), (200, serde_json::json!([1])));
-    let (status, _) = cluster.registry_json("/subjects/hard-value/versions?deleted=true").await;
+    let (status, _) = cluster
+        .registry_json("/subjects/hard-value/versions?deleted=true")
+        .await;
     assert_eq!(status, 404, "a hard delete leaves nothing");
 
     // A subject another schema refers to is not deleted while it does.
     cluster.apply_example("30-money-proto.yaml");
     cluster.wait_for("schema", "shop-money", "Ready");
-    cluster.kubectl_ok(&["patch", "schema", "shop-money", "--type=merge", "-p", r#"{"spec":{"deletionPolicy":"HardDelete"}}"#]);
+    cluster.kubectl_ok(&[
+        "patch",
+        "schema",
+        "shop-money",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"deletionPolicy":"HardDelete"}}"#,
+    ]);
     cluster.wait_converged("schema", "shop-money");
     cluster.apply_example("31-order-proto-v1.yaml");
     cluster.wait_for("schema", "order-proto", "Ready");
     cluster.kubectl_ok(&["delete", "schema", "shop-money", "--wait=false"]);
     cluster.wait_for("schema", "shop-money", "DeletionBlocked");
     let blocked = cluster.get("schema", "shop-money");
-    assert!(condition_field(&blocked, "DeletionBlocked", "message").contains("order-proto"), "{blocked:#}");
+    assert!(
+        condition_field(&blocked, "DeletionBlocked", "message").contains("order-proto"),
+        "{blocked:#}"
+    );
     assert_eq!(cluster.versions("shop-money").await, vec![1]);
+    // The referrer must leave the registry too, not only the cluster.
+    cluster.kubectl_ok(&[
+        "patch",
+        "schema",
+        "order-proto",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"deletionPolicy":"HardDelete"}}"#,
+    ]);
+    cluster.wait_converged("schema", "order-proto");
     cluster.kubectl_ok(&["delete", "schema", "order-proto"]);
     let deadline = Instant::now() + CONVERGE;
-    while !cluster.kubectl(&["get", "schema", "shop-money"]).stderr.windows(9).any(|w| w == b"not found") {
+    while !cluster
+        .kubectl(&["get", "schema", "shop-money"])
+        .stderr
+        .windows(9)
+        .any(|w| w == b"not found")
+    {
         assert!(Instant::now() < deadline, "shop-money was never deleted");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -416,11 +503,18 @@ async fn deletion_honours_each_policy_and_waits_for_referrers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_restart_loses_nothing_and_registers_nothing_twice() {
-    let Some(mut cluster) = Cluster::start("restart", &[]).await else { return };
+    let Some(mut cluster) = Cluster::start("restart", &[]).await else {
+        return;
+    };
     let names: Vec<String> = (0..6).map(|index| format!("s{index}")).collect();
     let mut manifest = String::new();
     for name in &names {
-        manifest.push_str(&avro_schema(name, &format!("{name}-value"), "Retain", r#"{"name":"a","type":"int"}"#));
+        manifest.push_str(&avro_schema(
+            name,
+            &format!("{name}-value"),
+            "Retain",
+            r#"{"name":"a","type":"int"}"#,
+        ));
         manifest.push_str("---\n");
     }
     cluster.apply_text(&manifest);
@@ -433,15 +527,30 @@ async fn an_operator_restart_loses_nothing_and_registers_nothing_twice() {
         cluster.wait_for("schema", name, "Ready");
         let object = cluster.get("schema", name);
         ids.push(object["status"]["id"].as_i64().unwrap());
-        assert_eq!(cluster.versions(&format!("{name}-value")).await, vec![1], "{name} registered once");
+        assert_eq!(
+            cluster.versions(&format!("{name}-value")).await,
+            vec![1],
+            "{name} registered once"
+        );
     }
-    assert_eq!(ids.iter().collect::<std::collections::BTreeSet<_>>().len(), 1, "one schema text, one ID: {ids:?}");
+    assert_eq!(
+        ids.iter().collect::<std::collections::BTreeSet<_>>().len(),
+        1,
+        "one schema text, one ID: {ids:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
-    let Some(cluster) = Cluster::start("drift", &["--resync-seconds", "1"]).await else { return };
-    cluster.apply_text(&avro_schema("orders", "orders-value", "Retain", r#"{"name":"a","type":"int"}"#));
+    let Some(cluster) = Cluster::start("drift", &["--resync-seconds", "1"]).await else {
+        return;
+    };
+    cluster.apply_text(&avro_schema(
+        "orders",
+        "orders-value",
+        "Retain",
+        r#"{"name":"a","type":"int"}"#,
+    ));
     cluster.wait_for("schema", "orders", "Ready");
     let body = serde_json::json!({"schema": r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":0}]}"#});
     let response = reqwest::Client::new()
@@ -453,7 +562,14 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
     assert!(response.status().is_success());
     cluster.wait_for("schema", "orders", "Drifted");
     let object = cluster.get("schema", "orders");
-    assert_eq!(object["status"]["version"], 1, "the Schema still holds version 1: {object:#}");
+    assert_eq!(
+        object["status"]["version"], 1,
+        "the Schema still holds version 1: {object:#}"
+    );
     assert_eq!(condition(&object, "Ready"), Some("True"));
-    assert_eq!(cluster.versions("orders-value").await, vec![1, 2], "nothing was overwritten");
+    assert_eq!(
+        cluster.versions("orders-value").await,
+        vec![1, 2],
+        "nothing was overwritten"
+    );
 }

@@ -111,7 +111,11 @@ impl Context {
                 source,
             })?;
         let schemas = self.schemas.state();
-        Ok(SubjectView::of(subject, schemas.iter().map(AsRef::as_ref), configs.items.iter()))
+        Ok(SubjectView::of(
+            subject,
+            schemas.iter().map(AsRef::as_ref),
+            configs.items.iter(),
+        ))
     }
 
     /// The delay before the next retry of `key`, doubling with each failure in a row.
@@ -184,14 +188,17 @@ pub async fn run(
     let by_config_map = schema_store.clone();
     let by_claim = schema_store.clone();
     let schema_controller = schema_controller
-        // A Schema that changes or goes may release its subject to another claimant.
+        // A Schema that changes or goes may release its subject to another
+        // claimant, or stop referring to a subject whose deletion waits.
         .watches(
             scope.api::<Schema>(&client),
             watcher::Config::default(),
             move |changed: Schema| {
                 let changed_key = ObjectKey::of(&changed.metadata);
                 schemas_where(&by_claim, |schema| {
-                    schema.spec.subject == changed.spec.subject && ObjectKey::of(&schema.metadata) != changed_key
+                    let claims_same = schema.spec.subject == changed.spec.subject;
+                    let referred_to = changed.spec.references.iter().any(|r| r.subject == schema.spec.subject);
+                    (claims_same || referred_to) && ObjectKey::of(&schema.metadata) != changed_key
                 })
             },
         )
@@ -234,11 +241,29 @@ pub async fn run(
         tracing::info!("Shutting down the controllers");
         let _ = shutdown_tx.send(true);
     });
+    // Ready once both kinds can be listed (the API answers and the CRDs are
+    // installed). Not `Store::wait_until_ready`: its one-waker channel would
+    // race the controller's own wait for the same cache.
+    let probe_client = context.client.clone();
+    let probe_scope = context.scope.clone();
     tokio::spawn(async move {
-        let schemas_ready = schema_store.wait_until_ready();
-        let configs_ready = config_store.wait_until_ready();
-        if schemas_ready.await.is_ok() && configs_ready.await.is_ok() {
-            ready();
+        let probe = ListParams::default().limit(1);
+        loop {
+            let schemas = probe_scope.api::<Schema>(&probe_client).list_metadata(&probe).await;
+            let configs = probe_scope
+                .api::<SubjectConfig>(&probe_client)
+                .list_metadata(&probe)
+                .await;
+            match (schemas, configs) {
+                (Ok(_), Ok(_)) => break ready(),
+                (Err(error), _) | (_, Err(error)) => {
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        "Cannot list the custom resources yet"
+                    );
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            }
         }
     });
 

@@ -19,13 +19,22 @@ impl OperatorProcess {
     /// Starts the operator on `data` against `kubeconfig` and waits until it listens.
     pub fn start(kubeconfig: &Path, data: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
-            .args(["operator", "--registry-listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"])
+            .args([
+                "operator",
+                "--registry-listen",
+                "127.0.0.1:0",
+                "--health-listen",
+                "127.0.0.1:0",
+            ])
             .arg("--kubeconfig")
             .arg(kubeconfig)
             .arg("--data")
             .arg(data)
             .args(extra)
-            .env("RUST_LOG", std::env::var("SCHEMAOPS_OPERATOR_LOG").unwrap_or_else(|_| "warn".to_owned()))
+            .env(
+                "RUST_LOG",
+                std::env::var("SCHEMAOPS_OPERATOR_LOG").unwrap_or_else(|_| "warn".to_owned()),
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -39,7 +48,7 @@ impl OperatorProcess {
                 }
             }
         });
-        let mut address = |prefix: &str| {
+        let address = |prefix: &str| {
             let line = receiver
                 .recv_timeout(Duration::from_secs(30))
                 .unwrap_or_else(|_| panic!("the operator prints `{prefix} ADDRESS` within 30 s"));
