@@ -834,6 +834,26 @@ fn kubectl_creates_namespaces_and_objects_in_them() {
         &["get", "namespace", "team-a", "-o", "jsonpath={.metadata.labels}"],
     );
     assert!(labels.contains("team-a"), "{labels}");
+    let http = Http::new(&server);
+    let event = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "orders.1", "namespace": "team-a"},
+        "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "schemaops", "reportingInstance": "test",
+        "action": "Register", "reason": "Registered", "type": "Normal", "note": "registered version 1",
+        "regarding": {"kind": "Schema", "name": "orders", "namespace": "team-a", "apiVersion": "schemaops.dev/v1alpha1"},
+    });
+    let (code, created) = http.send(
+        "POST",
+        "/apis/events.k8s.io/v1/namespaces/team-a/events",
+        "application/json",
+        &event,
+    );
+    assert_eq!(code, 201, "{created}");
+    let events = kubectl(&server, &["get", "events", "-n", "team-a"]);
+    assert!(
+        events.contains("Registered") && events.contains("schema/orders") && events.contains("registered version 1"),
+        "{events}"
+    );
     kubectl(&server, &["delete", "namespace", "team-a"]);
     let gone = kubectl_output(&server, &["get", "schemas", "-A"]);
     assert!(!String::from_utf8_lossy(&gone.stdout).contains("orders"));
@@ -1059,6 +1079,57 @@ mod kube_rs {
             assert_eq!(selected.items.len(), 1);
             assert_eq!(selected.items[0].message.as_deref(), Some("registered version 1"));
             assert_eq!(selected.items[0].reporting_component.as_deref(), Some("schemaops"));
+        });
+    }
+
+    #[test]
+    fn the_metadata_api_and_metadata_watcher_work() {
+        let server = server_with_crds();
+        runtime().block_on(async {
+            let client = client(server.url());
+            let schemas: Api<Schema> = Api::default_namespaced(client.clone());
+            schemas
+                .create(&PostParams::default(), &schema("orders"))
+                .await
+                .expect("create");
+            let metadata = schemas.get_metadata("orders").await.expect("get_metadata");
+            assert_eq!(metadata.metadata.generation, Some(1));
+            let listed = schemas
+                .list_metadata(&ListParams::default())
+                .await
+                .expect("list_metadata");
+            assert_eq!(listed.items.len(), 1);
+            let metadata_api: Api<kube::core::PartialObjectMeta<Schema>> = Api::default_namespaced(client.clone());
+            let mut stream = watcher(metadata_api, watcher::Config::default()).boxed();
+            let mut names = Vec::new();
+            loop {
+                let event = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                    .await
+                    .expect("an event");
+                match event.expect("a stream item").expect("a watch event") {
+                    watcher::Event::InitApply(object) => names.push(object.name_any()),
+                    watcher::Event::InitDone => break,
+                    _ => {}
+                }
+            }
+            assert_eq!(names, ["orders"]);
+            schemas
+                .patch(
+                    "orders",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})),
+                )
+                .await
+                .expect("label");
+            let changed = loop {
+                let event = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                    .await
+                    .expect("a change");
+                if let Some(Ok(watcher::Event::Apply(object))) = event {
+                    break object;
+                }
+            };
+            assert_eq!(changed.labels().get("a").map(String::as_str), Some("b"));
         });
     }
 

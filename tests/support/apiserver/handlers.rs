@@ -252,6 +252,53 @@ fn resource_request(call: &Call, group: &str, version: &str, rest: &[&str]) -> R
     }
 }
 
+/// The shape a client asked for in its Accept header.
+#[derive(Debug, Clone)]
+pub enum Shape {
+    /// The objects themselves.
+    Full,
+    /// `meta.k8s.io/v1` PartialObjectMetadata (kube's metadata API).
+    Metadata,
+    /// A `meta.k8s.io/v1` Table, with `includeObject`.
+    Table(String),
+}
+
+impl Shape {
+    fn of(call: &Call) -> Shape {
+        let accept = call.header(ACCEPT);
+        let first = accept.split(',').next().unwrap_or_default();
+        if first.contains("as=PartialObjectMetadata") {
+            Shape::Metadata
+        } else if table::wants_table(accept) {
+            Shape::Table(call.param("includeObject").unwrap_or("Metadata").to_string())
+        } else {
+            Shape::Full
+        }
+    }
+
+    /// One object in this shape.
+    pub fn one(&self, object: Value, resource: &Resource) -> Value {
+        match self {
+            Shape::Full => object,
+            Shape::Metadata => metadata_only(&object),
+            Shape::Table(include) => table::table(resource, &[object], None, include),
+        }
+    }
+}
+
+/// An object as PartialObjectMetadata.
+pub fn metadata_only(object: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object["metadata"].clone()})
+}
+
+fn respond(call: &Call, code: StatusCode, object: Value, resource: &Resource) -> Response {
+    let shaped = match Shape::of(call) {
+        Shape::Table(_) => object,
+        shape => shape.one(object, resource),
+    };
+    json_response(code, &shaped)
+}
+
 /// An object as it leaves the server, labelled with the version it was asked for.
 pub fn present(mut object: Value, resource: &Resource) -> Value {
     if resource.group == events::GROUP {
@@ -362,11 +409,7 @@ fn get(call: &Call, target: &Target, name: &str) -> Result<Response> {
     let store = call.app.lock();
     let object = store.get(&target.key(name)).ok_or_else(|| target.not_found(name))?;
     let object = present(object.clone(), &target.resource);
-    if table::wants_table(call.header(ACCEPT)) && !target.status {
-        let include = call.param("includeObject").unwrap_or("Metadata");
-        return Ok(ok(&table::table(&target.resource, &[object], None, include)));
-    }
-    Ok(ok(&object))
+    Ok(ok(&Shape::of(call).one(object, &target.resource)))
 }
 
 fn list(call: &Call, target: &Target) -> Result<Response> {
@@ -381,6 +424,7 @@ fn list(call: &Call, target: &Target) -> Result<Response> {
             target.resource.clone(),
             namespace.map(String::from),
             selectors,
+            Shape::of(call),
             call.query,
         );
     }
@@ -392,9 +436,17 @@ fn list(call: &Call, target: &Target) -> Result<Response> {
         .map(|object| present(object.clone(), &target.resource))
         .collect();
     let revision = store.revision();
-    if table::wants_table(call.header(ACCEPT)) {
-        let include = call.param("includeObject").unwrap_or("Metadata");
-        return Ok(ok(&table::table(&target.resource, &items, Some(revision), include)));
+    match Shape::of(call) {
+        Shape::Table(include) => return Ok(ok(&table::table(&target.resource, &items, Some(revision), &include))),
+        Shape::Metadata => {
+            return Ok(ok(&json!({
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": {"resourceVersion": revision.to_string()},
+                "items": items.iter().map(metadata_only).collect::<Vec<_>>(),
+            })));
+        }
+        Shape::Full => {}
     }
     Ok(ok(&json!({
         "kind": format!("{}List", target.resource.kind),
@@ -434,7 +486,12 @@ fn create(call: &Call, target: &Target) -> Result<Response> {
     let mut store = call.app.lock();
     let created = insert_new(&mut store, target, object, dry_run(call))?;
     call.app.notify(&store);
-    Ok(json_response(StatusCode::CREATED, &present(created, &target.resource)))
+    Ok(respond(
+        call,
+        StatusCode::CREATED,
+        present(created, &target.resource),
+        &target.resource,
+    ))
 }
 
 /// Stores a new object: checks its namespace and name, sets the server-owned metadata.
@@ -738,7 +795,12 @@ fn update(call: &Call, target: &Target, name: &str) -> Result<Response> {
     check_revision(target, name, &old, &candidate)?;
     let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
     call.app.notify(&store);
-    Ok(ok(&present(written, &target.resource)))
+    Ok(respond(
+        call,
+        StatusCode::OK,
+        present(written, &target.resource),
+        &target.resource,
+    ))
 }
 
 fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
@@ -795,7 +857,12 @@ fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
     check_revision(target, name, &old, &candidate)?;
     let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
     call.app.notify(&store);
-    Ok(ok(&present(written, &target.resource)))
+    Ok(respond(
+        call,
+        StatusCode::OK,
+        present(written, &target.resource),
+        &target.resource,
+    ))
 }
 
 fn parse_apply_body(body: &[u8]) -> Result<Value> {
@@ -867,7 +934,12 @@ fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
             store.managers.insert(manager_key, paths);
         }
         call.app.notify(&store);
-        return Ok(json_response(StatusCode::CREATED, &present(created, &target.resource)));
+        return Ok(respond(
+            call,
+            StatusCode::CREATED,
+            present(created, &target.resource),
+            &target.resource,
+        ));
     };
     check_revision(target, name, &old, &config)?;
     let previous = store.managers.get(&manager_key).cloned().unwrap_or_default();
@@ -888,7 +960,12 @@ fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
         store.managers.insert(manager_key, paths);
     }
     call.app.notify(&store);
-    Ok(ok(&present(written, &target.resource)))
+    Ok(respond(
+        call,
+        StatusCode::OK,
+        present(written, &target.resource),
+        &target.resource,
+    ))
 }
 
 fn delete_options(body: &[u8]) -> Result<Value> {
@@ -923,7 +1000,12 @@ fn delete(call: &Call, target: &Target, name: &str) -> Result<Response> {
     }
     let result = remove_or_mark(&mut store, target, &key, &old, dry_run(call));
     call.app.notify(&store);
-    Ok(ok(&present(result, &target.resource)))
+    Ok(respond(
+        call,
+        StatusCode::OK,
+        present(result, &target.resource),
+        &target.resource,
+    ))
 }
 
 /// Deletes an object, or, when it has finalizers, marks it with a deletionTimestamp (once).
