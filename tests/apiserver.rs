@@ -307,6 +307,8 @@ fn status_writes_keep_generation_and_identical_writes_change_nothing() {
         created.get("status").is_none(),
         "create drops status when it is a subresource: {created}"
     );
+    assert_eq!(created["spec"]["schemaType"], "AVRO", "the CRD schema's defaults apply");
+    assert_eq!(created["spec"]["deletionPolicy"], "Retain");
 
     let path = format!("{SCHEMAS}/orders/status");
     let (code, written) = http.send("PATCH", &path, "application/merge-patch+json", &ready_status(1, "True"));
@@ -1171,4 +1173,44 @@ mod kube_rs {
             assert_eq!(settled.status.expect("a status").observed_generation, Some(1));
         });
     }
+}
+
+#[test]
+fn kubectl_get_watch_prints_rows_as_they_change() {
+    if !have_kubectl() {
+        return;
+    }
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    create_schema(&http, "orders", &[]);
+    let child = server
+        .kubectl()
+        .args(["get", "schemas", "--watch", "--request-timeout=3s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl get --watch");
+    std::thread::sleep(Duration::from_millis(1200));
+    http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/orders/status"),
+        "application/merge-patch+json",
+        &ready_status(1, "True"),
+    );
+    create_schema(&http, "payments", &[]);
+    let output = child.wait_with_output().expect("kubectl");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("NAME") && lines[0].contains("READY"), "{stdout}");
+    assert!(
+        lines.iter().filter(|line| line.starts_with("NAME")).count() == 1,
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("orders") && line.contains("True")),
+        "{stdout}"
+    );
+    assert!(lines.iter().any(|line| line.starts_with("payments")), "{stdout}");
 }

@@ -563,6 +563,9 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
         }
     }
     fold_string_data(&mut object, resource);
+    if let Some(schema) = &resource.schema {
+        resources::apply_defaults(&mut object, schema);
+    }
     let now = time::now_rfc3339();
     let uid = store.new_uid();
     {
@@ -707,6 +710,9 @@ fn finish_write(
     new["apiVersion"] = old["apiVersion"].clone();
     new["kind"] = old["kind"].clone();
     fold_string_data(&mut new, resource);
+    if let Some(schema) = &resource.schema {
+        resources::apply_defaults(&mut new, schema);
+    }
     if resource.is_crd() {
         let now = time::now_rfc3339();
         new["status"] = resources::crd_status(&new, &now, old.get("status"));
