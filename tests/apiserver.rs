@@ -1209,7 +1209,7 @@ fn kubectl_get_watch_prints_rows_as_they_change() {
     assert!(
         lines
             .iter()
-            .any(|line| line.starts_with("orders") && line.contains("True")),
+            .any(|line| line.starts_with("orders") && line.contains("AVRO") && line.contains("True")),
         "{stdout}"
     );
     assert!(lines.iter().any(|line| line.starts_with("payments")), "{stdout}");
