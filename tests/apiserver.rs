@@ -697,7 +697,26 @@ fn server_side_apply_merges_conditions_by_type_per_manager() {
     let fourth = apply("a", json!({"conditions": []}));
     assert_eq!(types(&fourth), ["Synced"]);
     assert_eq!(fourth["metadata"]["generation"], 1);
-    let same = apply("b", json!({"conditions": [condition("Synced", "True")]}));
+    // Without force, changing a field another manager applied is a conflict; with force it is taken over.
+    let body = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"name": "orders"},
+        "status": {"conditions": [condition("Synced", "False")]}});
+    let (code, conflict) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/orders/status?fieldManager=c&force=false"),
+        "application/apply-patch+yaml",
+        &body,
+    );
+    assert_eq!(code, 409, "{conflict}");
+    assert_eq!(conflict["reason"], "Conflict");
+    assert!(
+        conflict["message"].as_str().unwrap().contains(r#"conflict with "b""#),
+        "{conflict}"
+    );
+    let taken = apply("c", json!({"conditions": [condition("Synced", "False")]}));
+    assert_eq!(taken["status"]["conditions"][0]["status"], "False");
+    let back = apply("b", json!({"conditions": []}));
+    assert_eq!(types(&back), ["Synced"], "b no longer owns the condition c took over");
+    let same = apply("c", json!({"conditions": [condition("Synced", "False")]}));
     assert_eq!(
         resource_version(&same),
         resource_version(&fourth),

@@ -254,3 +254,38 @@ pub fn apply(
     merge(&mut object, config, &mut Vec::new(), list_maps);
     (object, applied)
 }
+
+/// The value at a field path.
+pub fn lookup<'a>(value: &'a Value, path: &[Segment]) -> Option<&'a Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(value);
+    };
+    let next = match (value, first) {
+        (Value::Object(fields), Segment::Field(name)) => fields.get(name)?,
+        (Value::Array(items), Segment::Item(key)) => {
+            let key: Map<String, Value> = serde_json::from_str(key).ok()?;
+            items.iter().find(|item| matches_key(item, &key))?
+        }
+        _ => return None,
+    };
+    lookup(next, rest)
+}
+
+/// A field path as Kubernetes prints it in conflicts: `.spec.schema`, `.status.conditions[type="Ready"]`.
+pub fn display(path: &[Segment]) -> String {
+    let mut text = String::new();
+    for segment in path {
+        match segment {
+            Segment::Field(name) => {
+                text.push('.');
+                text.push_str(name);
+            }
+            Segment::Item(key) => {
+                let key: Map<String, Value> = serde_json::from_str(key).unwrap_or_default();
+                let parts: Vec<String> = key.iter().map(|(name, value)| format!("{name}={value}")).collect();
+                text.push_str(&format!("[{}]", parts.join(",")));
+            }
+        }
+    }
+    text
+}

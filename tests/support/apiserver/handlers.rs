@@ -949,21 +949,76 @@ fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
     };
     check_revision(target, name, &old, &config)?;
     let previous = store.managers.get(&manager_key).cloned().unwrap_or_default();
-    let others: Vec<BTreeSet<FieldPath>> = store
+    let mut others: Vec<((ObjectKey, String, String), BTreeSet<FieldPath>)> = store
         .managers
         .iter()
         .filter(|((object, manager, subresource), _)| {
             *object == key && !(manager == &manager_key.1 && subresource == &manager_key.2)
         })
-        .map(|(_, paths)| paths.clone())
+        .map(|(owner, paths)| (owner.clone(), paths.clone()))
         .collect();
-    let others: Vec<&BTreeSet<FieldPath>> = others.iter().collect();
     let view = present(old.clone(), &target.resource);
-    let (candidate, paths) = apply::apply(&view, &config, &list_maps, &previous, &others, in_scope);
+    // Fields another apply manager owns with a different value conflict, unless forced; forcing
+    // takes them over.
+    let force = call.param("force") == Some("true");
+    let mut conflicts = Vec::new();
+    for path in apply::leaf_paths(&config, &list_maps)
+        .into_iter()
+        .filter(|path| in_scope(path))
+    {
+        for ((_, owner, _), owned) in &mut others {
+            let contested: Vec<FieldPath> = owned
+                .iter()
+                .filter(|other| apply::overlaps(&path, other))
+                .cloned()
+                .collect();
+            for other in contested {
+                if apply::lookup(&view, &other) != apply::lookup(&config, &other) {
+                    conflicts.push((owner.clone(), apply::display(&other)));
+                    owned.remove(&other);
+                }
+            }
+        }
+    }
+    if !conflicts.is_empty() && !force {
+        conflicts.sort();
+        conflicts.dedup();
+        let listed: Vec<String> = conflicts
+            .iter()
+            .map(|(owner, field)| format!("conflict with {owner:?}: {field}"))
+            .collect();
+        let count = conflicts.len();
+        let mut error = ApiError::new(
+            409,
+            "Conflict",
+            format!(
+                "Apply failed with {count} conflict{}: {}",
+                if count == 1 { "" } else { "s" },
+                listed.join("\n")
+            ),
+        )
+        .about(name, &target.resource.group, &target.resource.plural);
+        if let Some(details) = error.details.as_mut() {
+            details["causes"] = Value::Array(
+                conflicts
+                    .iter()
+                    .map(|(owner, field)| {
+                        json!({"type": "FieldManagerConflict", "message": format!("conflict with {owner:?}"), "field": field})
+                    })
+                    .collect(),
+            );
+        }
+        return Err(error);
+    }
+    let other_sets: Vec<&BTreeSet<FieldPath>> = others.iter().map(|(_, paths)| paths).collect();
+    let (candidate, paths) = apply::apply(&view, &config, &list_maps, &previous, &other_sets, in_scope);
     let candidate = to_storage(candidate, &target.resource);
     let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
     if !dry_run(call) && store.get(&key).is_some() {
         store.managers.insert(manager_key, paths);
+        for (owner, owned) in others {
+            store.managers.insert(owner, owned);
+        }
     }
     call.app.notify(&store);
     Ok(respond(
