@@ -719,7 +719,7 @@ fn server_side_apply_merges_conditions_by_type_per_manager() {
     let same = apply("c", json!({"conditions": [condition("Synced", "False")]}));
     assert_eq!(
         resource_version(&same),
-        resource_version(&fourth),
+        resource_version(&back),
         "an identical apply is a no-op"
     );
 
