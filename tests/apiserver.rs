@@ -201,6 +201,14 @@ fn kubectl_applies_the_crds_and_lists_their_resources() {
     assert!(resources.contains("sch"), "{resources}");
     let again = kubectl(&server, &["apply", "-f", &crds_dir()]);
     assert!(again.contains("unchanged"), "{again}");
+    // An edited CRD is patched (kubectl sends a strategic merge patch for this built-in kind).
+    let edited = std::fs::read_to_string(format!("{}schema.yaml", crds_dir()))
+        .expect("crds/schema.yaml")
+        .replace("    - sch\n", "    - sch\n    - kschema\n");
+    let configured = kubectl_stdin(&server, &["apply", "-f", "-"], &edited);
+    assert!(configured.contains("configured"), "{configured}");
+    let resources = kubectl(&server, &["api-resources", "--api-group=schemaops.dev"]);
+    assert!(resources.contains("kschema"), "{resources}");
     let crd = kubectl(&server, &["get", "crd", "schemas.schemaops.dev", "-o", "json"]);
     let crd: Value = serde_json::from_str(&crd).expect("JSON");
     let conditions = crd["status"]["conditions"].as_array().expect("conditions");
@@ -209,6 +217,8 @@ fn kubectl_applies_the_crds_and_lists_their_resources() {
             .iter()
             .any(|condition| condition["type"] == "Established" && condition["status"] == "True")
     );
+    assert_eq!(crd["metadata"]["generation"], 2);
+    assert_eq!(crd["status"]["acceptedNames"]["shortNames"], json!(["sch", "kschema"]));
 }
 
 #[test]
