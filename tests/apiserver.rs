@@ -798,6 +798,39 @@ fn errors_are_status_objects() {
     let (code, exists) = http.send("POST", SCHEMAS, "application/json", &duplicate);
     assert_eq!((code, exists["reason"].as_str()), (409, Some("AlreadyExists")));
 
+    // Owned objects are collected with their owner.
+    let owner = create_schema(&http, "owner", &[]);
+    let owned = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owned", "ownerReferences": [{
+        "apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "name": "owner", "uid": owner["metadata"]["uid"],
+    }]}});
+    assert_eq!(
+        http.send(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            "application/json",
+            &owned
+        )
+        .0,
+        201
+    );
+    assert_eq!(
+        http.send("DELETE", &format!("{SCHEMAS}/owner"), "", &Value::Null).0,
+        200
+    );
+    assert_eq!(http.get("/api/v1/namespaces/default/configmaps/owned").0, 404);
+
+    // Custom resources take no strategic merge patch.
+    let (code, unsupported) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/twice"),
+        "application/strategic-merge-patch+json",
+        &json!({}),
+    );
+    assert_eq!(
+        (code, unsupported["reason"].as_str()),
+        (415, Some("UnsupportedMediaType"))
+    );
+
     // Deleting a CRD removes its objects and its kind.
     assert_eq!(
         http.send(

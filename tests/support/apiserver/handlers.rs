@@ -758,9 +758,9 @@ fn remove_object(store: &mut Store, key: &ObjectKey, last: &Value) -> Value {
     if key.group == resources::CRD_GROUP && key.plural == resources::CRD_PLURAL {
         let group = last["spec"]["group"].as_str().unwrap_or_default().to_string();
         let plural = last["spec"]["names"]["plural"].as_str().unwrap_or_default().to_string();
-        dependents = store.keys_where(|other| other.group == group && other.plural == plural);
+        dependents = store.keys_where(|other, _| other.group == group && other.plural == plural);
     } else if key.group.is_empty() && key.plural == "namespaces" {
-        dependents = store.keys_where(|other| other.namespace == key.name);
+        dependents = store.keys_where(|other, _| other.namespace == key.name);
     }
     for dependent in dependents {
         if let Some(object) = store.get(&dependent).cloned() {
@@ -771,6 +771,19 @@ fn remove_object(store: &mut Store, key: &ObjectKey, last: &Value) -> Value {
     let mut last = last.clone();
     last["metadata"]["resourceVersion"] = json!(revision.to_string());
     store.remove(key, last.clone(), revision);
+    // The garbage collector, done at once: objects owned by this one go too (background propagation).
+    if let Some(uid) = text(&last, "/metadata/uid") {
+        let owned = store.keys_where(|_, object| {
+            object["metadata"]["ownerReferences"]
+                .as_array()
+                .is_some_and(|owners| owners.iter().any(|owner| owner["uid"] == uid))
+        });
+        for dependent in owned {
+            if let Some(object) = store.get(&dependent).cloned() {
+                delete_object(store, &dependent, &object);
+            }
+        }
+    }
     last
 }
 
@@ -837,7 +850,7 @@ fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
             return Err(ApiError::new(
                 415,
                 "UnsupportedMediaType",
-                "strategic merge patch is not supported for custom resources; use a merge patch or a JSON patch",
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
             ));
         }
         "application/strategic-merge-patch+json" => {
@@ -1059,7 +1072,7 @@ fn delete(call: &Call, target: &Target, name: &str) -> Result<Response> {
     {
         return Err(target.conflict(name));
     }
-    let result = remove_or_mark(&mut store, target, &key, &old, dry_run(call));
+    let result = remove_or_mark(&mut store, &key, &old, dry_run(call));
     call.app.notify(&store);
     Ok(respond(
         call,
@@ -1070,10 +1083,17 @@ fn delete(call: &Call, target: &Target, name: &str) -> Result<Response> {
 }
 
 /// Deletes an object, or, when it has finalizers, marks it with a deletionTimestamp (once).
-fn remove_or_mark(store: &mut Store, target: &Target, key: &ObjectKey, old: &Value, dry_run: bool) -> Value {
+fn remove_or_mark(store: &mut Store, key: &ObjectKey, old: &Value, dry_run: bool) -> Value {
     if dry_run {
-        return old.clone();
+        old.clone()
+    } else {
+        delete_object(store, key, old)
     }
+}
+
+/// Deletes an object, or marks it with a deletionTimestamp (once) when it has finalizers; the mark
+/// bumps generation, as the real server does.
+fn delete_object(store: &mut Store, key: &ObjectKey, old: &Value) -> Value {
     if finalizers(old).is_empty() {
         return remove_object(store, key, old);
     }
@@ -1088,7 +1108,7 @@ fn remove_or_mark(store: &mut Store, target: &Target, key: &ObjectKey, old: &Val
     }
     let revision = store.next_revision();
     marked["metadata"]["resourceVersion"] = json!(revision.to_string());
-    store.put(target.key(&key.name), marked.clone(), revision);
+    store.put(key.clone(), marked.clone(), revision);
     marked
 }
 
@@ -1106,7 +1126,7 @@ fn delete_collection(call: &Call, target: &Target) -> Result<Response> {
     for object in doomed {
         let key = target.key(object["metadata"]["name"].as_str().unwrap_or_default());
         items.push(present(
-            remove_or_mark(&mut store, target, &key, &object, dry_run(call)),
+            remove_or_mark(&mut store, &key, &object, dry_run(call)),
             &target.resource,
         ));
     }

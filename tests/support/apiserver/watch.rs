@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::App;
 use super::handlers::{Shape, present};
-use super::resources::Resource;
+use super::resources::{self, Resource};
 use super::selectors::Selectors;
 use super::status::ApiError;
 use super::store::{Change, ChangeKind};
@@ -175,9 +175,13 @@ pub fn serve(
         ticker.tick().await;
         loop {
             changes.borrow_and_update();
-            let batch = {
+            let (batch, served) = {
                 let store = app.lock();
-                store.changes_since(last).ok_or_else(|| expired(last, store.revision()))
+                let resource = &scope.resource;
+                (
+                    store.changes_since(last).ok_or_else(|| expired(last, store.revision())),
+                    resources::find(&store, &resource.group, &resource.version, &resource.plural).is_some(),
+                )
             };
             match batch {
                 Err(error) => {
@@ -194,6 +198,10 @@ pub fn serve(
                         }
                     }
                 }
+            }
+            // The watch of a kind whose CRD is gone ends, as on the real server.
+            if !served {
+                return;
             }
             tokio::select! {
                 changed = changes.changed() => if changed.is_err() { return },
