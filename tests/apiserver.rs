@@ -470,6 +470,10 @@ fn finalizers_hold_deletion_until_removed() {
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["type"], "DELETED");
     assert_eq!(events[0]["object"]["metadata"]["name"], "held");
+    assert!(
+        events[0]["object"]["metadata"].get("finalizers").is_none(),
+        "empty finalizers are dropped"
+    );
     assert_eq!(http.get(&format!("{SCHEMAS}/held")).0, 404);
 
     create_schema(&http, "plain", &[]);

@@ -336,6 +336,33 @@ fn parse_body(call: &Call) -> Result<Value> {
     parse_object(call.body)
 }
 
+/// Drops empty metadata lists and maps (finalizers, labels, annotations, owner references), as the
+/// real server's round trip through `ObjectMeta` (`omitempty`) does. kube-runtime's finalizer helper
+/// relies on it: it tests `/metadata/finalizers` for null when there are none.
+fn normalize_metadata(object: &mut Value) {
+    if let Some(metadata) = object["metadata"].as_object_mut() {
+        metadata.retain(|name, value| {
+            let empty = match value {
+                Value::Array(items) => items.is_empty(),
+                Value::Object(fields) => fields.is_empty(),
+                Value::Null => true,
+                _ => false,
+            };
+            !(empty
+                && matches!(
+                    name.as_str(),
+                    "finalizers"
+                        | "labels"
+                        | "annotations"
+                        | "ownerReferences"
+                        | "managedFields"
+                        | "generateName"
+                        | "creationTimestamp"
+                ))
+        });
+    }
+}
+
 /// Moves a Secret's write-only `stringData` into `data`, base64-encoded.
 fn fold_string_data(object: &mut Value, resource: &Resource) {
     use base64::Engine;
@@ -563,6 +590,7 @@ fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bo
         }
     }
     fold_string_data(&mut object, resource);
+    normalize_metadata(&mut object);
     if let Some(schema) = &resource.schema {
         resources::apply_defaults(&mut object, schema);
     }
@@ -710,6 +738,11 @@ fn finish_write(
     new["apiVersion"] = old["apiVersion"].clone();
     new["kind"] = old["kind"].clone();
     fold_string_data(&mut new, resource);
+    normalize_metadata(&mut new);
+    if resource.is_namespace() {
+        // A namespace's finalizers change through `/finalize` only.
+        new["spec"] = old["spec"].clone();
+    }
     if let Some(schema) = &resource.schema {
         resources::apply_defaults(&mut new, schema);
     }

@@ -121,7 +121,7 @@ fn builtin(
 /// The built-in kinds.
 pub fn builtins() -> Vec<Resource> {
     vec![
-        builtin("", "v1", "namespaces", "Namespace", false, &["ns"], false),
+        builtin("", "v1", "namespaces", "Namespace", false, &["ns"], true),
         builtin("", "v1", "configmaps", "ConfigMap", true, &["cm"], false),
         builtin("", "v1", "secrets", "Secret", true, &[], false),
         builtin("", "v1", "events", "Event", true, &["ev"], false),
