@@ -210,6 +210,11 @@ fn kubectl_applies_the_crds_and_lists_their_resources() {
     let resources = kubectl(&server, &["api-resources", "--api-group=schemaops.dev"]);
     assert!(resources.contains("kschema"), "{resources}");
     let crd = kubectl(&server, &["get", "crd", "schemas.schemaops.dev", "-o", "json"]);
+    let crds = kubectl(&server, &["get", "crds"]);
+    assert!(
+        crds.starts_with("NAME") && crds.contains("CREATED AT") && crds.contains("subjectconfigs.schemaops.dev"),
+        "{crds}"
+    );
     let crd: Value = serde_json::from_str(&crd).expect("JSON");
     let conditions = crd["status"]["conditions"].as_array().expect("conditions");
     assert!(

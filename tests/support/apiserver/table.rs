@@ -143,6 +143,12 @@ fn builtin_columns(resource: &Resource) -> Vec<Value> {
             columns.push(column("Data", "integer", "", "Data contains the secret data.", 0));
         }
         ("coordination.k8s.io", "leases") => columns.push(column("Holder", "string", "", "The holder of the lease", 0)),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            return vec![
+                column("Name", "string", "name", NAME_DESCRIPTION, 0),
+                column("Created At", "date", "", AGE_DESCRIPTION, 0),
+            ];
+        }
         (_, "events") => {
             return vec![
                 column("Last Seen", "string", "", "When the event was last seen", 0),
@@ -169,6 +175,10 @@ fn builtin_cells(resource: &Resource, object: &Value, now: i64) -> Vec<Value> {
             cells.push(json!(count(&object["data"])));
         }
         ("coordination.k8s.io", "leases") => cells.push(object["spec"]["holderIdentity"].clone()),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            cells.push(object["metadata"]["creationTimestamp"].clone());
+            return cells;
+        }
         (_, "events") => {
             let seen = events::last_seen(object).and_then(time::parse_rfc3339);
             let about = if object["regarding"].is_object() {
