@@ -1156,6 +1156,31 @@ mod kube_rs {
     }
 
     #[test]
+    fn the_kubeconfig_works_for_kube_clients() {
+        let server = server_with_crds();
+        runtime().block_on(async {
+            let kubeconfig = kube::config::Kubeconfig::read_from(server.kubeconfig()).expect("the kubeconfig");
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("a config");
+            assert_eq!(config.default_namespace, "default");
+            assert_eq!(config.cluster_url.to_string().trim_end_matches('/'), server.url());
+            let client = Client::try_from(config).expect("a client");
+            let version = client.apiserver_version().await.expect("/version");
+            assert_eq!(version.git_version, "v1.32.0");
+            let schemas: Api<Schema> = Api::default_namespaced(client);
+            assert!(
+                schemas
+                    .list(&ListParams::default())
+                    .await
+                    .expect("list")
+                    .items
+                    .is_empty()
+            );
+        });
+    }
+
+    #[test]
     fn the_metadata_api_and_metadata_watcher_work() {
         let server = server_with_crds();
         runtime().block_on(async {

@@ -201,11 +201,16 @@ impl Target {
     }
 
     fn invalid(&self, name: &str, message: &str) -> ApiError {
-        ApiError::invalid(format!(
-            "{}.{} {name:?} is invalid: {message}",
-            self.resource.kind, self.resource.group
-        ))
-        .about(name, &self.resource.group, &self.resource.plural)
+        let kind = if self.resource.group.is_empty() {
+            self.resource.kind.clone()
+        } else {
+            format!("{}.{}", self.resource.kind, self.resource.group)
+        };
+        ApiError::invalid(format!("{kind} {name:?} is invalid: {message}")).about(
+            name,
+            &self.resource.group,
+            &self.resource.plural,
+        )
     }
 }
 
