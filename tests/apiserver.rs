@@ -908,12 +908,24 @@ fn kubectl_creates_namespaces_and_objects_in_them() {
     );
     assert!(labels.contains("team-a"), "{labels}");
     let http = Http::new(&server);
+    let uid = kubectl(
+        &server,
+        &[
+            "get",
+            "schema",
+            "orders",
+            "-n",
+            "team-a",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ],
+    );
     let event = json!({
         "apiVersion": "events.k8s.io/v1", "kind": "Event",
         "metadata": {"name": "orders.1", "namespace": "team-a"},
         "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "schemaops", "reportingInstance": "test",
         "action": "Register", "reason": "Registered", "type": "Normal", "note": "registered version 1",
-        "regarding": {"kind": "Schema", "name": "orders", "namespace": "team-a", "apiVersion": "schemaops.dev/v1alpha1"},
+        "regarding": {"kind": "Schema", "name": "orders", "namespace": "team-a", "apiVersion": "schemaops.dev/v1alpha1", "uid": uid},
     });
     let (code, created) = http.send(
         "POST",
@@ -926,6 +938,15 @@ fn kubectl_creates_namespaces_and_objects_in_them() {
     assert!(
         events.contains("Registered") && events.contains("schema/orders") && events.contains("registered version 1"),
         "{events}"
+    );
+    let described = kubectl(&server, &["describe", "schema", "orders", "-n", "team-a"]);
+    assert!(
+        described.contains("Subject:") && described.contains("orders-value"),
+        "{described}"
+    );
+    assert!(
+        described.contains("Normal  Registered") && described.contains("registered version 1"),
+        "{described}"
     );
     kubectl(&server, &["delete", "namespace", "team-a"]);
     let gone = kubectl_output(&server, &["get", "schemas", "-A"]);
