@@ -273,3 +273,48 @@ pub fn table(resource: &Resource, objects: &[Value], list_revision: Option<u64>,
         "rows": rows,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn printer_column_paths_evaluate() {
+        let object = json!({
+            "spec": {"subject": "orders-value"},
+            "status": {"version": 3, "conditions": [
+                {"type": "Synced", "status": "False"},
+                {"type": "Ready", "status": "True", "reason": "Registered"},
+            ]},
+        });
+        assert_eq!(evaluate(&object, ".spec.subject"), [json!("orders-value")]);
+        assert_eq!(evaluate(&object, ".status.version"), [json!(3)]);
+        assert_eq!(
+            evaluate(&object, r#".status.conditions[?(@.type=="Ready")].status"#),
+            [json!("True")]
+        );
+        assert_eq!(
+            evaluate(&object, ".status.conditions[?(@.type=='Ready')].reason"),
+            [json!("Registered")]
+        );
+        assert_eq!(evaluate(&object, ".status.conditions[0].type"), [json!("Synced")]);
+        assert_eq!(
+            evaluate(&object, ".status.conditions[*].type"),
+            [json!("Synced"), json!("Ready")]
+        );
+        assert!(evaluate(&object, ".status.id").is_empty());
+    }
+
+    #[test]
+    fn accept_headers_asking_for_tables_are_recognized() {
+        assert!(wants_table(
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+        ));
+        assert!(!wants_table("application/json"));
+        assert!(!wants_table(
+            "application/json, application/json;as=Table;v=v1;g=meta.k8s.io"
+        ));
+    }
+}
