@@ -251,6 +251,10 @@ fn kubectl_applies_gets_and_edits_a_schema() {
     assert_eq!(row.split_whitespace().count(), 4, "{table}");
     let age = row.split_whitespace().last().unwrap_or_default();
     assert!(matches!(age, "0s" | "1s" | "2s" | "3s"), "{table}");
+    let category = kubectl(&server, &["get", "schemaops"]);
+    assert!(category.contains("schema.schemaops.dev/orders"), "{category}");
+    let short = kubectl(&server, &["get", "sch", "-o", "name"]);
+    assert_eq!(short.trim(), "schema.schemaops.dev/orders");
     let single = kubectl(&server, &["get", "schema", "orders"]);
     assert!(single.contains("orders-value"), "{single}");
 
