@@ -28,6 +28,7 @@
 #![allow(dead_code)]
 
 mod apply;
+mod body;
 mod discovery;
 mod events;
 mod handlers;
@@ -40,7 +41,9 @@ mod status;
 mod store;
 mod table;
 mod time;
+mod verbs;
 mod watch;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
