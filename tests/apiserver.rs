@@ -201,7 +201,20 @@ fn kubectl_applies_the_crds_and_lists_their_resources() {
     assert!(resources.contains("sch"), "{resources}");
     let again = kubectl(&server, &["apply", "-f", &crds_dir()]);
     assert!(again.contains("unchanged"), "{again}");
+    // An edited CRD is patched (kubectl sends a strategic merge patch for this built-in kind).
+    let edited = std::fs::read_to_string(format!("{}schema.yaml", crds_dir()))
+        .expect("crds/schema.yaml")
+        .replace("    - sch\n", "    - sch\n    - kschema\n");
+    let configured = kubectl_stdin(&server, &["apply", "-f", "-"], &edited);
+    assert!(configured.contains("configured"), "{configured}");
+    let resources = kubectl(&server, &["api-resources", "--api-group=schemaops.dev"]);
+    assert!(resources.contains("kschema"), "{resources}");
     let crd = kubectl(&server, &["get", "crd", "schemas.schemaops.dev", "-o", "json"]);
+    let crds = kubectl(&server, &["get", "crds"]);
+    assert!(
+        crds.starts_with("NAME") && crds.contains("CREATED AT") && crds.contains("subjectconfigs.schemaops.dev"),
+        "{crds}"
+    );
     let crd: Value = serde_json::from_str(&crd).expect("JSON");
     let conditions = crd["status"]["conditions"].as_array().expect("conditions");
     assert!(
@@ -209,6 +222,8 @@ fn kubectl_applies_the_crds_and_lists_their_resources() {
             .iter()
             .any(|condition| condition["type"] == "Established" && condition["status"] == "True")
     );
+    assert_eq!(crd["metadata"]["generation"], 2);
+    assert_eq!(crd["status"]["acceptedNames"]["shortNames"], json!(["sch", "kschema"]));
 }
 
 #[test]
@@ -236,6 +251,10 @@ fn kubectl_applies_gets_and_edits_a_schema() {
     assert_eq!(row.split_whitespace().count(), 4, "{table}");
     let age = row.split_whitespace().last().unwrap_or_default();
     assert!(matches!(age, "0s" | "1s" | "2s" | "3s"), "{table}");
+    let category = kubectl(&server, &["get", "schemaops"]);
+    assert!(category.contains("schema.schemaops.dev/orders"), "{category}");
+    let short = kubectl(&server, &["get", "sch", "-o", "name"]);
+    assert_eq!(short.trim(), "schema.schemaops.dev/orders");
     let single = kubectl(&server, &["get", "schema", "orders"]);
     assert!(single.contains("orders-value"), "{single}");
 
@@ -307,6 +326,8 @@ fn status_writes_keep_generation_and_identical_writes_change_nothing() {
         created.get("status").is_none(),
         "create drops status when it is a subresource: {created}"
     );
+    assert_eq!(created["spec"]["schemaType"], "AVRO", "the CRD schema's defaults apply");
+    assert_eq!(created["spec"]["deletionPolicy"], "Retain");
 
     let path = format!("{SCHEMAS}/orders/status");
     let (code, written) = http.send("PATCH", &path, "application/merge-patch+json", &ready_status(1, "True"));
@@ -458,6 +479,10 @@ fn finalizers_hold_deletion_until_removed() {
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0]["type"], "DELETED");
     assert_eq!(events[0]["object"]["metadata"]["name"], "held");
+    assert!(
+        events[0]["object"]["metadata"].get("finalizers").is_none(),
+        "empty finalizers are dropped"
+    );
     assert_eq!(http.get(&format!("{SCHEMAS}/held")).0, 404);
 
     create_schema(&http, "plain", &[]);
@@ -695,10 +720,29 @@ fn server_side_apply_merges_conditions_by_type_per_manager() {
     let fourth = apply("a", json!({"conditions": []}));
     assert_eq!(types(&fourth), ["Synced"]);
     assert_eq!(fourth["metadata"]["generation"], 1);
-    let same = apply("b", json!({"conditions": [condition("Synced", "True")]}));
+    // Without force, changing a field another manager applied is a conflict; with force it is taken over.
+    let body = json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "metadata": {"name": "orders"},
+        "status": {"conditions": [condition("Synced", "False")]}});
+    let (code, conflict) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/orders/status?fieldManager=c&force=false"),
+        "application/apply-patch+yaml",
+        &body,
+    );
+    assert_eq!(code, 409, "{conflict}");
+    assert_eq!(conflict["reason"], "Conflict");
+    assert!(
+        conflict["message"].as_str().unwrap().contains(r#"conflict with "b""#),
+        "{conflict}"
+    );
+    let taken = apply("c", json!({"conditions": [condition("Synced", "False")]}));
+    assert_eq!(taken["status"]["conditions"][0]["status"], "False");
+    let back = apply("b", json!({"conditions": []}));
+    assert_eq!(types(&back), ["Synced"], "b no longer owns the condition c took over");
+    let same = apply("c", json!({"conditions": [condition("Synced", "False")]}));
     assert_eq!(
         resource_version(&same),
-        resource_version(&fourth),
+        resource_version(&back),
         "an identical apply is a no-op"
     );
 
@@ -767,6 +811,39 @@ fn errors_are_status_objects() {
     let (code, exists) = http.send("POST", SCHEMAS, "application/json", &duplicate);
     assert_eq!((code, exists["reason"].as_str()), (409, Some("AlreadyExists")));
 
+    // Owned objects are collected with their owner.
+    let owner = create_schema(&http, "owner", &[]);
+    let owned = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owned", "ownerReferences": [{
+        "apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema", "name": "owner", "uid": owner["metadata"]["uid"],
+    }]}});
+    assert_eq!(
+        http.send(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            "application/json",
+            &owned
+        )
+        .0,
+        201
+    );
+    assert_eq!(
+        http.send("DELETE", &format!("{SCHEMAS}/owner"), "", &Value::Null).0,
+        200
+    );
+    assert_eq!(http.get("/api/v1/namespaces/default/configmaps/owned").0, 404);
+
+    // Custom resources take no strategic merge patch.
+    let (code, unsupported) = http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/twice"),
+        "application/strategic-merge-patch+json",
+        &json!({}),
+    );
+    assert_eq!(
+        (code, unsupported["reason"].as_str()),
+        (415, Some("UnsupportedMediaType"))
+    );
+
     // Deleting a CRD removes its objects and its kind.
     assert_eq!(
         http.send(
@@ -834,6 +911,47 @@ fn kubectl_creates_namespaces_and_objects_in_them() {
         &["get", "namespace", "team-a", "-o", "jsonpath={.metadata.labels}"],
     );
     assert!(labels.contains("team-a"), "{labels}");
+    let http = Http::new(&server);
+    let uid = kubectl(
+        &server,
+        &[
+            "get",
+            "schema",
+            "orders",
+            "-n",
+            "team-a",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ],
+    );
+    let event = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "orders.1", "namespace": "team-a"},
+        "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "schemaops", "reportingInstance": "test",
+        "action": "Register", "reason": "Registered", "type": "Normal", "note": "registered version 1",
+        "regarding": {"kind": "Schema", "name": "orders", "namespace": "team-a", "apiVersion": "schemaops.dev/v1alpha1", "uid": uid},
+    });
+    let (code, created) = http.send(
+        "POST",
+        "/apis/events.k8s.io/v1/namespaces/team-a/events",
+        "application/json",
+        &event,
+    );
+    assert_eq!(code, 201, "{created}");
+    let events = kubectl(&server, &["get", "events", "-n", "team-a"]);
+    assert!(
+        events.contains("Registered") && events.contains("schema/orders") && events.contains("registered version 1"),
+        "{events}"
+    );
+    let described = kubectl(&server, &["describe", "schema", "orders", "-n", "team-a"]);
+    assert!(
+        described.contains("Subject:") && described.contains("orders-value"),
+        "{described}"
+    );
+    assert!(
+        described.contains("Normal  Registered") && described.contains("registered version 1"),
+        "{described}"
+    );
     kubectl(&server, &["delete", "namespace", "team-a"]);
     let gone = kubectl_output(&server, &["get", "schemas", "-A"]);
     assert!(!String::from_utf8_lossy(&gone.stdout).contains("orders"));
@@ -1063,6 +1181,82 @@ mod kube_rs {
     }
 
     #[test]
+    fn the_kubeconfig_works_for_kube_clients() {
+        let server = server_with_crds();
+        runtime().block_on(async {
+            let kubeconfig = kube::config::Kubeconfig::read_from(server.kubeconfig()).expect("the kubeconfig");
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("a config");
+            assert_eq!(config.default_namespace, "default");
+            assert_eq!(config.cluster_url.to_string().trim_end_matches('/'), server.url());
+            let client = Client::try_from(config).expect("a client");
+            let version = client.apiserver_version().await.expect("/version");
+            assert_eq!(version.git_version, "v1.32.0");
+            let schemas: Api<Schema> = Api::default_namespaced(client);
+            assert!(
+                schemas
+                    .list(&ListParams::default())
+                    .await
+                    .expect("list")
+                    .items
+                    .is_empty()
+            );
+        });
+    }
+
+    #[test]
+    fn the_metadata_api_and_metadata_watcher_work() {
+        let server = server_with_crds();
+        runtime().block_on(async {
+            let client = client(server.url());
+            let schemas: Api<Schema> = Api::default_namespaced(client.clone());
+            schemas
+                .create(&PostParams::default(), &schema("orders"))
+                .await
+                .expect("create");
+            let metadata = schemas.get_metadata("orders").await.expect("get_metadata");
+            assert_eq!(metadata.metadata.generation, Some(1));
+            let listed = schemas
+                .list_metadata(&ListParams::default())
+                .await
+                .expect("list_metadata");
+            assert_eq!(listed.items.len(), 1);
+            let metadata_api: Api<kube::core::PartialObjectMeta<Schema>> = Api::default_namespaced(client.clone());
+            let mut stream = watcher(metadata_api, watcher::Config::default()).boxed();
+            let mut names = Vec::new();
+            loop {
+                let event = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                    .await
+                    .expect("an event");
+                match event.expect("a stream item").expect("a watch event") {
+                    watcher::Event::InitApply(object) => names.push(object.name_any()),
+                    watcher::Event::InitDone => break,
+                    _ => {}
+                }
+            }
+            assert_eq!(names, ["orders"]);
+            schemas
+                .patch(
+                    "orders",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})),
+                )
+                .await
+                .expect("label");
+            let changed = loop {
+                let event = tokio::time::timeout(Duration::from_secs(5), stream.next())
+                    .await
+                    .expect("a change");
+                if let Some(Ok(watcher::Event::Apply(object))) = event {
+                    break object;
+                }
+            };
+            assert_eq!(changed.labels().get("a").map(String::as_str), Some("b"));
+        });
+    }
+
+    #[test]
     fn a_controller_settles_when_its_status_writes_change_nothing() {
         let server = server_with_crds();
         runtime().block_on(async {
@@ -1093,11 +1287,65 @@ mod kube_rs {
                     context,
                 )
                 .for_each(|_| async {});
-            let _ = tokio::time::timeout(Duration::from_secs(2), controller).await;
+            let running = tokio::spawn(controller);
+            // Wait for the status to land, then give a looping controller time to show itself.
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+            loop {
+                let current = schemas.get("orders").await.expect("get");
+                if current.status.and_then(|status| status.observed_generation) == Some(1) {
+                    break;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "the controller never wrote a status"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            running.abort();
             let count = reconciles.load(Ordering::SeqCst);
+            // Its own status write triggers one more reconcile, whose identical write changes nothing.
             assert!((1..=2).contains(&count), "the controller reconciled {count} times");
-            let settled = schemas.get("orders").await.expect("get");
-            assert_eq!(settled.status.expect("a status").observed_generation, Some(1));
         });
     }
+}
+
+#[test]
+fn kubectl_get_watch_prints_rows_as_they_change() {
+    if !have_kubectl() {
+        return;
+    }
+    let server = server_with_crds();
+    let http = Http::new(&server);
+    create_schema(&http, "orders", &[]);
+    let child = server
+        .kubectl()
+        .args(["get", "schemas", "--watch", "--request-timeout=3s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl get --watch");
+    std::thread::sleep(Duration::from_millis(1200));
+    http.send(
+        "PATCH",
+        &format!("{SCHEMAS}/orders/status"),
+        "application/merge-patch+json",
+        &ready_status(1, "True"),
+    );
+    create_schema(&http, "payments", &[]);
+    let output = child.wait_with_output().expect("kubectl");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("NAME") && lines[0].contains("READY"), "{stdout}");
+    assert!(
+        lines.iter().filter(|line| line.starts_with("NAME")).count() == 1,
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("orders") && line.contains("AVRO") && line.contains("True")),
+        "{stdout}"
+    );
+    assert!(lines.iter().any(|line| line.starts_with("payments")), "{stdout}");
 }

@@ -254,3 +254,101 @@ pub fn apply(
     merge(&mut object, config, &mut Vec::new(), list_maps);
     (object, applied)
 }
+
+/// The value at a field path.
+pub fn lookup<'a>(value: &'a Value, path: &[Segment]) -> Option<&'a Value> {
+    let Some((first, rest)) = path.split_first() else {
+        return Some(value);
+    };
+    let next = match (value, first) {
+        (Value::Object(fields), Segment::Field(name)) => fields.get(name)?,
+        (Value::Array(items), Segment::Item(key)) => {
+            let key: Map<String, Value> = serde_json::from_str(key).ok()?;
+            items.iter().find(|item| matches_key(item, &key))?
+        }
+        _ => return None,
+    };
+    lookup(next, rest)
+}
+
+/// A field path as Kubernetes prints it in conflicts: `.spec.schema`, `.status.conditions[type="Ready"]`.
+pub fn display(path: &[Segment]) -> String {
+    let mut text = String::new();
+    for segment in path {
+        match segment {
+            Segment::Field(name) => {
+                text.push('.');
+                text.push_str(name);
+            }
+            Segment::Item(key) => {
+                let key: Map<String, Value> = serde_json::from_str(key).unwrap_or_default();
+                let parts: Vec<String> = key.iter().map(|(name, value)| format!("{name}={value}")).collect();
+                text.push_str(&format!("[{}]", parts.join(",")));
+            }
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn apply_as(
+        object: &Value,
+        config: &Value,
+        previous: &BTreeSet<FieldPath>,
+        others: &[&BTreeSet<FieldPath>],
+    ) -> (Value, BTreeSet<FieldPath>) {
+        apply(object, config, &ListMaps::default(), previous, others, |_| true)
+    }
+
+    #[test]
+    fn conditions_merge_by_type_and_dropped_fields_go() {
+        let object = json!({"status": {"conditions": [{"type": "Synced", "status": "True"}]}});
+        let config = json!({"status": {"version": 1, "conditions": [{"type": "Ready", "status": "True"}]}});
+        let (object, first) = apply_as(&object, &config, &BTreeSet::new(), &[]);
+        assert_eq!(object["status"]["conditions"].as_array().map(Vec::len), Some(2));
+        let config = json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}});
+        let (object, _) = apply_as(&object, &config, &first, &[]);
+        assert_eq!(
+            object,
+            json!({"status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "False"}]}})
+        );
+    }
+
+    #[test]
+    fn fields_another_manager_owns_stay() {
+        let object = json!({"spec": {"a": 1, "b": 2}});
+        let mine: BTreeSet<FieldPath> = [vec![Segment::Field("spec".into()), Segment::Field("a".into())]].into();
+        let theirs = mine.clone();
+        let (object, _) = apply_as(&object, &json!({"spec": {"b": 2}}), &mine, &[&theirs]);
+        assert_eq!(object, json!({"spec": {"a": 1, "b": 2}}));
+        let (object, _) = apply_as(&object, &json!({"spec": {"b": 2}}), &mine, &[]);
+        assert_eq!(object, json!({"spec": {"b": 2}}));
+    }
+
+    #[test]
+    fn list_maps_come_from_the_crd_schema() {
+        let schema = json!({"properties": {"spec": {"properties": {"ports": {
+            "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"],
+            "items": {"type": "object"},
+        }}}}});
+        let list_maps = ListMaps::from_schema(Some(&schema));
+        assert_eq!(
+            list_maps.keys(&["spec".into(), "ports".into()]),
+            Some(vec!["port".to_string()])
+        );
+        assert_eq!(list_maps.keys(&["spec".into(), "other".into()]), None);
+        assert_eq!(
+            list_maps.keys(&["status".into(), "conditions".into()]),
+            Some(vec!["type".to_string()])
+        );
+        assert_eq!(
+            display(&[Segment::Field("spec".into()), Segment::Item(r#"{"port":80}"#.into())]),
+            ".spec[port=80]"
+        );
+    }
+}

@@ -1,6 +1,6 @@
-//! Routing and the verbs: get, list, create, update, patch, delete, on main resources and `/status`.
+//! Routing: which resource and objects a request names, and the shape of the answer.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use axum::body::Bytes;
 use axum::extract::{Request, State};
@@ -9,12 +9,11 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::apply::{self, FieldPath, ListMaps, Segment};
 use super::resources::{self, Resource};
-use super::selectors::Selectors;
 use super::status::{ApiError, json_response};
-use super::store::{ObjectKey, Store, namespace_key};
-use super::{App, discovery, events, openapi, patch, protobuf, table, time, watch};
+use super::store::ObjectKey;
+use super::verbs::{create, delete, delete_collection, get, list, patch_object, update};
+use super::{App, discovery, events, openapi, table};
 
 type Result<T> = std::result::Result<T, ApiError>;
 
@@ -56,27 +55,29 @@ pub async fn handle(State(app): State<App>, request: Request) -> Response {
     response
 }
 
-struct Call<'a> {
-    app: &'a App,
-    method: &'a Method,
-    query: &'a HashMap<String, String>,
-    headers: &'a HeaderMap,
-    body: &'a Bytes,
+/// One request: the state, method, query parameters, headers and body.
+pub(super) struct Call<'a> {
+    pub(super) app: &'a App,
+    pub(super) method: &'a Method,
+    pub(super) query: &'a HashMap<String, String>,
+    pub(super) headers: &'a HeaderMap,
+    pub(super) body: &'a Bytes,
 }
 
 impl Call<'_> {
-    fn header(&self, name: axum::http::HeaderName) -> &str {
+    pub(super) fn header(&self, name: axum::http::HeaderName) -> &str {
         self.headers
             .get(name)
             .and_then(|value| value.to_str().ok())
             .unwrap_or_default()
     }
 
-    fn param(&self, name: &str) -> Option<&str> {
+    pub(super) fn param(&self, name: &str) -> Option<&str> {
         self.query.get(name).map(String::as_str)
     }
 }
 
+/// Percent-decodes a query component (`+` is a space).
 fn decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -99,6 +100,7 @@ fn decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The query parameters (the last of repeated names wins).
 fn parse_query(query: &str) -> HashMap<String, String> {
     query
         .split('&')
@@ -110,10 +112,12 @@ fn parse_query(query: &str) -> HashMap<String, String> {
         .collect()
 }
 
-fn ok(body: &Value) -> Response {
+/// A 200 JSON response.
+pub(super) fn ok(body: &Value) -> Response {
     json_response(StatusCode::OK, body)
 }
 
+/// Dispatches on the path: version and health, discovery, OpenAPI, resources.
 fn route(call: &Call, path: &str) -> Result<Response> {
     let segments: Vec<&str> = path.split('/').filter(|segment| !segment.is_empty()).collect();
     let discovery_only = |response: Result<Response>| {
@@ -160,17 +164,17 @@ fn route(call: &Call, path: &str) -> Result<Response> {
 }
 
 /// A request on one resource: which objects it names.
-struct Target {
-    resource: Resource,
+pub(super) struct Target {
+    pub(super) resource: Resource,
     /// The namespace of the path; "" for cluster-scoped objects and all-namespace lists.
-    namespace: String,
-    all_namespaces: bool,
-    name: Option<String>,
-    status: bool,
+    pub(super) namespace: String,
+    pub(super) all_namespaces: bool,
+    pub(super) name: Option<String>,
+    pub(super) status: bool,
 }
 
 impl Target {
-    fn key(&self, name: &str) -> ObjectKey {
+    pub(super) fn key(&self, name: &str) -> ObjectKey {
         ObjectKey {
             group: self.resource.storage_group().to_string(),
             plural: self.resource.plural.clone(),
@@ -179,7 +183,7 @@ impl Target {
         }
     }
 
-    fn not_found(&self, name: &str) -> ApiError {
+    pub(super) fn not_found(&self, name: &str) -> ApiError {
         ApiError::new(
             404,
             "NotFound",
@@ -188,7 +192,7 @@ impl Target {
         .about(name, &self.resource.group, &self.resource.plural)
     }
 
-    fn conflict(&self, name: &str) -> ApiError {
+    pub(super) fn conflict(&self, name: &str) -> ApiError {
         ApiError::new(
             409,
             "Conflict",
@@ -200,15 +204,21 @@ impl Target {
         .about(name, &self.resource.group, &self.resource.plural)
     }
 
-    fn invalid(&self, name: &str, message: &str) -> ApiError {
-        ApiError::invalid(format!(
-            "{}.{} {name:?} is invalid: {message}",
-            self.resource.kind, self.resource.group
-        ))
-        .about(name, &self.resource.group, &self.resource.plural)
+    pub(super) fn invalid(&self, name: &str, message: &str) -> ApiError {
+        let kind = if self.resource.group.is_empty() {
+            self.resource.kind.clone()
+        } else {
+            format!("{}.{}", self.resource.kind, self.resource.group)
+        };
+        ApiError::invalid(format!("{kind} {name:?} is invalid: {message}")).about(
+            name,
+            &self.resource.group,
+            &self.resource.plural,
+        )
     }
 }
 
+/// Parses `[namespaces/{ns}/]{plural}[/{name}[/status]]` and dispatches on the method.
 fn resource_request(call: &Call, group: &str, version: &str, rest: &[&str]) -> Result<Response> {
     let (namespace, tail) = if rest.len() >= 3 && rest[0] == "namespaces" && !matches!(rest[2], "status" | "finalize") {
         (Some(rest[1]), &rest[2..])
@@ -252,6 +262,54 @@ fn resource_request(call: &Call, group: &str, version: &str, rest: &[&str]) -> R
     }
 }
 
+/// The shape a client asked for in its Accept header.
+#[derive(Debug, Clone)]
+pub enum Shape {
+    /// The objects themselves.
+    Full,
+    /// `meta.k8s.io/v1` PartialObjectMetadata (kube's metadata API).
+    Metadata,
+    /// A `meta.k8s.io/v1` Table, with `includeObject`.
+    Table(String),
+}
+
+impl Shape {
+    pub(super) fn of(call: &Call) -> Shape {
+        let accept = call.header(ACCEPT);
+        let first = accept.split(',').next().unwrap_or_default();
+        if first.contains("as=PartialObjectMetadata") {
+            Shape::Metadata
+        } else if table::wants_table(accept) {
+            Shape::Table(call.param("includeObject").unwrap_or("Metadata").to_string())
+        } else {
+            Shape::Full
+        }
+    }
+
+    /// One object in this shape.
+    pub fn one(&self, object: Value, resource: &Resource) -> Value {
+        match self {
+            Shape::Full => object,
+            Shape::Metadata => metadata_only(&object),
+            Shape::Table(include) => table::table(resource, &[object], None, include),
+        }
+    }
+}
+
+/// An object as PartialObjectMetadata.
+pub fn metadata_only(object: &Value) -> Value {
+    json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": object["metadata"].clone()})
+}
+
+/// A written object in the shape the client asked for (Tables only for reads).
+pub(super) fn respond(call: &Call, code: StatusCode, object: Value, resource: &Resource) -> Response {
+    let shaped = match Shape::of(call) {
+        Shape::Table(_) => object,
+        shape => shape.one(object, resource),
+    };
+    json_response(code, &shaped)
+}
+
 /// An object as it leaves the server, labelled with the version it was asked for.
 pub fn present(mut object: Value, resource: &Resource) -> Value {
     if resource.group == events::GROUP {
@@ -263,7 +321,7 @@ pub fn present(mut object: Value, resource: &Resource) -> Value {
 }
 
 /// An object written through `resource` in the shape it is stored in.
-fn to_storage(object: Value, resource: &Resource) -> Value {
+pub(super) fn to_storage(object: Value, resource: &Resource) -> Value {
     if resource.group == events::GROUP {
         events::to_core(object)
     } else {
@@ -271,707 +329,7 @@ fn to_storage(object: Value, resource: &Resource) -> Value {
     }
 }
 
-fn parse_json(body: &[u8]) -> Result<Value> {
-    serde_json::from_slice(body).map_err(|error| ApiError::bad_request(format!("json parse error: {error}")))
-}
-
-/// A request body: JSON, or the protobuf kubectl's typed commands send.
-fn parse_body(call: &Call) -> Result<Value> {
-    if call.header(CONTENT_TYPE).starts_with(protobuf::CONTENT_TYPE) {
-        return protobuf::decode(call.body).ok_or_else(|| {
-            ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                "this test server reads protobuf only for namespaces, configmaps and secrets",
-            )
-        });
-    }
-    parse_object(call.body)
-}
-
-/// Moves a Secret's write-only `stringData` into `data`, base64-encoded.
-fn fold_string_data(object: &mut Value, resource: &Resource) {
-    use base64::Engine;
-    if !(resource.group.is_empty() && resource.plural == "secrets") {
-        return;
-    }
-    let Some(string_data) = object.as_object_mut().and_then(|fields| fields.remove("stringData")) else {
-        return;
-    };
-    if let Some(entries) = string_data.as_object() {
-        let data = object
-            .as_object_mut()
-            .expect("an object")
-            .entry("data")
-            .or_insert_with(|| json!({}));
-        for (key, value) in entries {
-            let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_str().unwrap_or_default());
-            data[key] = json!(encoded);
-        }
-    }
-}
-
-fn parse_object(body: &[u8]) -> Result<Value> {
-    let value = parse_json(body)?;
-    if !value.is_object() {
-        return Err(ApiError::bad_request("the body must be a JSON object"));
-    }
-    Ok(value)
-}
-
-/// Rejects a body whose apiVersion or kind disagree with the URL, and fills them in when absent.
-fn check_type(object: &mut Value, resource: &Resource) -> Result<()> {
-    match object.get("apiVersion").and_then(Value::as_str) {
-        Some(api_version) if api_version != resource.api_version() => {
-            return Err(ApiError::bad_request(format!(
-                "the API version in the data ({api_version}) does not match the expected API version ({})",
-                resource.api_version()
-            )));
-        }
-        _ => {}
-    }
-    match object.get("kind").and_then(Value::as_str) {
-        Some(kind) if kind != resource.kind => {
-            return Err(ApiError::bad_request(format!(
-                "the kind in the data ({kind}) does not match the expected kind ({})",
-                resource.kind
-            )));
-        }
-        _ => {}
-    }
-    object["apiVersion"] = json!(resource.api_version());
-    object["kind"] = json!(resource.kind);
-    if !object["metadata"].is_object() {
-        object["metadata"] = json!({});
-    }
-    Ok(())
-}
-
-fn text<'a>(object: &'a Value, pointer: &str) -> Option<&'a str> {
-    object
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .filter(|text| !text.is_empty())
-}
-
-fn finalizers(object: &Value) -> Vec<Value> {
-    object["metadata"]["finalizers"].as_array().cloned().unwrap_or_default()
-}
-
-fn get(call: &Call, target: &Target, name: &str) -> Result<Response> {
-    let store = call.app.lock();
-    let object = store.get(&target.key(name)).ok_or_else(|| target.not_found(name))?;
-    let object = present(object.clone(), &target.resource);
-    if table::wants_table(call.header(ACCEPT)) && !target.status {
-        let include = call.param("includeObject").unwrap_or("Metadata");
-        return Ok(ok(&table::table(&target.resource, &[object], None, include)));
-    }
-    Ok(ok(&object))
-}
-
-fn list(call: &Call, target: &Target) -> Result<Response> {
-    if target.status {
-        return Err(ApiError::method_not_allowed());
-    }
-    let selectors = Selectors::from_query(call.query, target.resource.custom)?;
-    let namespace = (!target.all_namespaces && target.resource.namespaced).then_some(target.namespace.as_str());
-    if matches!(call.param("watch"), Some("true" | "1")) {
-        return watch::serve(
-            call.app.clone(),
-            target.resource.clone(),
-            namespace.map(String::from),
-            selectors,
-            call.query,
-        );
-    }
-    let store = call.app.lock();
-    let items: Vec<Value> = store
-        .list(target.resource.storage_group(), &target.resource.plural, namespace)
-        .into_iter()
-        .filter(|object| selectors.matches(object))
-        .map(|object| present(object.clone(), &target.resource))
-        .collect();
-    let revision = store.revision();
-    if table::wants_table(call.header(ACCEPT)) {
-        let include = call.param("includeObject").unwrap_or("Metadata");
-        return Ok(ok(&table::table(&target.resource, &items, Some(revision), include)));
-    }
-    Ok(ok(&json!({
-        "kind": format!("{}List", target.resource.kind),
-        "apiVersion": target.resource.api_version(),
-        "metadata": {"resourceVersion": revision.to_string()},
-        "items": items,
-    })))
-}
-
-fn random_suffix(store: &mut Store) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut seed = store
-        .new_uid()
-        .bytes()
-        .fold(0u64, |hash, byte| hash.wrapping_mul(31).wrapping_add(u64::from(byte)));
-    (0..5)
-        .map(|_| {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ALPHABET[((seed >> 33) % ALPHABET.len() as u64) as usize] as char
-        })
-        .collect()
-}
-
-fn dry_run(call: &Call) -> bool {
+/// Whether the request asks for a dry run (nothing is stored).
+pub(super) fn dry_run(call: &Call) -> bool {
     call.param("dryRun").is_some_and(|value| !value.is_empty())
-}
-
-fn create(call: &Call, target: &Target) -> Result<Response> {
-    if target.status {
-        return Err(ApiError::method_not_allowed());
-    }
-    let mut object = parse_body(call)?;
-    check_type(&mut object, &target.resource)?;
-    let object = to_storage(object, &target.resource);
-    let mut store = call.app.lock();
-    let created = insert_new(&mut store, target, object, dry_run(call))?;
-    call.app.notify(&store);
-    Ok(json_response(StatusCode::CREATED, &present(created, &target.resource)))
-}
-
-/// Stores a new object: checks its namespace and name, sets the server-owned metadata.
-fn insert_new(store: &mut Store, target: &Target, mut object: Value, dry_run: bool) -> Result<Value> {
-    let resource = &target.resource;
-    if resource.namespaced {
-        if let Some(namespace) = text(&object, "/metadata/namespace")
-            && namespace != target.namespace
-        {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
-        object["metadata"]["namespace"] = json!(target.namespace);
-        if store.get(&namespace_key(&target.namespace)).is_none() {
-            return Err(
-                ApiError::new(404, "NotFound", format!("namespaces {:?} not found", target.namespace)).about(
-                    &target.namespace,
-                    "",
-                    "namespaces",
-                ),
-            );
-        }
-    } else if let Some(metadata) = object["metadata"].as_object_mut() {
-        metadata.remove("namespace");
-    }
-    let name = match (text(&object, "/metadata/name"), text(&object, "/metadata/generateName")) {
-        (Some(name), _) => name.to_string(),
-        (None, Some(prefix)) => {
-            let prefix = prefix.to_string();
-            loop {
-                let candidate = format!("{prefix}{}", random_suffix(store));
-                if store.get(&target.key(&candidate)).is_none() {
-                    break candidate;
-                }
-            }
-        }
-        (None, None) => {
-            return Err(target.invalid("", "metadata.name: Required value: name or generateName is required"));
-        }
-    };
-    if let Some(same) = target.name.as_deref()
-        && same != name
-    {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({name}) does not match the name on the URL ({same})"
-        )));
-    }
-    let key = target.key(&name);
-    if store.get(&key).is_some() {
-        return Err(ApiError::new(
-            409,
-            "AlreadyExists",
-            format!("{} {name:?} already exists", resource.qualified()),
-        )
-        .about(&name, &resource.group, &resource.plural));
-    }
-    if resource.is_crd() {
-        let expected = format!(
-            "{}.{}",
-            object["spec"]["names"]["plural"].as_str().unwrap_or_default(),
-            object["spec"]["group"].as_str().unwrap_or_default()
-        );
-        if name != expected {
-            return Err(target.invalid(
-                &name,
-                &format!("metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
-            ));
-        }
-    }
-    fold_string_data(&mut object, resource);
-    let now = time::now_rfc3339();
-    let uid = store.new_uid();
-    {
-        let metadata = object["metadata"].as_object_mut().expect("metadata is an object");
-        metadata.insert("name".into(), json!(name));
-        for server_owned in [
-            "resourceVersion",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "managedFields",
-            "selfLink",
-        ] {
-            metadata.remove(server_owned);
-        }
-        metadata.insert("uid".into(), json!(uid));
-        metadata.insert("creationTimestamp".into(), json!(now));
-        if resource.custom || resource.is_crd() {
-            metadata.insert("generation".into(), json!(1));
-        } else {
-            metadata.remove("generation");
-        }
-    }
-    if resource.custom
-        && resource.status_subresource
-        && let Some(fields) = object.as_object_mut()
-    {
-        fields.remove("status");
-    }
-    if resource.is_crd() {
-        object["status"] = resources::crd_status(&object, &now, None);
-    }
-    if resource.is_namespace() {
-        object["spec"] = json!({"finalizers": ["kubernetes"]});
-        object["status"] = json!({"phase": "Active"});
-        let labels = object["metadata"]
-            .as_object_mut()
-            .expect("metadata is an object")
-            .entry("labels")
-            .or_insert_with(|| json!({}));
-        labels["kubernetes.io/metadata.name"] = json!(name);
-    }
-    if dry_run {
-        return Ok(object);
-    }
-    let revision = store.next_revision();
-    object["metadata"]["resourceVersion"] = json!(revision.to_string());
-    store.put(key, object.clone(), revision);
-    Ok(object)
-}
-
-/// What generation compares: everything but metadata (and status, when it is a subresource).
-fn spec_part(object: &Value, resource: &Resource) -> Value {
-    let mut part = object.clone();
-    if let Some(fields) = part.as_object_mut() {
-        for name in ["metadata", "apiVersion", "kind"] {
-            fields.remove(name);
-        }
-        if resource.status_subresource {
-            fields.remove("status");
-        }
-    }
-    part
-}
-
-/// Finishes a write to an existing object: keeps what the client may not change, bumps generation
-/// and resourceVersion only on a real change, and removes the object when its last finalizer goes
-/// during deletion. Returns the stored (or last) object.
-fn finish_write(
-    store: &mut Store,
-    target: &Target,
-    name: &str,
-    old: &Value,
-    candidate: Value,
-    dry_run: bool,
-) -> Result<Value> {
-    let resource = &target.resource;
-    let mut new = if target.status {
-        let mut new = old.clone();
-        match candidate.get("status") {
-            Some(status) => new["status"] = status.clone(),
-            None => {
-                if let Some(fields) = new.as_object_mut() {
-                    fields.remove("status");
-                }
-            }
-        }
-        new
-    } else {
-        let mut new = candidate;
-        if !new.is_object() {
-            return Err(ApiError::bad_request("the object must be a JSON object"));
-        }
-        if !new["metadata"].is_object() {
-            new["metadata"] = json!({});
-        }
-        if let Some(other) = text(&new, "/metadata/name")
-            && other != name
-        {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({other}) does not match the name on the URL ({name})"
-            )));
-        }
-        if resource.namespaced
-            && let Some(other) = text(&new, "/metadata/namespace")
-            && other != target.namespace
-        {
-            return Err(ApiError::bad_request(
-                "the namespace of the provided object does not match the namespace sent on the request",
-            ));
-        }
-        if resource.status_subresource {
-            match old.get("status") {
-                Some(status) => new["status"] = status.clone(),
-                None => {
-                    if let Some(fields) = new.as_object_mut() {
-                        fields.remove("status");
-                    }
-                }
-            }
-        }
-        let old_metadata = old["metadata"].as_object().cloned().unwrap_or_default();
-        let metadata = new["metadata"].as_object_mut().expect("metadata is an object");
-        for server_owned in [
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-            "resourceVersion",
-            "selfLink",
-        ] {
-            match old_metadata.get(server_owned) {
-                Some(value) => metadata.insert(server_owned.into(), value.clone()),
-                None => metadata.remove(server_owned),
-            };
-        }
-        metadata.remove("managedFields");
-        new
-    };
-    new["apiVersion"] = old["apiVersion"].clone();
-    new["kind"] = old["kind"].clone();
-    fold_string_data(&mut new, resource);
-    if resource.is_crd() {
-        let now = time::now_rfc3339();
-        new["status"] = resources::crd_status(&new, &now, old.get("status"));
-    }
-    if old["metadata"].get("deletionTimestamp").is_some() {
-        let before = finalizers(old);
-        let added: Vec<Value> = finalizers(&new)
-            .into_iter()
-            .filter(|item| !before.contains(item))
-            .collect();
-        if !added.is_empty() {
-            return Err(target.invalid(
-                name,
-                &format!(
-                    "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {}",
-                    Value::Array(added)
-                ),
-            ));
-        }
-    }
-    if let Some(generation) = old["metadata"]["generation"].as_i64()
-        && spec_part(old, resource) != spec_part(&new, resource)
-    {
-        new["metadata"]["generation"] = json!(generation + 1);
-    }
-    if new == *old || dry_run {
-        return Ok(if dry_run { new } else { old.clone() });
-    }
-    let key = target.key(name);
-    if new["metadata"].get("deletionTimestamp").is_some() && finalizers(&new).is_empty() {
-        return Ok(remove_object(store, &key, &new));
-    }
-    let revision = store.next_revision();
-    new["metadata"]["resourceVersion"] = json!(revision.to_string());
-    store.put(key, new.clone(), revision);
-    Ok(new)
-}
-
-/// Removes an object for good (a DELETED event with a new resourceVersion), with what depends on it:
-/// a CRD's objects, a namespace's objects.
-fn remove_object(store: &mut Store, key: &ObjectKey, last: &Value) -> Value {
-    let mut dependents = Vec::new();
-    if key.group == resources::CRD_GROUP && key.plural == resources::CRD_PLURAL {
-        let group = last["spec"]["group"].as_str().unwrap_or_default().to_string();
-        let plural = last["spec"]["names"]["plural"].as_str().unwrap_or_default().to_string();
-        dependents = store.keys_where(|other| other.group == group && other.plural == plural);
-    } else if key.group.is_empty() && key.plural == "namespaces" {
-        dependents = store.keys_where(|other| other.namespace == key.name);
-    }
-    for dependent in dependents {
-        if let Some(object) = store.get(&dependent).cloned() {
-            remove_object(store, &dependent, &object);
-        }
-    }
-    let revision = store.next_revision();
-    let mut last = last.clone();
-    last["metadata"]["resourceVersion"] = json!(revision.to_string());
-    store.remove(key, last.clone(), revision);
-    last
-}
-
-fn check_revision(target: &Target, name: &str, old: &Value, candidate: &Value) -> Result<()> {
-    if let Some(wanted) = text(candidate, "/metadata/resourceVersion")
-        && Some(wanted) != text(old, "/metadata/resourceVersion")
-    {
-        return Err(target.conflict(name));
-    }
-    Ok(())
-}
-
-fn update(call: &Call, target: &Target, name: &str) -> Result<Response> {
-    let mut candidate = parse_body(call)?;
-    check_type(&mut candidate, &target.resource)?;
-    let candidate = to_storage(candidate, &target.resource);
-    let mut store = call.app.lock();
-    let old = store
-        .get(&target.key(name))
-        .cloned()
-        .ok_or_else(|| target.not_found(name))?;
-    if text(&candidate, "/metadata/resourceVersion").is_none() && (target.resource.custom || target.resource.is_crd()) {
-        return Err(target.invalid(
-            name,
-            "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
-        ));
-    }
-    check_revision(target, name, &old, &candidate)?;
-    let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
-    call.app.notify(&store);
-    Ok(ok(&present(written, &target.resource)))
-}
-
-fn patch_object(call: &Call, target: &Target, name: &str) -> Result<Response> {
-    let content_type = call
-        .header(CONTENT_TYPE)
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    if content_type == "application/apply-patch+yaml" {
-        return apply_patch(call, target, name);
-    }
-    let body = parse_json(call.body)?;
-    let mut store = call.app.lock();
-    let old = store
-        .get(&target.key(name))
-        .cloned()
-        .ok_or_else(|| target.not_found(name))?;
-    let view = present(old.clone(), &target.resource);
-    let candidate = match content_type.as_str() {
-        "application/merge-patch+json" => {
-            let mut candidate = view.clone();
-            patch::merge_patch(&mut candidate, &body);
-            candidate
-        }
-        "application/strategic-merge-patch+json" if target.resource.custom => {
-            return Err(ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                "strategic merge patch is not supported for custom resources; use a merge patch or a JSON patch",
-            ));
-        }
-        "application/strategic-merge-patch+json" => {
-            let mut candidate = view.clone();
-            patch::strategic_merge_patch(&mut candidate, &body);
-            candidate
-        }
-        "application/json-patch+json" => patch::json_patch(&view, &body).map_err(|error| match error {
-            patch::JsonPatchError::Malformed(message) => ApiError::bad_request(message),
-            patch::JsonPatchError::Failed(message) => ApiError::invalid(message),
-        })?,
-        other => {
-            return Err(ApiError::new(
-                415,
-                "UnsupportedMediaType",
-                format!("the body of the request was in an unknown format: {other}"),
-            ));
-        }
-    };
-    let mut candidate = candidate;
-    check_type(&mut candidate, &target.resource)?;
-    let candidate = to_storage(candidate, &target.resource);
-    check_revision(target, name, &old, &candidate)?;
-    let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
-    call.app.notify(&store);
-    Ok(ok(&present(written, &target.resource)))
-}
-
-fn parse_apply_body(body: &[u8]) -> Result<Value> {
-    let value = match serde_json::from_slice::<Value>(body) {
-        Ok(value) => value,
-        Err(_) => {
-            let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the apply body is not UTF-8"))?;
-            serde_saphyr::from_str::<Value>(text)
-                .map_err(|error| ApiError::bad_request(format!("yaml parse error: {error}")))?
-        }
-    };
-    if !value.is_object() {
-        return Err(ApiError::bad_request("the apply body must be an object"));
-    }
-    Ok(value)
-}
-
-fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Response> {
-    let mut config = parse_apply_body(call.body)?;
-    if text(&config, "/apiVersion").is_none() || text(&config, "/kind").is_none() {
-        return Err(ApiError::bad_request(
-            "apiVersion and kind must be set in an apply configuration",
-        ));
-    }
-    check_type(&mut config, &target.resource)?;
-    let manager = call
-        .param("fieldManager")
-        .filter(|manager| !manager.is_empty())
-        .ok_or_else(|| {
-            ApiError::invalid(
-                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-            )
-        })?;
-    if let Some(other) = text(&config, "/metadata/name")
-        && other != name
-    {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({other}) does not match the name on the URL ({name})"
-        )));
-    }
-    let list_maps = ListMaps::from_schema(target.resource.schema.as_ref());
-    let subresource = if target.status { "status" } else { "" }.to_string();
-    let status_field = Segment::Field("status".into());
-    let status = target.status;
-    let status_is_subresource = target.resource.status_subresource;
-    let in_scope = move |path: &FieldPath| {
-        let under_status = path.first() == Some(&status_field);
-        if status {
-            under_status
-        } else {
-            !(status_is_subresource && under_status)
-        }
-    };
-    let key = target.key(name);
-    let manager_key = (key.clone(), manager.to_string(), subresource);
-    let mut store = call.app.lock();
-    let Some(old) = store.get(&key).cloned() else {
-        if target.status {
-            return Err(target.not_found(name));
-        }
-        let mut base = json!({"apiVersion": config["apiVersion"], "kind": config["kind"], "metadata": {"name": name}});
-        if target.resource.namespaced {
-            base["metadata"]["namespace"] = json!(target.namespace);
-        }
-        let (object, paths) = apply::apply(&base, &config, &list_maps, &BTreeSet::new(), &[], in_scope);
-        let object = to_storage(object, &target.resource);
-        let created = insert_new(&mut store, target, object, dry_run(call))?;
-        if !dry_run(call) {
-            store.managers.insert(manager_key, paths);
-        }
-        call.app.notify(&store);
-        return Ok(json_response(StatusCode::CREATED, &present(created, &target.resource)));
-    };
-    check_revision(target, name, &old, &config)?;
-    let previous = store.managers.get(&manager_key).cloned().unwrap_or_default();
-    let others: Vec<BTreeSet<FieldPath>> = store
-        .managers
-        .iter()
-        .filter(|((object, manager, subresource), _)| {
-            *object == key && !(manager == &manager_key.1 && subresource == &manager_key.2)
-        })
-        .map(|(_, paths)| paths.clone())
-        .collect();
-    let others: Vec<&BTreeSet<FieldPath>> = others.iter().collect();
-    let view = present(old.clone(), &target.resource);
-    let (candidate, paths) = apply::apply(&view, &config, &list_maps, &previous, &others, in_scope);
-    let candidate = to_storage(candidate, &target.resource);
-    let written = finish_write(&mut store, target, name, &old, candidate, dry_run(call))?;
-    if !dry_run(call) && store.get(&key).is_some() {
-        store.managers.insert(manager_key, paths);
-    }
-    call.app.notify(&store);
-    Ok(ok(&present(written, &target.resource)))
-}
-
-fn delete_options(body: &[u8]) -> Result<Value> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
-    }
-    parse_json(body)
-}
-
-fn delete(call: &Call, target: &Target, name: &str) -> Result<Response> {
-    let options = delete_options(call.body)?;
-    let mut store = call.app.lock();
-    let key = target.key(name);
-    let old = store.get(&key).cloned().ok_or_else(|| target.not_found(name))?;
-    if let Some(uid) = text(&options, "/preconditions/uid")
-        && Some(uid) != text(&old, "/metadata/uid")
-    {
-        return Err(ApiError::new(
-            409,
-            "Conflict",
-            format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                text(&old, "/metadata/uid").unwrap_or_default()
-            ),
-        )
-        .about(name, &target.resource.group, &target.resource.plural));
-    }
-    if let Some(revision) = text(&options, "/preconditions/resourceVersion")
-        && Some(revision) != text(&old, "/metadata/resourceVersion")
-    {
-        return Err(target.conflict(name));
-    }
-    let result = remove_or_mark(&mut store, target, &key, &old, dry_run(call));
-    call.app.notify(&store);
-    Ok(ok(&present(result, &target.resource)))
-}
-
-/// Deletes an object, or, when it has finalizers, marks it with a deletionTimestamp (once).
-fn remove_or_mark(store: &mut Store, target: &Target, key: &ObjectKey, old: &Value, dry_run: bool) -> Value {
-    if dry_run {
-        return old.clone();
-    }
-    if finalizers(old).is_empty() {
-        return remove_object(store, key, old);
-    }
-    if old["metadata"].get("deletionTimestamp").is_some() {
-        return old.clone();
-    }
-    let mut marked = old.clone();
-    marked["metadata"]["deletionTimestamp"] = json!(time::now_rfc3339());
-    marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-    if let Some(generation) = old["metadata"]["generation"].as_i64() {
-        marked["metadata"]["generation"] = json!(generation + 1);
-    }
-    let revision = store.next_revision();
-    marked["metadata"]["resourceVersion"] = json!(revision.to_string());
-    store.put(target.key(&key.name), marked.clone(), revision);
-    marked
-}
-
-fn delete_collection(call: &Call, target: &Target) -> Result<Response> {
-    let selectors = Selectors::from_query(call.query, target.resource.custom)?;
-    let mut store = call.app.lock();
-    let namespace = target.resource.namespaced.then_some(target.namespace.as_str());
-    let doomed: Vec<Value> = store
-        .list(target.resource.storage_group(), &target.resource.plural, namespace)
-        .into_iter()
-        .filter(|object| selectors.matches(object))
-        .cloned()
-        .collect();
-    let mut items = Vec::new();
-    for object in doomed {
-        let key = target.key(object["metadata"]["name"].as_str().unwrap_or_default());
-        items.push(present(
-            remove_or_mark(&mut store, target, &key, &object, dry_run(call)),
-            &target.resource,
-        ));
-    }
-    call.app.notify(&store);
-    Ok(ok(&json!({
-        "kind": format!("{}List", target.resource.kind),
-        "apiVersion": target.resource.api_version(),
-        "metadata": {"resourceVersion": store.revision().to_string()},
-        "items": items,
-    })))
 }

@@ -8,10 +8,27 @@
 //!
 //! Set `SCHEMAOPS_APISERVER_LOG=1` to print every request to stderr.
 //!
-//! Include it with `#[path = "support/apiserver/mod.rs"] mod apiserver;`.
+//! Include it with `#[path = "support/apiserver/mod.rs"] mod apiserver;` (not from
+//! `tests/support/mod.rs`, which every test binary compiles). For example:
+//!
+//! ```ignore
+//! let server = TestApiServer::start();
+//! let applied = server.kubectl().args(["apply", "-f", "crds/"]).output()?;
+//! let mut config = kube::Config::new(server.url().parse()?);
+//! config.default_namespace = "default".into();
+//! let client = kube::Client::try_from(config)?;
+//! // or run a binary with KUBECONFIG=server.kubeconfig()
+//! ```
+//!
+//! Approximations: no schema validation, pruning or CEL; server-side apply tracks only apply
+//! managers (no `managedFields` in objects, and updates by non-apply writers never conflict);
+//! `limit` returns everything without a continue token; namespaces, garbage collection and
+//! deletion of a CRD's objects happen at once; protobuf is read only for the kinds kubectl's typed
+//! commands create (namespaces, configmaps, secrets), and answers are always JSON.
 #![allow(dead_code)]
 
 mod apply;
+mod body;
 mod discovery;
 mod events;
 mod handlers;
@@ -24,7 +41,9 @@ mod status;
 mod store;
 mod table;
 mod time;
+mod verbs;
 mod watch;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -204,3 +204,65 @@ fn remove(document: &mut Value, path: &[String]) -> Result<Value, JsonPatchError
         _ => Err(missing()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn merge_patch_follows_rfc_7386() {
+        let mut target = json!({"a": "b", "c": {"d": "e", "f": "g"}, "list": [1, 2]});
+        merge_patch(
+            &mut target,
+            &json!({"a": "z", "c": {"f": null}, "list": [3], "new": {"x": 1}}),
+        );
+        assert_eq!(target, json!({"a": "z", "c": {"d": "e"}, "list": [3], "new": {"x": 1}}));
+    }
+
+    #[test]
+    fn strategic_merge_patch_drops_directives() {
+        let mut target = json!({"metadata": {"finalizers": ["a", "b"]}, "data": {"k": "v"}});
+        let patch = json!({"$setElementOrder/data": [], "data": {"k2": "v2"}, "metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}});
+        strategic_merge_patch(&mut target, &patch);
+        assert_eq!(
+            target,
+            json!({"metadata": {"finalizers": ["b"]}, "data": {"k": "v", "k2": "v2"}})
+        );
+    }
+
+    #[test]
+    fn json_patch_operations_apply_in_order() {
+        let target = json!({"metadata": {"name": "x"}, "spec": {"list": [1, 2]}});
+        let patch = json!([
+            {"op": "test", "path": "/metadata/finalizers", "value": null},
+            {"op": "add", "path": "/metadata/finalizers", "value": ["f"]},
+            {"op": "add", "path": "/spec/list/-", "value": 3},
+            {"op": "replace", "path": "/spec/list/0", "value": 0},
+            {"op": "copy", "from": "/metadata/name", "path": "/spec/name"},
+            {"op": "move", "from": "/spec/name", "path": "/spec/renamed"},
+            {"op": "remove", "path": "/spec/list/1"},
+        ]);
+        let patched = json_patch(&target, &patch).expect("a patch that applies");
+        assert_eq!(
+            patched,
+            json!({"metadata": {"name": "x", "finalizers": ["f"]}, "spec": {"list": [0, 3], "renamed": "x"}})
+        );
+    }
+
+    #[test]
+    fn failed_json_patch_tests_and_missing_paths_are_failures() {
+        let target = json!({"metadata": {"finalizers": ["mine"]}});
+        let wrong = json!([{"op": "test", "path": "/metadata/finalizers/0", "value": "theirs"}]);
+        assert!(matches!(json_patch(&target, &wrong), Err(JsonPatchError::Failed(_))));
+        let present = json!([{"op": "test", "path": "/metadata/finalizers", "value": null}]);
+        assert!(matches!(json_patch(&target, &present), Err(JsonPatchError::Failed(_))));
+        let missing = json!([{"op": "remove", "path": "/spec/nothing"}]);
+        assert!(matches!(json_patch(&target, &missing), Err(JsonPatchError::Failed(_))));
+        assert!(matches!(
+            json_patch(&target, &json!({"op": "add"})),
+            Err(JsonPatchError::Malformed(_))
+        ));
+    }
+}

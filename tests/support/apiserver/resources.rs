@@ -121,7 +121,7 @@ fn builtin(
 /// The built-in kinds.
 pub fn builtins() -> Vec<Resource> {
     vec![
-        builtin("", "v1", "namespaces", "Namespace", false, &["ns"], false),
+        builtin("", "v1", "namespaces", "Namespace", false, &["ns"], true),
         builtin("", "v1", "configmaps", "ConfigMap", true, &["cm"], false),
         builtin("", "v1", "secrets", "Secret", true, &[], false),
         builtin("", "v1", "events", "Event", true, &["ev"], false),
@@ -230,4 +230,49 @@ pub fn crd_status(crd: &Value, now: &str, previous: Option<&Value>) -> Value {
         "acceptedNames": crd["spec"]["names"].clone(),
         "storedVersions": stored,
     })
+}
+
+/// Fills in the `default`s of a CRD's structural schema, as the real server does on every write:
+/// a missing field (or a null one that is not nullable) whose schema has a default gets it.
+pub fn apply_defaults(object: &mut Value, schema: &Value) {
+    match object {
+        Value::Object(fields) => {
+            if let Some(properties) = schema["properties"].as_object() {
+                for (name, property) in properties {
+                    if name == "metadata" && schema.get("x-kubernetes-embedded-resource").is_none() {
+                        continue;
+                    }
+                    let missing = match fields.get(name) {
+                        None => true,
+                        Some(Value::Null) => property["nullable"] != true,
+                        Some(_) => false,
+                    };
+                    if missing && let Some(default) = property.get("default") {
+                        fields.insert(name.clone(), default.clone());
+                    }
+                    if let Some(field) = fields.get_mut(name) {
+                        apply_defaults(field, property);
+                    }
+                }
+            }
+            if let Some(additional) = schema
+                .get("additionalProperties")
+                .filter(|additional| additional.is_object())
+            {
+                for (name, field) in fields.iter_mut() {
+                    if schema["properties"].get(name).is_none() {
+                        apply_defaults(field, additional);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    apply_defaults(item, item_schema);
+                }
+            }
+        }
+        _ => {}
+    }
 }

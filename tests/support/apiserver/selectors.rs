@@ -175,3 +175,44 @@ impl Selectors {
         self.labels.matches(object) && self.fields.matches(object)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn label_selectors_match_like_kubernetes() {
+        let object = json!({"metadata": {"labels": {"app": "orders", "tier": "web"}}});
+        let matches = |text: &str| LabelSelector::parse(text).expect("a selector").matches(&object);
+        assert!(matches(""));
+        assert!(matches("app=orders"));
+        assert!(matches("app==orders,tier!=db"));
+        assert!(matches("tier in (web, db)"));
+        assert!(matches("app notin (payments)"));
+        assert!(matches("tier"));
+        assert!(matches("!missing"));
+        assert!(!matches("app=payments"));
+        assert!(!matches("tier notin (web)"));
+        assert!(!matches("!tier"));
+        assert!(!matches("missing in (x)"));
+        assert!(matches("missing notin (x)"));
+        assert!(LabelSelector::parse("app in web").is_err());
+    }
+
+    #[test]
+    fn field_selectors_compare_dotted_fields() {
+        let object = json!({"metadata": {"name": "a", "namespace": "default"}});
+        let matches = |text: &str| FieldSelector::parse(text).expect("a selector").matches(&object);
+        assert!(matches("metadata.name=a"));
+        assert!(matches("metadata.name==a,metadata.namespace!=other"));
+        assert!(!matches("metadata.name!=a"));
+        assert!(
+            FieldSelector::parse("spec.x=1")
+                .expect("parsed")
+                .check_custom()
+                .is_err()
+        );
+    }
+}

@@ -154,9 +154,13 @@ impl Store {
             .collect()
     }
 
-    /// The keys of every object of one kind (in every namespace), or of every object in a namespace.
-    pub fn keys_where(&self, keep: impl Fn(&ObjectKey) -> bool) -> Vec<ObjectKey> {
-        self.objects.keys().filter(|key| keep(key)).cloned().collect()
+    /// The keys of the objects that pass `keep`.
+    pub fn keys_where(&self, keep: impl Fn(&ObjectKey, &Value) -> bool) -> Vec<ObjectKey> {
+        self.objects
+            .iter()
+            .filter(|(key, object)| keep(key, object))
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 
     /// Stores an object and records the change. The object must carry `revision`.

@@ -143,6 +143,12 @@ fn builtin_columns(resource: &Resource) -> Vec<Value> {
             columns.push(column("Data", "integer", "", "Data contains the secret data.", 0));
         }
         ("coordination.k8s.io", "leases") => columns.push(column("Holder", "string", "", "The holder of the lease", 0)),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            return vec![
+                column("Name", "string", "name", NAME_DESCRIPTION, 0),
+                column("Created At", "date", "", AGE_DESCRIPTION, 0),
+            ];
+        }
         (_, "events") => {
             return vec![
                 column("Last Seen", "string", "", "When the event was last seen", 0),
@@ -169,6 +175,10 @@ fn builtin_cells(resource: &Resource, object: &Value, now: i64) -> Vec<Value> {
             cells.push(json!(count(&object["data"])));
         }
         ("coordination.k8s.io", "leases") => cells.push(object["spec"]["holderIdentity"].clone()),
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            cells.push(object["metadata"]["creationTimestamp"].clone());
+            return cells;
+        }
         (_, "events") => {
             let seen = events::last_seen(object).and_then(time::parse_rfc3339);
             let about = if object["regarding"].is_object() {
@@ -262,4 +272,49 @@ pub fn table(resource: &Resource, objects: &[Value], list_revision: Option<u64>,
         "columnDefinitions": columns,
         "rows": rows,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn printer_column_paths_evaluate() {
+        let object = json!({
+            "spec": {"subject": "orders-value"},
+            "status": {"version": 3, "conditions": [
+                {"type": "Synced", "status": "False"},
+                {"type": "Ready", "status": "True", "reason": "Registered"},
+            ]},
+        });
+        assert_eq!(evaluate(&object, ".spec.subject"), [json!("orders-value")]);
+        assert_eq!(evaluate(&object, ".status.version"), [json!(3)]);
+        assert_eq!(
+            evaluate(&object, r#".status.conditions[?(@.type=="Ready")].status"#),
+            [json!("True")]
+        );
+        assert_eq!(
+            evaluate(&object, ".status.conditions[?(@.type=='Ready')].reason"),
+            [json!("Registered")]
+        );
+        assert_eq!(evaluate(&object, ".status.conditions[0].type"), [json!("Synced")]);
+        assert_eq!(
+            evaluate(&object, ".status.conditions[*].type"),
+            [json!("Synced"), json!("Ready")]
+        );
+        assert!(evaluate(&object, ".status.id").is_empty());
+    }
+
+    #[test]
+    fn accept_headers_asking_for_tables_are_recognized() {
+        assert!(wants_table(
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+        ));
+        assert!(!wants_table("application/json"));
+        assert!(!wants_table(
+            "application/json, application/json;as=Table;v=v1;g=meta.k8s.io"
+        ));
+    }
 }

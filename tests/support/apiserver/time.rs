@@ -142,3 +142,44 @@ pub fn human_duration(seconds: i64) -> String {
     }
     format!("{}y", hours / 24 / 365)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        let cases = [
+            (-5, "<invalid>"),
+            (-1, "0s"),
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (192, "3m12s"),
+            (600, "10m"),
+            (179 * 60, "179m"),
+            (3 * 3600, "3h"),
+            (5 * 3600 + 120, "5h2m"),
+            (8 * 3600, "8h"),
+            (47 * 3600, "47h"),
+            (2 * 86_400 + 3 * 3600, "2d3h"),
+            (40 * 86_400, "40d"),
+            (2 * 365 * 86_400 + 10 * 86_400, "2y10d"),
+            (9 * 365 * 86_400, "9y"),
+        ];
+        for (seconds, expected) in cases {
+            assert_eq!(human_duration(seconds), expected, "{seconds}s");
+        }
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        for seconds in [0, 951_782_400, 1_767_225_600, 4_102_444_799] {
+            assert_eq!(parse_rfc3339(&format_rfc3339(seconds)), Some(seconds));
+        }
+        assert_eq!(format_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(parse_rfc3339("2026-01-01T00:00:00.123456Z"), Some(1_767_225_600));
+        assert_eq!(parse_rfc3339("2026-01-01T02:00:00+02:00"), Some(1_767_225_600));
+        assert_eq!(parse_rfc3339("yesterday"), None);
+    }
+}

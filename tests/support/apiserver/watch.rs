@@ -11,8 +11,8 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::App;
-use super::handlers::present;
-use super::resources::Resource;
+use super::handlers::{Shape, present};
+use super::resources::{self, Resource};
 use super::selectors::Selectors;
 use super::status::ApiError;
 use super::store::{Change, ChangeKind};
@@ -23,6 +23,7 @@ const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
 /// What one watch looks at.
 struct Scope {
     resource: Resource,
+    shape: Shape,
     namespace: Option<String>,
     selectors: Selectors,
 }
@@ -60,7 +61,10 @@ impl Scope {
             other if now => other.as_str(),
             _ => return None,
         };
-        Some(json!({"type": kind, "object": present(change.object.clone(), &self.resource)}))
+        let object = self
+            .shape
+            .one(present(change.object.clone(), &self.resource), &self.resource);
+        Some(json!({"type": kind, "object": object}))
     }
 
     fn bookmark(&self, revision: u64, initial_end: bool) -> Value {
@@ -98,6 +102,7 @@ pub fn serve(
     resource: Resource,
     namespace: Option<String>,
     selectors: Selectors,
+    shape: Shape,
     query: &HashMap<String, String>,
 ) -> Result<Response, ApiError> {
     let timeout = query
@@ -109,6 +114,7 @@ pub fn serve(
     let requested = query.get("resourceVersion").filter(|value| !value.is_empty());
     let scope = Scope {
         resource,
+        shape,
         namespace,
         selectors,
     };
@@ -134,9 +140,10 @@ pub fn serve(
                 scope.namespace.as_deref(),
             );
             for object in objects.into_iter().filter(|object| scope.selectors.matches(object)) {
-                first.push(line(
-                    &json!({"type": "ADDED", "object": present(object.clone(), &scope.resource)}),
-                ));
+                let object = scope
+                    .shape
+                    .one(present(object.clone(), &scope.resource), &scope.resource);
+                first.push(line(&json!({"type": "ADDED", "object": object})));
             }
             if send_initial == Some(true) {
                 first.push(line(&scope.bookmark(store.revision(), true)));
@@ -168,9 +175,13 @@ pub fn serve(
         ticker.tick().await;
         loop {
             changes.borrow_and_update();
-            let batch = {
+            let (batch, served) = {
                 let store = app.lock();
-                store.changes_since(last).ok_or_else(|| expired(last, store.revision()))
+                let resource = &scope.resource;
+                (
+                    store.changes_since(last).ok_or_else(|| expired(last, store.revision())),
+                    resources::find(&store, &resource.group, &resource.version, &resource.plural).is_some(),
+                )
             };
             match batch {
                 Err(error) => {
@@ -187,6 +198,10 @@ pub fn serve(
                         }
                     }
                 }
+            }
+            // The watch of a kind whose CRD is gone ends, as on the real server.
+            if !served {
+                return;
             }
             tokio::select! {
                 changed = changes.changed() => if changed.is_err() { return },
