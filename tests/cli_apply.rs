@@ -1,0 +1,255 @@
+//! `schemaops apply` as a user runs it (issue 6): the examples, edits across
+//! runs, output formats, and bad manifests refused before anything is stored.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn apply(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .arg("apply")
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn schema(name: &str, subject: &str, fields: &str) -> String {
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: {name}\nspec:\n  subject: {subject}\n  \
+         schema: '{{\"type\":\"record\",\"name\":\"R\",\"fields\":[{fields}]}}'\n"
+    )
+}
+
+/// The objects printed with `-o json`.
+fn items(output: &Output) -> Vec<Value> {
+    let list: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", text(&output.stdout)));
+    list["items"].as_array().unwrap().clone()
+}
+
+fn ready(object: &Value) -> (String, String) {
+    let condition = object["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap();
+    (
+        condition["status"].as_str().unwrap().to_owned(),
+        condition["reason"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[test]
+fn the_examples_register_what_is_compatible_and_explain_every_refusal() {
+    let data = tempfile::tempdir().unwrap();
+    let output = apply(data.path(), &["examples/evolution/"]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let table = text(&output.stdout);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|line| line.split_whitespace().nth(2) == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{table}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    // KIND NAMESPACE NAME SUBJECT VERSION ID READY REASON
+    assert_eq!(row("platonic-solid")[4..], ["2", "2", "False", "IncompatibleSchema"]);
+    assert_eq!(
+        row("rsvp")[6..],
+        ["True", "Configured"],
+        "the SubjectConfig row comes first"
+    );
+    assert_eq!(row("order-closed")[6..], ["True", "Registered"]);
+    assert_eq!(row("shop-money")[6..], ["True", "Registered"]);
+    for (name, explanation) in [
+        ("platonic-solid", "READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3"),
+        ("rsvp", "under FORWARD"),
+        (
+            "order-open",
+            "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL at /properties/venue",
+        ),
+        ("order-proto", "FIELD_SCALAR_KIND_CHANGED at /Order/7"),
+    ] {
+        assert!(
+            table.contains(&format!("Schema default/{name} was not applied")),
+            "{table}"
+        );
+        assert!(table.contains(explanation), "{explanation}:\n{table}");
+    }
+    // The registry the run wrote is the one `schemaops registry --data` serves.
+    assert!(data.path().join("registry.db").exists() && data.path().join("objects.json").exists());
+}
+
+#[test]
+fn a_later_run_is_an_edit_of_the_same_object() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("orders.yaml");
+    std::fs::write(&file, schema("orders", "orders-value", r#"{"name":"a","type":"int"}"#)).unwrap();
+    let first = apply(data.path(), &["-o", "json", file.to_str().unwrap()]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert_eq!(items(&first)[0]["status"]["version"], 1);
+
+    std::fs::write(&file, schema("orders", "orders-value", r#"{"name":"a","type":"long"}"#)).unwrap();
+    let second = apply(data.path(), &["-o", "json", file.to_str().unwrap()]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    let object = &items(&second)[0];
+    assert_eq!(object["metadata"]["generation"], 2);
+    assert_eq!(object["status"]["version"], 2);
+    assert_eq!(object["status"]["observedGeneration"], 2);
+
+    // The same file again changes nothing: no new generation, no new version.
+    let third = apply(data.path(), &["-o", "json", file.to_str().unwrap()]);
+    let object = &items(&third)[0];
+    assert_eq!(
+        (
+            object["metadata"]["generation"].clone(),
+            object["status"]["version"].clone()
+        ),
+        (2.into(), 2.into())
+    );
+}
+
+#[test]
+fn yaml_output_is_a_document_stream_of_whole_objects() {
+    let data = tempfile::tempdir().unwrap();
+    let output = apply(
+        data.path(),
+        &[
+            "-o",
+            "yaml",
+            "examples/evolution/00-platonic-solid-v1.yaml",
+            "examples/evolution/10-rsvp-config.yaml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&text(&output.stdout)).unwrap();
+    assert_eq!(documents.len(), 2);
+    for document in &documents {
+        assert_eq!(document["apiVersion"], "schemaops.dev/v1alpha1");
+        assert!(document["metadata"]["uid"].is_string() && document["metadata"]["creationTimestamp"].is_string());
+        assert_eq!(ready(document).0, "True", "{document:#}");
+    }
+}
+
+#[test]
+fn an_invalid_schema_is_refused_with_the_parsers_position() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("bad.yaml");
+    std::fs::write(&file, schema("bad", "bad-value", r#"{"name":"a","type":"integer"}"#)).unwrap();
+    let output = apply(data.path(), &["-o", "json", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let object = &items(&output)[0];
+    assert_eq!(ready(object), ("False".to_owned(), "InvalidSchema".to_owned()));
+    let message = object["status"]["conditions"][0]["message"].as_str().unwrap();
+    assert!(message.contains("/fields/0/type"), "{message}");
+}
+
+#[test]
+fn a_bad_manifest_names_its_file_and_document_and_nothing_is_stored() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("two.yaml");
+    let second =
+        "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: broken\nspec:\n  schema: '\"int\"'\n";
+    std::fs::write(
+        &file,
+        format!(
+            "{}---\n{second}",
+            schema("fine", "fine-value", r#"{"name":"a","type":"int"}"#)
+        ),
+    )
+    .unwrap();
+    let output = apply(data.path(), &[file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = text(&output.stderr);
+    assert!(
+        message.contains("two.yaml (document 2)") && message.contains("subject"),
+        "{message}"
+    );
+    assert!(!data.path().join("objects.json").exists(), "nothing is stored");
+
+    for (name, body, expected) in [
+        (
+            "kind.yaml",
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
+            "Secret (v1) is not applied here",
+        ),
+        (
+            "both.yaml",
+            "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: b\nspec:\n  subject: s\n  schema: x\n  schemaFrom:\n    configMapKeyRef: {name: c, key: k}\n",
+            "exactly one of schema and schemaFrom",
+        ),
+        ("syntax.yaml", "kind: [unclosed\n", "is not valid YAML"),
+    ] {
+        let file = folder.path().join(name);
+        std::fs::write(&file, body).unwrap();
+        let output = apply(data.path(), &[file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        assert!(
+            text(&output.stderr).contains(expected),
+            "{name}: {}",
+            text(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_subject_of_an_applied_schema_cannot_change() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("orders.yaml");
+    std::fs::write(&file, schema("orders", "orders-value", r#"{"name":"a","type":"int"}"#)).unwrap();
+    assert_eq!(apply(data.path(), &[file.to_str().unwrap()]).status.code(), Some(0));
+    let before = std::fs::read(data.path().join("objects.json")).unwrap();
+    std::fs::write(&file, schema("orders", "other-value", r#"{"name":"a","type":"int"}"#)).unwrap();
+    let output = apply(data.path(), &[file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("spec.subject is immutable"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read(data.path().join("objects.json")).unwrap(),
+        before,
+        "nothing changed"
+    );
+}
+
+#[test]
+fn a_second_schema_for_one_subject_is_a_conflict_naming_the_first() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("both.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "{}---\n{}",
+            schema("a-first", "shared", r#"{"name":"a","type":"int"}"#),
+            schema("b-second", "shared", r#"{"name":"a","type":"string"}"#)
+        ),
+    )
+    .unwrap();
+    let output = apply(data.path(), &["-o", "json", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let objects = items(&output);
+    assert_eq!(ready(&objects[0]).0, "True");
+    assert_eq!(ready(&objects[1]), ("False".to_owned(), "SubjectConflict".to_owned()));
+    assert!(
+        objects[1]["status"]["conditions"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("default/a-first")
+    );
+}
