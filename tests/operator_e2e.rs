@@ -47,7 +47,10 @@ impl Cluster {
                 (Some(server), kubeconfig)
             }
         };
-        let suffix: u32 = std::process::id() ^ (Instant::now().elapsed().subsec_nanos());
+        let suffix = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.subsec_nanos())
+            ^ std::process::id();
         let mut cluster = Cluster {
             _server: server,
             kubeconfig,
