@@ -91,8 +91,10 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             status.id = Some(registered.id.get() as i32);
             status.fingerprint = Some(fingerprint.clone());
             status.compatibility = Some(compatibility(report));
+            // The same words as `AlreadyRegistered`, which the next reconcile
+            // renders: a different message would be one more status write.
             Verdict::Ready(format!(
-                "registered as version {} of subject `{subject}` (ID {})",
+                "version {} of subject `{subject}` holds this schema (ID {})",
                 registered.version, registered.id
             ))
         }
