@@ -6,7 +6,7 @@
 //! `cargo bench --bench operator [-- --schemas N]`
 
 #[path = "../tests/support/apiserver/mod.rs"]
-#[allow(dead_code, missing_docs, unused_imports)]
+#[allow(missing_docs, unused_imports)]
 mod apiserver;
 #[path = "../tests/support/operator.rs"]
 #[allow(dead_code, missing_docs)]
@@ -34,18 +34,29 @@ fn schema_count() -> usize {
 /// A record with ten fields, plus `extra` more.
 fn avro(extra: &str) -> String {
     let mut fields: Vec<String> = (0..10)
-        .map(|index| format!(r#"{{"name":"f{index}","type":"{}"}}"#, ["int", "string", "long", "double", "boolean"][index % 5]))
+        .map(|index| {
+            format!(
+                r#"{{"name":"f{index}","type":"{}"}}"#,
+                ["int", "string", "long", "double", "boolean"][index % 5]
+            )
+        })
         .collect();
     if !extra.is_empty() {
         fields.push(extra.to_owned());
     }
-    format!(r#"{{"type":"record","name":"Event","namespace":"bench","fields":[{}]}}"#, fields.join(","))
+    format!(
+        r#"{{"type":"record","name":"Event","namespace":"bench","fields":[{}]}}"#,
+        fields.join(",")
+    )
 }
 
 fn main() {
     let count = schema_count();
     let server = apiserver::TestApiServer::start();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let client = runtime.block_on(async {
         let mut config = kube::Config::new(server.url().parse().unwrap());
         config.default_namespace = "default".to_owned();
@@ -103,7 +114,11 @@ fn main() {
                     };
                     let patch = serde_json::json!({"spec": {"schema": avro(extra)}});
                     schemas
-                        .patch(&format!("event-{index}"), &PatchParams::default(), &Patch::Merge(&patch))
+                        .patch(
+                            &format!("event-{index}"),
+                            &PatchParams::default(),
+                            &Patch::Merge(&patch),
+                        )
                         .await
                         .map(drop)
                 }
@@ -114,13 +129,23 @@ fn main() {
             .unwrap();
         let (ready, stalled) = converge(&schemas, count).await;
         let second = edited_at.elapsed();
-        assert_eq!((ready, stalled), (count.div_ceil(2), count / 2), "half registered, half refused");
-        println!("edited {count} Schemas (half compatible): converged ({ready} Ready, {stalled} refused) after {second:.2?}");
+        assert_eq!(
+            (ready, stalled),
+            (count.div_ceil(2), count / 2),
+            "half registered, half refused"
+        );
+        println!(
+            "edited {count} Schemas (half compatible): converged ({ready} Ready, {stalled} refused) after {second:.2?}"
+        );
         let total = first + second;
         println!(
             "convergence: {total:.2?} for {} resource changes (target under 30 s: {})",
             2 * count,
-            if total < Duration::from_secs(30) { "met" } else { "MISSED" }
+            if total < Duration::from_secs(30) {
+                "met"
+            } else {
+                "MISSED"
+            }
         );
     });
     let peak_kib = peak_rss_kib(operator.pid());
@@ -153,7 +178,10 @@ async fn converge(schemas: &Api<Schema>, count: usize) -> (usize, usize) {
         if ready + stalled == count {
             return (ready, stalled);
         }
-        assert!(Instant::now() < deadline, "not converged after {TIMEOUT:?}: {ready} Ready, {stalled} refused");
+        assert!(
+            Instant::now() < deadline,
+            "not converged after {TIMEOUT:?}: {ready} Ready, {stalled} refused"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

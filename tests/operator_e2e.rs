@@ -575,4 +575,33 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
         vec![1, 2],
         "nothing was overwritten"
     );
+
+    // The version holding the schema deleted by hand: reported, not recreated.
+    let client = reqwest::Client::new();
+    for path in [
+        "/subjects/orders-value/versions/1",
+        "/subjects/orders-value/versions/1?permanent=true",
+    ] {
+        let response = client
+            .delete(format!("{}{path}", cluster.registry_url()))
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success(), "{path}");
+    }
+    let deadline = Instant::now() + CONVERGE;
+    loop {
+        let object = cluster.get("schema", "orders");
+        if condition_field(&object, "Drifted", "reason") == "VersionDeletedOutsideSchemaops" {
+            assert_eq!(condition(&object, "Ready"), Some("False"), "{object:#}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the deletion was not reported: {object:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        cluster.versions("orders-value").await,
+        vec![2],
+        "schemaops recreated nothing"
+    );
 }

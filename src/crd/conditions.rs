@@ -70,6 +70,8 @@ pub enum Reason {
     Progressing,
     /// A newer version was registered outside schemaops.
     RegisteredOutsideSchemaops,
+    /// The version holding the schema was deleted outside schemaops.
+    VersionDeletedOutsideSchemaops,
     /// Other schemas still refer to the subject.
     ReferencedBySchemas,
     /// The subject was deleted from the registry.
@@ -93,6 +95,7 @@ impl Reason {
             Reason::RegistryUnavailable => "RegistryUnavailable",
             Reason::Progressing => "Progressing",
             Reason::RegisteredOutsideSchemaops => "RegisteredOutsideSchemaops",
+            Reason::VersionDeletedOutsideSchemaops => "VersionDeletedOutsideSchemaops",
             Reason::ReferencedBySchemas => "ReferencedBySchemas",
             Reason::Deleted => "Deleted",
         }

@@ -81,6 +81,14 @@ pub enum Plan {
         /// The subject's newest version, when newer than any this resource registered.
         drifted_to: Option<Version>,
     },
+    /// The version this unchanged spec was registered as is gone from the
+    /// registry (deleted outside schemaops): report it, recreate nothing.
+    Vanished {
+        /// The subject.
+        subject: SubjectName,
+        /// The version that held the schema.
+        version: i32,
+    },
     /// Compatible: register it.
     Register {
         /// The subject.
@@ -113,6 +121,7 @@ impl Plan {
             Plan::Invalid(_) => "Invalid",
             Plan::ReadOnly { .. } => "ReadOnly",
             Plan::AlreadyRegistered { .. } => "AlreadyRegistered",
+            Plan::Vanished { .. } => "Vanished",
             Plan::Register { .. } => "Register",
             Plan::Reject { .. } => "Reject",
         }
@@ -176,6 +185,12 @@ pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
             drifted_to,
         };
     }
+    if let Some(version) = vanished_version(inputs) {
+        return Plan::Vanished {
+            subject: subject.clone(),
+            version,
+        };
+    }
     if read_only(inputs, registry.mode) {
         return Plan::ReadOnly {
             subject: subject.clone(),
@@ -229,6 +244,21 @@ pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
             report,
         }
     }
+}
+
+/// The version that held this spec's schema, when the spec is unchanged
+/// since schemaops registered it (the status is Ready for this generation):
+/// the subject no longer holding it means someone deleted it by hand.
+fn vanished_version(inputs: &SchemaInputs) -> Option<i32> {
+    use crate::crd::conditions::{ConditionType, find_condition};
+    let status = inputs.status.as_ref()?;
+    let unchanged = status.observed_generation.is_some() && status.observed_generation == inputs.generation;
+    let held = find_condition(&status.conditions, ConditionType::Ready)
+        .is_some_and(|ready| ready.status == "True" && ready.observed_generation == inputs.generation);
+    // Once reported, it stays reported until the spec changes.
+    let reported = find_condition(&status.conditions, ConditionType::Drifted)
+        .is_some_and(|drifted| drifted.reason == Reason::VersionDeletedOutsideSchemaops.as_str());
+    (unchanged && (held || reported)).then_some(status.version).flatten()
 }
 
 /// Whether registrations are refused: the SubjectConfig asks for READONLY,
@@ -405,6 +435,38 @@ pub(crate) mod tests {
             panic!()
         };
         assert_eq!(drifted_to, Some(Version::new(2).unwrap()));
+    }
+
+    #[test]
+    fn a_registered_version_deleted_by_hand_is_reported_not_recreated() {
+        use crate::crd::conditions::{ConditionType, set_condition};
+        let mut inputs = inputs(RSVP_V1, registry(&[], Mode::Backward, None), None);
+        let mut status = SchemaStatus {
+            observed_generation: Some(2),
+            version: Some(1),
+            ..Default::default()
+        };
+        let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Default::default());
+        set_condition(
+            &mut status.conditions,
+            ConditionType::Ready,
+            true,
+            "Registered",
+            "",
+            Some(2),
+            &now,
+        );
+        inputs.status = Some(status);
+        assert_eq!(
+            decide(&inputs, &checker()),
+            Plan::Vanished {
+                subject: subject(),
+                version: 1
+            }
+        );
+        // An edit (a new generation) registers again.
+        inputs.generation = Some(3);
+        assert!(matches!(decide(&inputs, &checker()), Plan::Register { .. }));
     }
 
     #[test]

@@ -45,6 +45,18 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             )
         }
         (Plan::Invalid(unusable), _) => Verdict::Stalled(unusable.reason, unusable.message.clone()),
+        (Plan::Vanished { subject, version }, _) => {
+            drift = Some(format!(
+                "version {version} of subject `{subject}`, which held this schema, was deleted outside schemaops"
+            ));
+            Verdict::Stalled(
+                Reason::VersionDeletedOutsideSchemaops,
+                format!(
+                    "version {version} of subject `{subject}` was deleted outside schemaops; schemaops does not \
+                     recreate it by itself: change the Schema to register it again"
+                ),
+            )
+        }
         (Plan::ReadOnly { subject }, _) => Verdict::Stalled(
             Reason::SubjectReadOnly,
             format!("subject `{subject}` is READONLY: no new versions can be registered"),
@@ -126,12 +138,11 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
         now,
     };
     if let Some(message) = drift {
-        conditions.set(
-            ConditionType::Drifted,
-            true,
-            Reason::RegisteredOutsideSchemaops,
-            &message,
-        );
+        let reason = match plan {
+            Plan::Vanished { .. } => Reason::VersionDeletedOutsideSchemaops,
+            _ => Reason::RegisteredOutsideSchemaops,
+        };
+        conditions.set(ConditionType::Drifted, true, reason, &message);
     }
     verdict.apply(&mut conditions);
     status
@@ -409,6 +420,38 @@ mod tests {
         assert_eq!(condition(&status, "Reconciling").status, "True");
         assert_eq!(condition(&status, "Reconciling").reason, "RegistryUnavailable");
         assert_eq!(status.version, Some(2));
+    }
+
+    #[test]
+    fn a_vanished_version_stays_reported_on_the_next_reconcile() {
+        let mut inputs = inputs(RSVP_V1, registry(&[], Mode::Backward, None), None);
+        let registered = SchemaStatus {
+            observed_generation: Some(2),
+            version: Some(1),
+            ..Default::default()
+        };
+        let mut ready = registered.clone();
+        set_condition(
+            &mut ready.conditions,
+            ConditionType::Ready,
+            true,
+            "Registered",
+            "",
+            Some(2),
+            &at(1),
+        );
+        inputs.status = Some(ready);
+        let checker = Checker::new(Limits::default());
+        let plan = decide(&inputs, &checker);
+        assert!(matches!(plan, Plan::Vanished { .. }), "{plan:?}");
+        let reported = render(&inputs, &plan, &Outcome::Nothing, &at(2));
+        assert_eq!(condition(&reported, "Drifted").reason, "VersionDeletedOutsideSchemaops");
+        assert_eq!(condition(&reported, "Ready").status, "False");
+        inputs.status = Some(reported);
+        assert!(
+            matches!(decide(&inputs, &checker), Plan::Vanished { .. }),
+            "nothing is recreated"
+        );
     }
 
     #[test]
