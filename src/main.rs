@@ -48,10 +48,7 @@ fn run(cli: Cli) -> anyhow::Result<Verdict> {
                 .map_err(anyhow::Error::msg)
                 .context("invalid arguments")?;
             telemetry::init(config.log_format, "info");
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("failed to start the async runtime")?;
+            let runtime = runtime()?;
             Ok(runtime.block_on(commands::registry::run(&config))?)
         }
         Command::Apply(args) => {
@@ -60,10 +57,7 @@ fn run(cli: Cli) -> anyhow::Result<Verdict> {
                 .map_err(anyhow::Error::msg)
                 .context("invalid arguments")?;
             telemetry::init(schemaops::cli::LogFormat::Plain, "warn");
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("failed to start the async runtime")?;
+            let runtime = runtime()?;
             let stdout = io::stdout();
             let mut out = stdout.lock();
             let verdict = runtime.block_on(commands::apply::run(&config, &mut out))?;
@@ -76,11 +70,16 @@ fn run(cli: Cli) -> anyhow::Result<Verdict> {
                 .map_err(anyhow::Error::msg)
                 .context("invalid arguments")?;
             telemetry::init(config.log_format, "info");
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("failed to start the async runtime")?;
+            let runtime = runtime()?;
             Ok(runtime.block_on(commands::operator::run(config))?)
         }
     }
+}
+
+/// The async runtime of the commands that need one.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")
 }

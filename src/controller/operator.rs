@@ -25,7 +25,7 @@ use super::view::{ObjectKey, SubjectView};
 use super::{FIELD_MANAGER, FINALIZER, schema, subject_config};
 use crate::compat::Checker;
 use crate::crd::conditions::{ConditionType, Reason, set_condition};
-use crate::crd::{Schema, SchemaStatus, SubjectConfig};
+use crate::crd::{Schema, SubjectConfig};
 use crate::registry::{Registry, SubjectName};
 
 /// The first retry delay after a transient failure; it doubles up to [`MAX_RETRY`].
@@ -289,10 +289,10 @@ pub async fn run(
     });
 
     let schemas = schema_controller
-        .run(reconcile_schema, schema_error_policy, Arc::clone(&context))
+        .run(reconcile_schema, error_policy, Arc::clone(&context))
         .for_each(|result| async move { log_result(result) });
     let configs = config_controller
-        .run(reconcile_config, config_error_policy, context)
+        .run(reconcile_config, error_policy, context)
         .for_each(|result| async move { log_result(result) });
     futures::join!(schemas, configs);
 }
@@ -316,22 +316,13 @@ fn schemas_where(store: &Store<Schema>, wanted: impl Fn(&Schema) -> bool) -> Vec
         .collect()
 }
 
-fn schema_error_policy(schema: Arc<Schema>, error: &Error, context: Arc<Context>) -> Action {
-    let delay = context.backoff(&ObjectKey::of(&schema.metadata));
+/// Every failed reconcile is retried, later each time it fails in a row.
+fn error_policy<K: Resource<DynamicType = ()>>(object: Arc<K>, error: &Error, context: Arc<Context>) -> Action {
+    let key = ObjectKey::of(object.meta());
+    let delay = context.backoff(&key);
     tracing::warn!(
-        schema = %ObjectKey::of(&schema.metadata),
-        reason = error.reason(),
-        error = error as &dyn std::error::Error,
-        retry_in_seconds = delay.as_secs(),
-        "Reconcile failed; retrying"
-    );
-    Action::requeue(delay)
-}
-
-fn config_error_policy(config: Arc<SubjectConfig>, error: &Error, context: Arc<Context>) -> Action {
-    let delay = context.backoff(&ObjectKey::of(&config.metadata));
-    tracing::warn!(
-        subject_config = %ObjectKey::of(&config.metadata),
+        kind = %K::kind(&()),
+        object = %key,
         reason = error.reason(),
         error = error as &dyn std::error::Error,
         retry_in_seconds = delay.as_secs(),
@@ -380,7 +371,7 @@ async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Erro
     .await;
     let previous = schema.status.as_ref();
     if schema::status::changed(previous, &reconciled.status) {
-        patch_schema_status(context, &key, &reconciled.status).await?;
+        patch_status::<Schema>(context, &key, &reconciled.status).await?;
         if let Some(transition) = schema::status::transition(previous, &reconciled.status) {
             publish(context, schema, transition.reason, transition.warning, transition.note).await;
         }
@@ -448,7 +439,7 @@ async fn cleanup_schema(schema: &Schema, context: &Context) -> Result<Action, Er
                 &now,
             );
             if schema::status::changed(schema.status.as_ref(), &status) {
-                patch_schema_status(context, &key, &status).await?;
+                patch_status::<Schema>(context, &key, &status).await?;
                 publish(context, schema, "DeletionBlocked", true, message.clone()).await;
             }
             Err(Error::DeletionBlocked(message))
@@ -456,11 +447,18 @@ async fn cleanup_schema(schema: &Schema, context: &Context) -> Result<Action, Er
     }
 }
 
-async fn patch_schema_status(context: &Context, key: &ObjectKey, status: &SchemaStatus) -> Result<(), Error> {
-    let api = Api::<Schema>::namespaced(context.client.clone(), &key.namespace);
+/// Writes the whole status this controller owns, by server-side apply.
+async fn patch_status<K>(context: &Context, key: &ObjectKey, status: &impl serde::Serialize) -> Result<(), Error>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api = Api::<K>::namespaced(context.client.clone(), &key.namespace);
     let patch = serde_json::json!({
-        "apiVersion": Schema::api_version(&()),
-        "kind": Schema::kind(&()),
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
         "status": status,
     });
     api.patch_status(
@@ -470,7 +468,7 @@ async fn patch_schema_status(context: &Context, key: &ObjectKey, status: &Schema
     )
     .await
     .map_err(|source| Error::Kube {
-        action: "write the Schema's status",
+        action: "write the status",
         source,
     })?;
     Ok(())
@@ -518,22 +516,7 @@ async fn apply_config(config: &SubjectConfig, context: &Context) -> Result<Actio
         .await
         .map_err(Error::Registry)?;
     if subject_config_changed(config.status.as_ref(), &status) {
-        let api = Api::<SubjectConfig>::namespaced(context.client.clone(), &key.namespace);
-        let patch = serde_json::json!({
-            "apiVersion": SubjectConfig::api_version(&()),
-            "kind": SubjectConfig::kind(&()),
-            "status": status,
-        });
-        api.patch_status(
-            &key.name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&patch),
-        )
-        .await
-        .map_err(|source| Error::Kube {
-            action: "write the SubjectConfig's status",
-            source,
-        })?;
+        patch_status::<SubjectConfig>(context, &key, &status).await?;
     }
     context.succeeded(&key);
     Ok(Action::requeue(context.resync))

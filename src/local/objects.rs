@@ -101,79 +101,9 @@ impl Objects {
     /// A message when the edit is refused (a Schema's or SubjectConfig's subject is immutable).
     pub fn apply(&mut self, manifest: Manifest, now: &Time) -> Result<(), String> {
         match manifest {
-            Manifest::Schema(schema) => {
-                let schema = *schema;
-                let found = self
-                    .schemas
-                    .iter_mut()
-                    .find(|s| same_object(&s.metadata, &schema.metadata));
-                match found {
-                    Some(stored) if stored.spec.subject != schema.spec.subject => Err(format!(
-                        "spec.subject is immutable: Schema {} manages `{}`",
-                        stored.metadata.name.as_deref().unwrap_or_default(),
-                        stored.spec.subject
-                    )),
-                    Some(stored) => {
-                        edit(&mut stored.metadata, schema.metadata, stored.spec != schema.spec);
-                        stored.spec = schema.spec;
-                        Ok(())
-                    }
-                    None => {
-                        let mut schema = schema;
-                        create(&mut schema.metadata, now);
-                        schema.status = None;
-                        self.schemas.push(schema);
-                        Ok(())
-                    }
-                }
-            }
-            Manifest::SubjectConfig(config) => {
-                let config = *config;
-                let found = self
-                    .subject_configs
-                    .iter_mut()
-                    .find(|s| same_object(&s.metadata, &config.metadata));
-                match found {
-                    Some(stored) if stored.spec.subject != config.spec.subject => Err(format!(
-                        "spec.subject is immutable: SubjectConfig {} manages `{}`",
-                        stored.metadata.name.as_deref().unwrap_or_default(),
-                        stored.spec.subject
-                    )),
-                    Some(stored) => {
-                        edit(&mut stored.metadata, config.metadata, stored.spec != config.spec);
-                        stored.spec = config.spec;
-                        Ok(())
-                    }
-                    None => {
-                        let mut config = config;
-                        create(&mut config.metadata, now);
-                        config.status = None;
-                        self.subject_configs.push(config);
-                        Ok(())
-                    }
-                }
-            }
-            Manifest::ConfigMap(config_map) => {
-                let config_map = *config_map;
-                let found = self
-                    .config_maps
-                    .iter_mut()
-                    .find(|s| same_object(&s.metadata, &config_map.metadata));
-                match found {
-                    Some(stored) => {
-                        let changed = stored.data != config_map.data;
-                        edit(&mut stored.metadata, config_map.metadata, changed);
-                        stored.data = config_map.data;
-                        Ok(())
-                    }
-                    None => {
-                        let mut config_map = config_map;
-                        create(&mut config_map.metadata, now);
-                        self.config_maps.push(config_map);
-                        Ok(())
-                    }
-                }
-            }
+            Manifest::Schema(schema) => upsert(&mut self.schemas, *schema, now),
+            Manifest::SubjectConfig(config) => upsert(&mut self.subject_configs, *config, now),
+            Manifest::ConfigMap(config_map) => upsert(&mut self.config_maps, *config_map, now),
         }
     }
 
@@ -185,6 +115,107 @@ impl Objects {
             .find(|c| c.metadata.namespace.as_deref() == Some(namespace) && c.metadata.name.as_deref() == Some(name))
             .map(|c| c.data.as_ref().unwrap_or(&EMPTY))
     }
+}
+
+/// What `apply` needs of each kind it keeps.
+trait Kept {
+    /// The kind, for messages.
+    const KIND: &'static str;
+    fn metadata(&self) -> &ObjectMeta;
+    fn metadata_mut(&mut self) -> &mut ObjectMeta;
+    /// The immutable subject, for the kinds that have one.
+    fn subject(&self) -> Option<&str>;
+    /// Takes the desired state (spec or data) of `applied`; true when it changed.
+    fn take_desired(&mut self, applied: Self) -> bool;
+    /// Forgets any status a manifest carried: only reconciles write it.
+    fn clear_status(&mut self);
+}
+
+impl Kept for Schema {
+    const KIND: &'static str = "Schema";
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn subject(&self) -> Option<&str> {
+        Some(&self.spec.subject)
+    }
+    fn take_desired(&mut self, applied: Self) -> bool {
+        let changed = self.spec != applied.spec;
+        self.spec = applied.spec;
+        changed
+    }
+    fn clear_status(&mut self) {
+        self.status = None;
+    }
+}
+
+impl Kept for SubjectConfig {
+    const KIND: &'static str = "SubjectConfig";
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn subject(&self) -> Option<&str> {
+        Some(&self.spec.subject)
+    }
+    fn take_desired(&mut self, applied: Self) -> bool {
+        let changed = self.spec != applied.spec;
+        self.spec = applied.spec;
+        changed
+    }
+    fn clear_status(&mut self) {
+        self.status = None;
+    }
+}
+
+impl Kept for ConfigMap {
+    const KIND: &'static str = "ConfigMap";
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn subject(&self) -> Option<&str> {
+        None
+    }
+    fn take_desired(&mut self, applied: Self) -> bool {
+        let changed = self.data != applied.data || self.binary_data != applied.binary_data;
+        self.data = applied.data;
+        self.binary_data = applied.binary_data;
+        changed
+    }
+    fn clear_status(&mut self) {}
+}
+
+/// Applies `applied` as an edit of the object with its namespace and name, or as a new one.
+fn upsert<T: Kept>(kept: &mut Vec<T>, mut applied: T, now: &Time) -> Result<(), String> {
+    let Some(stored) = kept
+        .iter_mut()
+        .find(|stored| same_object(stored.metadata(), applied.metadata()))
+    else {
+        create(applied.metadata_mut(), now);
+        applied.clear_status();
+        kept.push(applied);
+        return Ok(());
+    };
+    if stored.subject() != applied.subject() {
+        return Err(format!(
+            "spec.subject is immutable: {} {} manages `{}`",
+            T::KIND,
+            stored.metadata().name.as_deref().unwrap_or_default(),
+            stored.subject().unwrap_or_default()
+        ));
+    }
+    let metadata = applied.metadata().clone();
+    let changed = stored.take_desired(applied);
+    edit(stored.metadata_mut(), metadata, changed);
+    Ok(())
 }
 
 fn same_object(a: &ObjectMeta, b: &ObjectMeta) -> bool {

@@ -12,3 +12,10 @@ pub mod registry;
 pub fn require_all() -> bool {
     std::env::var("SCHEMAOPS_REQUIRE_ALL").is_ok_and(|value| value == "1")
 }
+
+/// An HTTP client for tests. reqwest is built without a TLS crypto provider
+/// of its own (the crate uses ring only), so the process default is set first.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}

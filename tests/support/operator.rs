@@ -71,7 +71,7 @@ impl OperatorProcess {
     /// Waits until `/readyz` answers 200 (the controllers' caches are filled).
     pub async fn wait_ready(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
-        let client = reqwest::Client::new();
+        let client = super::http();
         loop {
             let ready = client
                 .get(format!("{}/readyz", self.health_url))
