@@ -1,7 +1,9 @@
-//! End to end (issue 6): the test API server (or the real cluster named by
-//! `SCHEMAOPS_TEST_KUBECONFIG`), `schemaops operator` as a process, and the
-//! real `kubectl` applying manifests and waiting on conditions. The registry
-//! is checked over its own REST API.
+//! End to end (issues 6 and 7): the test API server (or the real cluster
+//! named by `SCHEMAOPS_TEST_KUBECONFIG`), `schemaops operator` as a process,
+//! and the real `kubectl` applying manifests and waiting on conditions. The
+//! registry is checked over its own REST API. Every scenario runs twice: with
+//! the operator's embedded registry, and with `--registry-url` pointing at a
+//! separate `schemaops registry` process.
 
 #[path = "support/apiserver/mod.rs"]
 mod apiserver;
@@ -14,14 +16,26 @@ use std::time::{Duration, Instant};
 use apiserver::TestApiServer;
 use serde_json::Value;
 use support::operator::OperatorProcess;
+use support::registry::RegistryProcess;
 
 /// How long any one convergence may take.
 const CONVERGE: Duration = Duration::from_secs(60);
+
+/// Which registry the operator manages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backend {
+    /// Its own, embedded one.
+    Embedded,
+    /// A separate `schemaops registry` process, through `--registry-url`.
+    External,
+}
 
 /// A cluster to test against, with one namespace of its own, and an operator watching it.
 struct Cluster {
     // Fields drop in order: the operator stops before the API server does.
     operator: Option<OperatorProcess>,
+    external: Option<RegistryProcess>,
+    _external_data: tempfile::TempDir,
     _server: Option<TestApiServer>,
     kubeconfig: PathBuf,
     cache: tempfile::TempDir,
@@ -33,7 +47,7 @@ impl Cluster {
     /// Starts the test API server (unless `SCHEMAOPS_TEST_KUBECONFIG` names a
     /// cluster), applies the CRDs, creates a namespace, and starts the operator.
     /// `None` (with the reason printed) when kubectl is missing and not every test is required.
-    async fn start(test: &str, operator_args: &[&str]) -> Option<Cluster> {
+    async fn start(test: &str, backend: Backend, operator_args: &[&str]) -> Option<Cluster> {
         if !Path::new("/usr/bin/kubectl").exists() && which("kubectl").is_none() {
             assert!(!support::require_all(), "kubectl is required (SCHEMAOPS_REQUIRE_ALL=1)");
             eprintln!("skipping {test}: kubectl is not installed");
@@ -51,7 +65,15 @@ impl Cluster {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.subsec_nanos())
             ^ std::process::id();
+        let external_data = tempfile::tempdir().unwrap();
+        let external = match backend {
+            Backend::Embedded => None,
+            Backend::External => Some(RegistryProcess::start(external_data.path()).await),
+        };
+        let test = format!("{test}-{}", if external.is_some() { "ext" } else { "emb" });
         let mut cluster = Cluster {
+            external,
+            _external_data: external_data,
             _server: server,
             kubeconfig,
             cache: tempfile::tempdir().unwrap(),
@@ -67,8 +89,12 @@ impl Cluster {
     }
 
     async fn start_operator(&mut self, extra: &[&str]) {
-        let mut args = vec!["--namespace", self.namespace.as_str()];
-        args.extend_from_slice(extra);
+        let mut args = vec!["--namespace".to_owned(), self.namespace.clone()];
+        if let Some(external) = &self.external {
+            args.extend(["--registry-url".to_owned(), external.url.clone()]);
+        }
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let operator = OperatorProcess::start(&self.kubeconfig, self.data.path(), &args);
         operator.wait_ready(CONVERGE).await;
         self.operator = Some(operator);
@@ -78,8 +104,12 @@ impl Cluster {
         self.operator.as_mut().expect("the operator runs")
     }
 
+    /// The registry the operator manages: its own, or the external one.
     fn registry_url(&self) -> String {
-        self.operator.as_ref().expect("the operator runs").registry_url.clone()
+        match &self.external {
+            Some(external) => external.url.clone(),
+            None => self.operator.as_ref().expect("the operator runs").registry_url.clone(),
+        }
     }
 
     /// Runs kubectl in the test's namespace.
@@ -230,9 +260,8 @@ spec:
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_incompatible_edit_is_refused_with_its_explanation_and_a_fix_registers_the_next_version() {
-    let Some(cluster) = Cluster::start("evolution", &[]).await else {
+async fn an_incompatible_edit_is_refused_with_its_explanation_and_a_fix_registers_the_next_version(backend: Backend) {
+    let Some(cluster) = Cluster::start("evolution", backend, &[]).await else {
         return;
     };
     cluster.apply_example("00-platonic-solid-v1.yaml");
@@ -293,9 +322,8 @@ spec:
     assert!(events.contains("Registered") && events.contains("Rejected"), "{events}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_examples_end_as_schemaops_apply_leaves_them() {
-    let Some(cluster) = Cluster::start("examples", &[]).await else {
+async fn the_examples_end_as_schemaops_apply_leaves_them(backend: Backend) {
+    let Some(cluster) = Cluster::start("examples", backend, &[]).await else {
         return;
     };
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evolution");
@@ -355,9 +383,8 @@ async fn the_examples_end_as_schemaops_apply_leaves_them() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_level_change_and_a_schema_change_in_one_apply_are_judged_together() {
-    let Some(cluster) = Cluster::start("level", &[]).await else {
+async fn a_level_change_and_a_schema_change_in_one_apply_are_judged_together(backend: Backend) {
+    let Some(cluster) = Cluster::start("level", backend, &[]).await else {
         return;
     };
     let v1 = avro_schema(
@@ -400,9 +427,8 @@ async fn a_level_change_and_a_schema_change_in_one_apply_are_judged_together() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_schema_for_a_subject_is_a_conflict_until_the_first_goes() {
-    let Some(cluster) = Cluster::start("conflict", &[]).await else {
+async fn a_second_schema_for_a_subject_is_a_conflict_until_the_first_goes(backend: Backend) {
+    let Some(cluster) = Cluster::start("conflict", backend, &[]).await else {
         return;
     };
     cluster.apply_text(&avro_schema(
@@ -436,9 +462,8 @@ async fn a_second_schema_for_a_subject_is_a_conflict_until_the_first_goes() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deletion_honours_each_policy_and_waits_for_referrers() {
-    let Some(cluster) = Cluster::start("deletion", &[]).await else {
+async fn deletion_honours_each_policy_and_waits_for_referrers(backend: Backend) {
+    let Some(cluster) = Cluster::start("deletion", backend, &[]).await else {
         return;
     };
     for (name, policy) in [("kept", "Retain"), ("soft", "SoftDelete"), ("hard", "HardDelete")] {
@@ -510,9 +535,8 @@ async fn deletion_honours_each_policy_and_waits_for_referrers() {
     assert_eq!(cluster.versions("shop-money").await, Vec::<i64>::new());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_operator_restart_loses_nothing_and_registers_nothing_twice() {
-    let Some(mut cluster) = Cluster::start("restart", &[]).await else {
+async fn an_operator_restart_loses_nothing_and_registers_nothing_twice(backend: Backend) {
+    let Some(mut cluster) = Cluster::start("restart", backend, &[]).await else {
         return;
     };
     let names: Vec<String> = (0..6).map(|index| format!("s{index}")).collect();
@@ -549,9 +573,8 @@ async fn an_operator_restart_loses_nothing_and_registers_nothing_twice() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
-    let Some(cluster) = Cluster::start("drift", &["--resync-seconds", "1"]).await else {
+async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten(backend: Backend) {
+    let Some(cluster) = Cluster::start("drift", backend, &["--resync-seconds", "1"]).await else {
         return;
     };
     cluster.apply_text(&avro_schema(
@@ -611,3 +634,32 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
         "schemaops recreated nothing"
     );
 }
+
+/// Each scenario against both registries.
+macro_rules! on_both_registries {
+    ($($scenario:ident),* $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn embedded_registry() {
+                    super::$scenario(super::Backend::Embedded).await
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn external_registry() {
+                    super::$scenario(super::Backend::External).await
+                }
+            }
+        )*
+    };
+}
+
+on_both_registries!(
+    an_incompatible_edit_is_refused_with_its_explanation_and_a_fix_registers_the_next_version,
+    the_examples_end_as_schemaops_apply_leaves_them,
+    a_level_change_and_a_schema_change_in_one_apply_are_judged_together,
+    a_second_schema_for_a_subject_is_a_conflict_until_the_first_goes,
+    deletion_honours_each_policy_and_waits_for_referrers,
+    an_operator_restart_loses_nothing_and_registers_nothing_twice,
+    a_version_registered_by_hand_is_reported_as_drift_not_overwritten,
+);
