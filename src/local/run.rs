@@ -130,6 +130,7 @@ fn internal(problem: String) -> ApplyError {
         origin: Origin {
             path: PathBuf::new(),
             document: 0,
+            line: 0,
         },
         problem,
     }
