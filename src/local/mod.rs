@@ -5,3 +5,4 @@
 pub mod manifests;
 pub mod objects;
 pub mod run;
+pub mod scratch;
