@@ -165,20 +165,44 @@ impl Checked {
     /// The result in a few words: `would register as version 3`.
     pub fn summary(&self) -> String {
         match &self.outcome {
-            Outcome::Unchanged => match self.version {
-                Some(version) => format!("unchanged (version {version})"),
-                None => "unchanged".to_owned(),
+            Outcome::Unchanged => match (self.version, self.previous_version) {
+                (Some(version), Some(previous)) if previous != version => {
+                    format!("unchanged (version {version}; the Schema was on version {previous})")
+                }
+                (Some(version), _) => format!("unchanged (version {version})"),
+                (None, _) => "unchanged".to_owned(),
             },
-            Outcome::Register { version } => format!("would register as version {version}"),
+            Outcome::Register { version } => {
+                let earlier: Vec<u32> = self.new_versions.iter().copied().filter(|v| v != version).collect();
+                if earlier.is_empty() {
+                    format!("would register as version {version}")
+                } else {
+                    format!(
+                        "would register as version {version} (after {})",
+                        versions_phrase(&earlier)
+                    )
+                }
+            }
             Outcome::Configure { changes } => changes
                 .iter()
                 .map(SettingChange::describe)
                 .collect::<Vec<_>>()
                 .join(", "),
-            Outcome::Rejected { reason, .. } => format!("would be rejected ({reason})"),
+            Outcome::Rejected { reason, .. } if self.new_versions.is_empty() => format!("would be rejected ({reason})"),
+            Outcome::Rejected { reason, .. } => format!(
+                "would be rejected ({reason}) after registering {}",
+                versions_phrase(&self.new_versions)
+            ),
             Outcome::Undecided { reason, .. } => format!("could not be checked ({reason})"),
         }
     }
+}
+
+/// "version 1" or "versions 1, 2".
+fn versions_phrase(versions: &[u32]) -> String {
+    let list: Vec<String> = versions.iter().map(u32::to_string).collect();
+    let noun = if versions.len() == 1 { "version" } else { "versions" };
+    format!("{noun} {}", list.join(", "))
 }
 
 /// How a whole check ends.
@@ -689,17 +713,17 @@ pub fn render_github(checked: &[Checked]) -> String {
         let name = format!("{} {}", object.kind.as_str(), object.key);
         let line = match &object.outcome {
             Outcome::Unchanged => continue,
-            Outcome::Register { version } => workflow_command(
+            Outcome::Register { .. } => workflow_command(
                 "notice",
                 &object.origin,
                 &format!("{name} would register"),
-                &format!("version {version} of subject {}", object.subject),
+                &format!("subject {}: {}", object.subject, object.summary()),
             ),
             Outcome::Configure { .. } => workflow_command(
                 "notice",
                 &object.origin,
                 &format!("{name} would change settings"),
-                &format!("{} of subject {}", object.summary(), object.subject),
+                &format!("subject {}: {}", object.subject, object.summary()),
             ),
             Outcome::Rejected { reason, message, .. } => workflow_command(
                 "error",
@@ -930,7 +954,7 @@ mod tests {
         let rendered = render_github(&[checked(Outcome::Register { version: 2 })]);
         assert!(
             rendered.starts_with(
-                "::notice file=manifests/orders%2C v2.yaml,line=14,title=Schema default/orders would register::version 2 of subject orders-value\n"
+                "::notice file=manifests/orders%2C v2.yaml,line=14,title=Schema default/orders would register::subject orders-value: would register as version 2\n"
             ),
             "{rendered}"
         );
