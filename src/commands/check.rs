@@ -54,7 +54,7 @@ pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, E
     let loaded = manifests::load(&config.paths)?;
     let scratch = scratch(&config.source, config.checker).await?;
     let now = Time(Timestamp::now());
-    let checked = check::check(&config.paths, &loaded, &scratch, &config.checker, &now).await?;
+    let checked = check::check(&loaded, &scratch, &config.checker, &now).await?;
     let text = match config.output {
         CheckOutput::Table => check::render_table(&checked),
         CheckOutput::Json => check::render_json(&checked),

@@ -334,14 +334,21 @@ pub fn classify_subject_config(
 ///
 /// These are the subjects a scratch registry seeded from a remote registry needs.
 pub fn subjects_of(loaded: &[(Origin, Manifest)]) -> Vec<SubjectName> {
-    let mut subjects: Vec<SubjectName> = loaded
+    subject_names(loaded)
+        .iter()
+        .filter_map(|subject| SubjectName::new(subject.as_str()).ok())
+        .collect()
+}
+
+/// The subjects the Schemas and SubjectConfigs of `loaded` name, as written, sorted.
+fn subject_names(loaded: &[(Origin, Manifest)]) -> Vec<String> {
+    let mut subjects: Vec<String> = loaded
         .iter()
         .filter_map(|(_, manifest)| match manifest {
-            Manifest::Schema(schema) => Some(schema.spec.subject.as_str()),
-            Manifest::SubjectConfig(config) => Some(config.spec.subject.as_str()),
+            Manifest::Schema(schema) => Some(schema.spec.subject.clone()),
+            Manifest::SubjectConfig(config) => Some(config.spec.subject.clone()),
             Manifest::ConfigMap(_) => None,
         })
-        .filter_map(|subject| SubjectName::new(subject).ok())
         .collect();
     subjects.sort();
     subjects.dedup();
@@ -382,14 +389,13 @@ pub async fn observe(registry: &dyn Registry, subject: &str) -> Result<SubjectSt
     })
 }
 
-/// Applies `paths` (already loaded as `loaded`, for their origins) to the
-/// scratch folder and registry, and says what each Schema and SubjectConfig
-/// would do, in the order `apply` reports them.
+/// Applies the manifests `loaded` to the scratch folder and registry, and
+/// says what each Schema and SubjectConfig would do, in the order `apply`
+/// reports them.
 ///
 /// # Errors
-/// [`CheckError`] when a manifest is unreadable or refused, or the scratch fails.
+/// [`CheckError`] when a manifest is refused, or the scratch fails.
 pub async fn check(
-    paths: &[std::path::PathBuf],
     loaded: &[(Origin, Manifest)],
     scratch: &Scratch,
     checker: &Checker,
@@ -397,24 +403,12 @@ pub async fn check(
 ) -> Result<Vec<Checked>, CheckError> {
     let registry: &dyn Registry = &scratch.registry;
     let objects_before = Objects::load(scratch.data()).map_err(ApplyError::from)?;
-    let subjects: Vec<String> = {
-        let mut subjects: Vec<String> = loaded
-            .iter()
-            .filter_map(|(_, manifest)| match manifest {
-                Manifest::Schema(schema) => Some(schema.spec.subject.clone()),
-                Manifest::SubjectConfig(config) => Some(config.spec.subject.clone()),
-                Manifest::ConfigMap(_) => None,
-            })
-            .collect();
-        subjects.sort();
-        subjects.dedup();
-        subjects
-    };
+    let subjects = subject_names(loaded);
     let mut before = Vec::with_capacity(subjects.len());
     for subject in &subjects {
         before.push(observe(registry, subject).await?);
     }
-    let applied = super::run::apply(paths, scratch.data(), registry, checker, now).await?;
+    let applied = super::run::apply_loaded(loaded.to_vec(), scratch.data(), registry, checker, now).await?;
     let mut after = Vec::with_capacity(subjects.len());
     for subject in &subjects {
         after.push(observe(registry, subject).await?);
