@@ -911,6 +911,64 @@ mod tests {
         assert_eq!(verdict(&[rejected, undecided]), Verdict::Undecided);
     }
 
+    /// What `--registry-url` will do, with an embedded registry standing in
+    /// for the remote one: seed a scratch from it, check, leave it untouched.
+    #[tokio::test]
+    async fn a_check_seeded_from_another_registry_numbers_versions_as_that_registry_would() {
+        use std::sync::Arc;
+
+        use crate::registry::embedded::EmbeddedRegistry;
+        use crate::registry::embedded::sqlite::SqliteStore;
+        use crate::registry::{NewSchema, RegisterOptions, Version};
+
+        let folder = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&folder.path().join("registry.db")).unwrap();
+        let source = EmbeddedRegistry::open(Arc::new(store), Checker::default())
+            .await
+            .unwrap();
+        let subject = SubjectName::new("orders-value").unwrap();
+        source.set_mode(None, RegistryMode::Import, true).await.unwrap();
+        let v5 = NewSchema {
+            format: crate::compat::Format::Avro,
+            text: r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#.to_owned(),
+            references: Vec::new(),
+        };
+        let options = RegisterOptions {
+            id: crate::registry::SchemaId::new(100),
+            version: Some(Version::new(5).unwrap()),
+        };
+        source.register(&subject, &v5, options).await.unwrap();
+        source.set_mode(None, RegistryMode::ReadWrite, true).await.unwrap();
+
+        let manifests = folder.path().join("orders.yaml");
+        let manifest = |name: &str, fields: &str| {
+            format!(
+                "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: {name}\nspec:\n  \
+                 subject: orders-value\n  schema: '{{\"type\":\"record\",\"name\":\"R\",\"fields\":[{fields}]}}'\n"
+            )
+        };
+        std::fs::write(
+            &manifests,
+            manifest(
+                "orders",
+                r#"{"name":"a","type":"int"},{"name":"b","type":"int","default":0}"#,
+            ),
+        )
+        .unwrap();
+        let loaded = super::super::manifests::load(std::slice::from_ref(&manifests)).unwrap();
+        let scratch = Scratch::seeded(&source, &subjects_of(&loaded), Checker::default())
+            .await
+            .unwrap();
+        let now = Time(Timestamp::now());
+        let checked = check(&loaded, &scratch, &Checker::default(), &now).await.unwrap();
+        assert_eq!(checked[0].outcome, Outcome::Register { version: 6 });
+        assert_eq!(
+            observe(&source, "orders-value").await.unwrap().versions,
+            [5],
+            "the source is only read"
+        );
+    }
+
     #[test]
     fn github_messages_escape_percent_and_line_breaks() {
         assert_eq!(escape_data("100% sure\r\nnext: a,b"), "100%25 sure%0D%0Anext: a,b");
