@@ -37,6 +37,15 @@ pub enum Command {
     /// runs, so a later run is an edit. Exit status: 0 all accepted, 1 some
     /// rejected, 2 error.
     Apply(ApplyArgs),
+    /// Say what `apply` would do with Schema and SubjectConfig manifests, without writing anything.
+    ///
+    /// The manifests are applied to a scratch copy of the data folder (or to
+    /// an empty registry without `--data`); each object is reported as
+    /// unchanged, would register (as version N), would change settings, or
+    /// would be rejected, with every incompatibility. Exit status: 0 all
+    /// would be accepted, 1 some would be rejected, 2 error (an unreadable
+    /// or invalid manifest, or an object that could not be checked).
+    Check(CheckArgs),
     /// Run the controllers against the cluster, with the embedded registry serving its REST API.
     Operator(OperatorArgs),
 }
@@ -123,6 +132,86 @@ impl ApplyArgs {
             checker: self.engine.checker()?,
             paths: self.paths,
             data: self.data,
+            output: self.output,
+        })
+    }
+}
+
+/// Arguments of `schemaops check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Manifest files or folders (folders are read recursively, files in name order).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Data folder of `apply` to check against (only read: a scratch copy is
+    /// used). Without it, the manifests are checked against an empty registry.
+    #[arg(long, env = "SCHEMAOPS_DATA", value_name = "DIR")]
+    pub data: Option<PathBuf>,
+
+    /// How to print the result.
+    #[arg(short = 'o', long, value_enum, default_value_t = CheckOutput::Table)]
+    pub output: CheckOutput,
+
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// How `check` prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckOutput {
+    /// One row per object, then the explanation of each rejection.
+    Table,
+    /// One JSON document: every object with its outcome and incompatibilities.
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`) annotating the manifests.
+    Github,
+}
+
+/// The registry `check` starts its scratch copy from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckSource {
+    /// An empty registry and no objects.
+    Empty,
+    /// A copy of an `apply` data folder (registry and objects).
+    Data(PathBuf),
+    // --registry-url: add `Registry(ExternalRegistryConfig)` here, resolved
+    // from a `--registry-url` flag in `CheckArgs::into_config` (conflicting
+    // with `--data`); `commands::check::scratch` then builds the client and
+    // calls `Scratch::seeded(&client, &check::subjects_of(&loaded), checker)`.
+}
+
+/// What `schemaops check` will do, checked and typed.
+#[derive(Debug, Clone)]
+pub struct CheckConfig {
+    /// Manifest files or folders.
+    pub paths: Vec<PathBuf>,
+    /// Where the scratch registry comes from.
+    pub source: CheckSource,
+    /// How to print.
+    pub output: CheckOutput,
+    /// The engine.
+    pub checker: Checker,
+}
+
+impl CheckArgs {
+    /// Resolves the arguments into a configuration.
+    ///
+    /// # Errors
+    /// A message naming the argument that is wrong.
+    pub fn into_config(self) -> Result<CheckConfig, String> {
+        let source = match self.data {
+            Some(data) if !data.is_dir() => {
+                return Err(format!("--data {} is not a folder", data.display()));
+            }
+            Some(data) => CheckSource::Data(data),
+            None => CheckSource::Empty,
+        };
+        Ok(CheckConfig {
+            checker: self.engine.checker()?,
+            paths: self.paths,
+            source,
             output: self.output,
         })
     }
@@ -545,6 +634,26 @@ mod tests {
             panic!("a registry command");
         };
         assert_eq!(args.into_config().unwrap().writers.len(), 2);
+    }
+
+    #[test]
+    fn check_without_data_starts_from_an_empty_registry() {
+        let cli = Cli::parse_from(["schemaops", "check", "-o", "github", "manifests/"]);
+        let Command::Check(args) = cli.command else {
+            panic!("a check command");
+        };
+        let config = args.into_config().unwrap();
+        assert_eq!(config.source, CheckSource::Empty);
+        assert_eq!(config.output, CheckOutput::Github);
+    }
+
+    #[test]
+    fn check_refuses_a_data_folder_that_does_not_exist() {
+        let cli = Cli::parse_from(["schemaops", "check", "--data", "/nonexistent/schemaops", "m/"]);
+        let Command::Check(args) = cli.command else {
+            panic!("a check command");
+        };
+        assert!(args.into_config().unwrap_err().contains("--data"));
     }
 
     #[test]

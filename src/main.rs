@@ -64,6 +64,22 @@ fn run(cli: Cli) -> anyhow::Result<Verdict> {
             out.flush().context("failed to write the output")?;
             Ok(verdict)
         }
+        Command::Check(args) => {
+            let config = args
+                .into_config()
+                .map_err(anyhow::Error::msg)
+                .context("invalid arguments")?;
+            telemetry::init(schemaops::cli::LogFormat::Plain, "warn");
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("failed to start the async runtime")?;
+            let stdout = io::stdout();
+            let mut out = stdout.lock();
+            let verdict = runtime.block_on(commands::check::run(&config, &mut out))?;
+            out.flush().context("failed to write the output")?;
+            Ok(verdict)
+        }
         Command::Operator(args) => {
             let config = args
                 .into_config()

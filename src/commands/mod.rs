@@ -2,6 +2,7 @@
 //! Business rules live in the library, not here.
 
 pub mod apply;
+pub mod check;
 pub mod compat;
 pub mod crds;
 pub mod operator;

@@ -23,13 +23,17 @@ pub enum Manifest {
     ConfigMap(Box<ConfigMap>),
 }
 
-/// Where a manifest came from: the file and the 1-based document number.
+/// Where a manifest came from: the file, the 1-based document number, and
+/// the line where that document starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     /// The file.
     pub path: PathBuf,
     /// The document within it, from 1.
     pub document: usize,
+    /// The 1-based line of the document's first content (its first line that
+    /// is not blank, a comment or a bare `---`); 1 when unknown.
+    pub line: usize,
 }
 
 impl fmt::Display for Origin {
@@ -94,6 +98,10 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<(Origin, Manifest)>, ManifestError>
             path: file.clone(),
             message: error.to_string(),
         })?;
+        let starts = document_starts(&text);
+        // Should the two counts ever disagree, the documents keep line 1 rather than a wrong line.
+        let counted = starts.len() == documents.len();
+        let line_of = |index: usize| if counted { starts[index] } else { 1 };
         for (index, document) in documents.into_iter().enumerate() {
             if document.is_null() {
                 continue;
@@ -101,6 +109,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<(Origin, Manifest)>, ManifestError>
             let origin = Origin {
                 path: file.clone(),
                 document: index + 1,
+                line: line_of(index),
             };
             let manifest = parse_document(document).map_err(|problem| ManifestError::Document {
                 origin: origin.clone(),
@@ -113,6 +122,49 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<(Origin, Manifest)>, ManifestError>
         return Err(ManifestError::Empty { paths: paths.to_vec() });
     }
     Ok(manifests)
+}
+
+/// The 1-based start line of each YAML document in `text`, in order: the
+/// line of its first content, or of its `---` marker when it has none.
+///
+/// A document begins at a `---` marker in column 0, or at content after the
+/// previous document ended (`...`) or at the top of the file; comments,
+/// blank lines and directives (`%YAML`) before content belong to no
+/// document. Block scalars are indented in manifests, so a marker in column
+/// 0 is always a marker.
+fn document_starts(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    // The open document: its marker line (if explicit) and its first content line.
+    let mut open: Option<(Option<usize>, Option<usize>)> = None;
+    let close = |open: &mut Option<(Option<usize>, Option<usize>)>, starts: &mut Vec<usize>| {
+        if let Some((marker, content)) = open.take() {
+            starts.push(content.or(marker).unwrap_or(1));
+        }
+    };
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let marker_rest = |marker: &str| {
+            line.strip_prefix(marker)
+                .filter(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+                .map(str::trim)
+        };
+        let is_content = |rest: &str| !rest.is_empty() && !rest.starts_with('#');
+        if let Some(rest) = marker_rest("---") {
+            close(&mut open, &mut starts);
+            open = Some((Some(number), is_content(rest).then_some(number)));
+        } else if marker_rest("...").is_some() {
+            close(&mut open, &mut starts);
+        } else if is_content(line.trim()) {
+            match &mut open {
+                Some((_, content @ None)) => *content = Some(number),
+                Some(_) => {}
+                None if line.starts_with('%') => {}
+                None => open = Some((None, Some(number))),
+            }
+        }
+    }
+    close(&mut open, &mut starts);
+    starts
 }
 
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestError> {
@@ -188,4 +240,42 @@ fn parse_document(document: Value) -> Result<Manifest, String> {
 
 fn typed<T: serde::de::DeserializeOwned>(document: Value, kind: &str) -> Result<T, String> {
     serde_json::from_value(document).map_err(|error| format!("not a valid {kind}: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The start lines, checked against the parser's own count of documents.
+    fn starts(text: &str) -> Vec<usize> {
+        let documents: Vec<Value> = serde_saphyr::from_multiple(text).unwrap();
+        let starts = document_starts(text);
+        assert_eq!(starts.len(), documents.len(), "{text:?} parsed as {documents:?}");
+        starts
+    }
+
+    #[test]
+    fn a_single_document_starts_at_its_first_content_line_after_comments() {
+        assert_eq!(starts("# a comment\n\napiVersion: v1\nkind: ConfigMap\n"), [3]);
+    }
+
+    #[test]
+    fn documents_after_markers_start_below_the_marker() {
+        assert_eq!(starts("a: 1\n---\n# about b\nb: 2\n---\nc: |\n  x\n  y\n"), [1, 4, 6]);
+    }
+
+    #[test]
+    fn a_leading_marker_does_not_count_as_a_document_of_its_own() {
+        assert_eq!(starts("# header\n---\na: 1\n"), [3]);
+    }
+
+    #[test]
+    fn an_explicit_end_marker_ends_the_document() {
+        assert_eq!(starts("a: 1\n...\n---\nb: 2\n"), [1, 4]);
+    }
+
+    #[test]
+    fn content_on_the_marker_line_starts_there() {
+        assert_eq!(starts("--- {a: 1}\n--- {b: 2}\n"), [1, 2]);
+    }
 }

@@ -2,6 +2,8 @@
 //! the objects (with their status) are kept in a file beside the embedded
 //! registry, and the controller's reconcile core judges and registers.
 
+pub mod check;
 pub mod manifests;
 pub mod objects;
 pub mod run;
+pub mod scratch;

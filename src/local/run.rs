@@ -64,6 +64,20 @@ pub async fn apply(
     now: &Time,
 ) -> Result<Vec<Applied>, ApplyError> {
     let loaded = manifests::load(paths)?;
+    apply_loaded(loaded, data, registry, checker, now).await
+}
+
+/// [`apply`] with the manifests already loaded (`check` keeps their origins).
+///
+/// # Errors
+/// As [`apply`], except that the manifests are not read here.
+pub async fn apply_loaded(
+    loaded: Vec<(Origin, Manifest)>,
+    data: &std::path::Path,
+    registry: &dyn Registry,
+    checker: &Checker,
+    now: &Time,
+) -> Result<Vec<Applied>, ApplyError> {
     let mut objects = Objects::load(data)?;
     // Every edit must be acceptable before anything is stored or registered.
     let mut trial = objects.clone();
@@ -130,6 +144,7 @@ fn internal(problem: String) -> ApplyError {
         origin: Origin {
             path: PathBuf::new(),
             document: 0,
+            line: 0,
         },
         problem,
     }

@@ -1,0 +1,69 @@
+//! `schemaops check`: the manifests applied to a scratch registry, and what
+//! that would do printed as a table, JSON or GitHub Actions annotations.
+//! Nothing is written to the data folder.
+
+use std::io::Write;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
+use super::Verdict;
+use crate::cli::{CheckConfig, CheckOutput, CheckSource};
+use crate::local::check::{self, CheckError};
+use crate::local::manifests::{self, ManifestError};
+use crate::local::scratch::{Scratch, ScratchError};
+
+/// Why `check` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The manifests could not be read.
+    #[error(transparent)]
+    Manifests(#[from] ManifestError),
+    /// The scratch registry could not be made.
+    #[error(transparent)]
+    Scratch(#[from] ScratchError),
+    /// The scratch run failed.
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    /// The output could not be written.
+    #[error("failed to write the output")]
+    Write(#[source] std::io::Error),
+}
+
+/// The scratch registry and objects for `source`.
+///
+/// # Errors
+/// [`ScratchError`] when the copy cannot be made.
+pub async fn scratch(source: &CheckSource, checker: crate::compat::Checker) -> Result<Scratch, ScratchError> {
+    match source {
+        CheckSource::Empty => Scratch::empty(checker).await,
+        // A file copy rather than `seed_scratch`: it keeps soft-deleted
+        // versions, version counters and the objects' statuses exactly.
+        CheckSource::Data(data) => Scratch::copy_of(data, checker).await,
+        // --registry-url: `CheckSource::Registry(..)` builds the external
+        // client and returns `Scratch::seeded(&client, subjects, checker)`,
+        // with `subjects` from `check::subjects_of(&loaded)` (pass them in).
+    }
+}
+
+/// Checks the manifests and prints the result.
+///
+/// # Errors
+/// [`Error`] when a manifest is unreadable or refused, or the scratch fails.
+pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
+    let loaded = manifests::load(&config.paths)?;
+    let scratch = scratch(&config.source, config.checker).await?;
+    let now = Time(Timestamp::now());
+    let checked = check::check(&loaded, &scratch, &config.checker, &now).await?;
+    let text = match config.output {
+        CheckOutput::Table => check::render_table(&checked),
+        CheckOutput::Json => check::render_json(&checked),
+        CheckOutput::Github => check::render_github(&checked),
+    };
+    out.write_all(text.as_bytes()).map_err(Error::Write)?;
+    Ok(match check::verdict(&checked) {
+        check::Verdict::Accepted => Verdict::Compatible,
+        check::Verdict::Rejected => Verdict::Incompatible,
+        check::Verdict::Undecided => Verdict::Failed,
+    })
+}

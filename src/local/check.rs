@@ -1,0 +1,1014 @@
+//! `check`: what applying the manifests would do, found by applying them to
+//! a scratch registry and objects folder ([`super::scratch`]) and comparing
+//! each object's status and its subject's versions and settings before and
+//! after. Then the result as a table, a JSON document, or GitHub Actions
+//! workflow commands.
+//!
+//! Classification and rendering are pure; only [`check`] and the subject
+//! observations read the scratch registry. Nothing here writes anywhere but
+//! the scratch.
+
+use std::fmt::Write as _;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use serde::Serialize;
+
+use super::manifests::{Manifest, Origin};
+use super::objects::Objects;
+use super::run::{Applied, ApplyError};
+use super::scratch::Scratch;
+use crate::compat::{Checker, Mode};
+use crate::controller::view::ObjectKey;
+use crate::crd::conditions::{ConditionType, find_condition};
+use crate::crd::{IncompatibilityStatus, SchemaStatus, SubjectConfigStatus};
+use crate::registry::{Error as RegistryError, Registry, RegistryMode, SubjectName, VersionFilter};
+
+/// Why a check could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The manifests could not be applied to the scratch copy.
+    #[error(transparent)]
+    Apply(#[from] ApplyError),
+    /// The scratch registry could not be read.
+    #[error("failed to read subject `{subject}` from the scratch registry")]
+    Observe {
+        /// The subject.
+        subject: String,
+        /// What the registry said.
+        #[source]
+        source: RegistryError,
+    },
+}
+
+/// The kinds `check` judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    /// A Schema.
+    Schema,
+    /// A SubjectConfig.
+    SubjectConfig,
+}
+
+impl Kind {
+    /// The Kubernetes kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Schema => "Schema",
+            Kind::SubjectConfig => "SubjectConfig",
+        }
+    }
+}
+
+/// A subject as the registry holds it: its live versions and its own settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubjectState {
+    /// The live version numbers, ascending.
+    pub versions: Vec<u32>,
+    /// The subject's own compatibility level.
+    pub compatibility: Option<Mode>,
+    /// The subject's own mode.
+    pub mode: Option<RegistryMode>,
+}
+
+/// A setting a SubjectConfig would change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SettingChange {
+    /// `compatibility` or `mode`.
+    pub setting: &'static str,
+    /// The subject's own value now (`None`: it has none; the global one applies).
+    pub from: Option<String>,
+    /// The value it would have.
+    pub to: Option<String>,
+}
+
+impl SettingChange {
+    /// "would set compatibility FORWARD", or "would remove compatibility".
+    pub fn describe(&self) -> String {
+        match &self.to {
+            Some(value) => format!("would set {} {value}", self.setting),
+            None => format!("would remove {}", self.setting),
+        }
+    }
+}
+
+/// What applying one object would do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Nothing: the subject already holds exactly this schema, or these settings are in force.
+    Unchanged,
+    /// The schema would become this new version of its subject.
+    Register {
+        /// The version.
+        version: u32,
+    },
+    /// The SubjectConfig would change the subject's settings.
+    Configure {
+        /// The changes.
+        changes: Vec<SettingChange>,
+    },
+    /// The object would not be applied: Ready would be False.
+    Rejected {
+        /// The Ready condition's reason, e.g. `IncompatibleSchema`.
+        reason: String,
+        /// The Ready condition's message (it names every incompatibility).
+        message: String,
+        /// The incompatibilities in the status (at most 20 are listed there).
+        incompatibilities: Vec<IncompatibilityStatus>,
+        /// How many incompatibilities there are in all.
+        total: usize,
+    },
+    /// The scratch run could not decide (Ready is Unknown or missing).
+    Undecided {
+        /// The reason given, or `NotReconciled`.
+        reason: String,
+        /// The message given.
+        message: String,
+    },
+}
+
+impl Outcome {
+    /// A word for machines: unchanged, register, configure, rejected, undecided.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Unchanged => "unchanged",
+            Outcome::Register { .. } => "register",
+            Outcome::Configure { .. } => "configure",
+            Outcome::Rejected { .. } => "rejected",
+            Outcome::Undecided { .. } => "undecided",
+        }
+    }
+}
+
+/// One object's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// Schema or SubjectConfig.
+    pub kind: Kind,
+    /// Its namespace and name.
+    pub key: ObjectKey,
+    /// The manifest document that last set it.
+    pub origin: Origin,
+    /// Its subject.
+    pub subject: String,
+    /// The version holding the schema after the run (Schemas only).
+    pub version: Option<u32>,
+    /// The version its status named before the run (Schemas only).
+    pub previous_version: Option<u32>,
+    /// Versions of the subject the run would create (several when one run
+    /// holds successive edits of the Schema), ascending.
+    pub new_versions: Vec<u32>,
+    /// What would happen.
+    pub outcome: Outcome,
+}
+
+impl Checked {
+    /// The result in a few words: `would register as version 3`.
+    pub fn summary(&self) -> String {
+        match &self.outcome {
+            Outcome::Unchanged => match (self.version, self.previous_version) {
+                (Some(version), Some(previous)) if previous != version => {
+                    format!("unchanged (version {version}; the Schema was on version {previous})")
+                }
+                (Some(version), _) => format!("unchanged (version {version})"),
+                (None, _) => "unchanged".to_owned(),
+            },
+            Outcome::Register { version } => {
+                let earlier: Vec<u32> = self.new_versions.iter().copied().filter(|v| v != version).collect();
+                if earlier.is_empty() {
+                    format!("would register as version {version}")
+                } else {
+                    format!(
+                        "would register as version {version} (after {})",
+                        versions_phrase(&earlier)
+                    )
+                }
+            }
+            Outcome::Configure { changes } => changes
+                .iter()
+                .map(SettingChange::describe)
+                .collect::<Vec<_>>()
+                .join(", "),
+            Outcome::Rejected { reason, .. } if self.new_versions.is_empty() => format!("would be rejected ({reason})"),
+            Outcome::Rejected { reason, .. } => format!(
+                "would be rejected ({reason}) after registering {}",
+                versions_phrase(&self.new_versions)
+            ),
+            Outcome::Undecided { reason, .. } => format!("could not be checked ({reason})"),
+        }
+    }
+}
+
+/// "version 1" or "versions 1, 2".
+fn versions_phrase(versions: &[u32]) -> String {
+    let list: Vec<String> = versions.iter().map(u32::to_string).collect();
+    let noun = if versions.len() == 1 { "version" } else { "versions" };
+    format!("{noun} {}", list.join(", "))
+}
+
+/// How a whole check ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every object would be accepted.
+    Accepted,
+    /// Some object would be rejected.
+    Rejected,
+    /// Some object could not be judged.
+    Undecided,
+}
+
+/// The verdict over every object: undecided wins over rejected.
+pub fn verdict(checked: &[Checked]) -> Verdict {
+    if checked.iter().any(|c| matches!(c.outcome, Outcome::Undecided { .. })) {
+        Verdict::Undecided
+    } else if checked.iter().any(|c| matches!(c.outcome, Outcome::Rejected { .. })) {
+        Verdict::Rejected
+    } else {
+        Verdict::Accepted
+    }
+}
+
+/// Versions in `after` that are not in `before`.
+fn new_versions(before: &SubjectState, after: &SubjectState) -> Vec<u32> {
+    after
+        .versions
+        .iter()
+        .copied()
+        .filter(|version| !before.versions.contains(version))
+        .collect()
+}
+
+/// Ready=False is a rejection; Ready missing or Unknown is undecided.
+fn not_ready(ready: Option<&Condition>) -> Option<Outcome> {
+    match ready {
+        Some(condition) if condition.status == "True" => None,
+        Some(condition) if condition.status == "False" => Some(Outcome::Rejected {
+            reason: condition.reason.clone(),
+            message: condition.message.clone(),
+            incompatibilities: Vec::new(),
+            total: 0,
+        }),
+        Some(condition) => Some(Outcome::Undecided {
+            reason: condition.reason.clone(),
+            message: condition.message.clone(),
+        }),
+        None => Some(Outcome::Undecided {
+            reason: "NotReconciled".to_owned(),
+            message: "the scratch run left the object without a Ready condition".to_owned(),
+        }),
+    }
+}
+
+/// What applying a Schema would do, from its status after the scratch run
+/// and its subject's versions before and after it.
+///
+/// Ready=False: rejected, with the incompatibilities of the status. Ready
+/// with a version the subject did not hold before: would register. Ready
+/// with a version it held: unchanged.
+pub fn classify_schema(
+    after: Option<&SchemaStatus>,
+    before_subject: &SubjectState,
+    after_subject: &SubjectState,
+) -> Outcome {
+    let ready = after.and_then(|status| find_condition(&status.conditions, ConditionType::Ready));
+    match not_ready(ready) {
+        Some(Outcome::Rejected { reason, message, .. }) => {
+            let compatibility = after.and_then(|status| status.compatibility.as_ref());
+            Outcome::Rejected {
+                reason,
+                message,
+                incompatibilities: compatibility.map(|c| c.incompatibilities.clone()).unwrap_or_default(),
+                total: compatibility.map_or(0, |c| usize::try_from(c.total).unwrap_or(0)),
+            }
+        }
+        Some(other) => other,
+        None => match after
+            .and_then(|status| status.version)
+            .and_then(|v| u32::try_from(v).ok())
+        {
+            Some(version) if new_versions(before_subject, after_subject).contains(&version) => {
+                Outcome::Register { version }
+            }
+            Some(_) => Outcome::Unchanged,
+            None => Outcome::Undecided {
+                reason: "NoVersion".to_owned(),
+                message: "the scratch run left the Schema Ready without a version".to_owned(),
+            },
+        },
+    }
+}
+
+/// What applying a SubjectConfig would do, from its status after the
+/// scratch run and its subject's own settings before and after it.
+pub fn classify_subject_config(
+    after: Option<&SubjectConfigStatus>,
+    before_subject: &SubjectState,
+    after_subject: &SubjectState,
+) -> Outcome {
+    let ready = after.and_then(|status| find_condition(&status.conditions, ConditionType::Ready));
+    if let Some(outcome) = not_ready(ready) {
+        return outcome;
+    }
+    let mut changes = Vec::new();
+    if before_subject.compatibility != after_subject.compatibility {
+        changes.push(SettingChange {
+            setting: "compatibility",
+            from: before_subject.compatibility.map(|level| level.to_string()),
+            to: after_subject.compatibility.map(|level| level.to_string()),
+        });
+    }
+    if before_subject.mode != after_subject.mode {
+        changes.push(SettingChange {
+            setting: "mode",
+            from: before_subject.mode.map(|mode| mode.as_str().to_owned()),
+            to: after_subject.mode.map(|mode| mode.as_str().to_owned()),
+        });
+    }
+    if changes.is_empty() {
+        Outcome::Unchanged
+    } else {
+        Outcome::Configure { changes }
+    }
+}
+
+/// The subjects the Schemas and SubjectConfigs of `loaded` name (valid names only), sorted.
+///
+/// These are the subjects a scratch registry seeded from a remote registry needs.
+pub fn subjects_of(loaded: &[(Origin, Manifest)]) -> Vec<SubjectName> {
+    subject_names(loaded)
+        .iter()
+        .filter_map(|subject| SubjectName::new(subject.as_str()).ok())
+        .collect()
+}
+
+/// The subjects the Schemas and SubjectConfigs of `loaded` name, as written, sorted.
+fn subject_names(loaded: &[(Origin, Manifest)]) -> Vec<String> {
+    let mut subjects: Vec<String> = loaded
+        .iter()
+        .filter_map(|(_, manifest)| match manifest {
+            Manifest::Schema(schema) => Some(schema.spec.subject.clone()),
+            Manifest::SubjectConfig(config) => Some(config.spec.subject.clone()),
+            Manifest::ConfigMap(_) => None,
+        })
+        .collect();
+    subjects.sort();
+    subjects.dedup();
+    subjects
+}
+
+/// A subject as `registry` holds it; an unknown subject has no versions and no settings.
+///
+/// # Errors
+/// [`CheckError::Observe`] when the registry fails otherwise.
+pub async fn observe(registry: &dyn Registry, subject: &str) -> Result<SubjectState, CheckError> {
+    let Ok(name) = SubjectName::new(subject) else {
+        return Ok(SubjectState::default());
+    };
+    let failed = |source| CheckError::Observe {
+        subject: subject.to_owned(),
+        source,
+    };
+    let versions = match registry.versions(&name, VersionFilter::Live).await {
+        Ok(versions) => versions.into_iter().map(|version| version.get()).collect(),
+        Err(RegistryError::SubjectNotFound { .. }) => Vec::new(),
+        Err(error) => return Err(failed(error)),
+    };
+    let compatibility = match registry.compatibility(Some(&name), false).await {
+        Ok(level) => Some(level),
+        Err(RegistryError::SubjectCompatibilityNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => None,
+        Err(error) => return Err(failed(error)),
+    };
+    let mode = match registry.mode(Some(&name), false).await {
+        Ok(mode) => Some(mode),
+        Err(RegistryError::SubjectModeNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => None,
+        Err(error) => return Err(failed(error)),
+    };
+    Ok(SubjectState {
+        versions,
+        compatibility,
+        mode,
+    })
+}
+
+/// Applies the manifests `loaded` to the scratch folder and registry, and
+/// says what each Schema and SubjectConfig would do, in the order `apply`
+/// reports them.
+///
+/// # Errors
+/// [`CheckError`] when a manifest is refused, or the scratch fails.
+pub async fn check(
+    loaded: &[(Origin, Manifest)],
+    scratch: &Scratch,
+    checker: &Checker,
+    now: &Time,
+) -> Result<Vec<Checked>, CheckError> {
+    let registry: &dyn Registry = &scratch.registry;
+    let objects_before = Objects::load(scratch.data()).map_err(ApplyError::from)?;
+    let subjects = subject_names(loaded);
+    let mut before = Vec::with_capacity(subjects.len());
+    for subject in &subjects {
+        before.push(observe(registry, subject).await?);
+    }
+    let applied = super::run::apply_loaded(loaded.to_vec(), scratch.data(), registry, checker, now).await?;
+    let mut after = Vec::with_capacity(subjects.len());
+    for subject in &subjects {
+        after.push(observe(registry, subject).await?);
+    }
+    let state = |states: &[SubjectState], subject: &str| {
+        subjects
+            .iter()
+            .position(|known| known == subject)
+            .map(|index| states[index].clone())
+            .unwrap_or_default()
+    };
+    let origin_of = |kind: Kind, key: &ObjectKey| {
+        loaded
+            .iter()
+            .rev()
+            .find(|(_, manifest)| match (kind, manifest) {
+                (Kind::Schema, Manifest::Schema(schema)) => ObjectKey::of(&schema.metadata) == *key,
+                (Kind::SubjectConfig, Manifest::SubjectConfig(config)) => ObjectKey::of(&config.metadata) == *key,
+                _ => false,
+            })
+            .map(|(origin, _)| origin.clone())
+            .expect("every applied object comes from a loaded manifest")
+    };
+    let mut checked = Vec::with_capacity(applied.len());
+    for object in &applied {
+        checked.push(match object {
+            Applied::Schema(schema) => {
+                let key = ObjectKey::of(&schema.metadata);
+                let subject = schema.spec.subject.clone();
+                let (before_subject, after_subject) = (state(&before, &subject), state(&after, &subject));
+                let status = schema.status.as_ref();
+                let previous = objects_before
+                    .schemas
+                    .iter()
+                    .find(|stored| ObjectKey::of(&stored.metadata) == key)
+                    .and_then(|stored| stored.status.as_ref()?.version);
+                Checked {
+                    kind: Kind::Schema,
+                    origin: origin_of(Kind::Schema, &key),
+                    outcome: classify_schema(status, &before_subject, &after_subject),
+                    version: status.and_then(|s| s.version).and_then(|v| u32::try_from(v).ok()),
+                    previous_version: previous.and_then(|v| u32::try_from(v).ok()),
+                    new_versions: new_versions(&before_subject, &after_subject),
+                    key,
+                    subject,
+                }
+            }
+            Applied::SubjectConfig(config) => {
+                let key = ObjectKey::of(&config.metadata);
+                let subject = config.spec.subject.clone();
+                Checked {
+                    kind: Kind::SubjectConfig,
+                    origin: origin_of(Kind::SubjectConfig, &key),
+                    outcome: classify_subject_config(
+                        config.status.as_ref(),
+                        &state(&before, &subject),
+                        &state(&after, &subject),
+                    ),
+                    version: None,
+                    previous_version: None,
+                    new_versions: Vec::new(),
+                    key,
+                    subject,
+                }
+            }
+        });
+    }
+    Ok(checked)
+}
+
+/// How many objects ended each way: "2 unchanged, 1 would register, 1 would be rejected".
+pub fn tally(checked: &[Checked]) -> String {
+    let count = |name: &str| checked.iter().filter(|c| c.outcome.name() == name).count();
+    let parts: Vec<String> = [
+        ("unchanged", "unchanged"),
+        ("register", "would register"),
+        ("configure", "would change settings"),
+        ("rejected", "would be rejected"),
+        ("undecided", "could not be checked"),
+    ]
+    .into_iter()
+    .filter_map(|(name, words)| {
+        let n = count(name);
+        (n > 0).then(|| format!("{n} {words}"))
+    })
+    .collect();
+    if parts.is_empty() {
+        "nothing to check".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Where an object came from, as `file:line`.
+fn location(origin: &Origin) -> String {
+    format!("{}:{}", origin.path.display(), origin.line)
+}
+
+/// One row per object, then the explanation of each rejection, then the tally.
+pub fn render_table(checked: &[Checked]) -> String {
+    let mut rows = vec![[
+        "KIND".to_owned(),
+        "NAMESPACE".to_owned(),
+        "NAME".to_owned(),
+        "SUBJECT".to_owned(),
+        "SOURCE".to_owned(),
+        "RESULT".to_owned(),
+    ]];
+    for object in checked {
+        rows.push([
+            object.kind.as_str().to_owned(),
+            object.key.namespace.clone(),
+            object.key.name.clone(),
+            object.subject.clone(),
+            location(&object.origin),
+            object.summary(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    for object in checked {
+        let (reason, message) = match &object.outcome {
+            Outcome::Rejected { reason, message, .. } => (reason, message),
+            Outcome::Undecided { reason, message } => (reason, message),
+            _ => continue,
+        };
+        let verb = if object.outcome.name() == "rejected" {
+            "would be rejected"
+        } else {
+            "could not be checked"
+        };
+        let _ = writeln!(
+            out,
+            "\n{} {} {verb} ({reason}), {}:",
+            object.kind.as_str(),
+            object.key,
+            location(&object.origin)
+        );
+        for line in message.lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let _ = writeln!(out, "\n{}", tally(checked));
+    out
+}
+
+/// The JSON document of `-o json`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonReport<'a> {
+    /// `accepted`, `rejected` or `undecided`.
+    pub verdict: &'static str,
+    /// One entry per object.
+    pub objects: Vec<JsonObject<'a>>,
+}
+
+/// One object in the JSON document. Every key is always present.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonObject<'a> {
+    /// Schema or SubjectConfig.
+    pub kind: &'static str,
+    /// The namespace.
+    pub namespace: &'a str,
+    /// The name.
+    pub name: &'a str,
+    /// The manifest file.
+    pub file: String,
+    /// The document within the file, from 1.
+    pub document: usize,
+    /// The line the document starts at.
+    pub line: usize,
+    /// unchanged, register, configure, rejected or undecided.
+    pub outcome: &'static str,
+    /// The subject.
+    pub subject: &'a str,
+    /// The version holding the schema afterwards (the new one when registering).
+    pub version: Option<u32>,
+    /// The version the object's status named before.
+    pub previous_version: Option<u32>,
+    /// The versions the run would create.
+    pub new_versions: &'a [u32],
+    /// The setting changes of a SubjectConfig.
+    pub changes: &'a [SettingChange],
+    /// The Ready reason when rejected or undecided.
+    pub reason: Option<&'a str>,
+    /// The Ready message when rejected or undecided.
+    pub message: Option<&'a str>,
+    /// Every incompatibility listed in the status (at most 20).
+    pub incompatibilities: &'a [IncompatibilityStatus],
+    /// How many incompatibilities there are in all.
+    pub incompatibilities_total: usize,
+}
+
+/// The stable, machine-readable document of `-o json`.
+pub fn render_json(checked: &[Checked]) -> String {
+    const NONE: &[SettingChange] = &[];
+    const NO_INCOMPATIBILITIES: &[IncompatibilityStatus] = &[];
+    let report = JsonReport {
+        verdict: match verdict(checked) {
+            Verdict::Accepted => "accepted",
+            Verdict::Rejected => "rejected",
+            Verdict::Undecided => "undecided",
+        },
+        objects: checked
+            .iter()
+            .map(|object| {
+                let (changes, reason, message, incompatibilities, total) = match &object.outcome {
+                    Outcome::Configure { changes } => (changes.as_slice(), None, None, NO_INCOMPATIBILITIES, 0),
+                    Outcome::Rejected {
+                        reason,
+                        message,
+                        incompatibilities,
+                        total,
+                    } => (
+                        NONE,
+                        Some(reason.as_str()),
+                        Some(message.as_str()),
+                        incompatibilities.as_slice(),
+                        *total,
+                    ),
+                    Outcome::Undecided { reason, message } => (
+                        NONE,
+                        Some(reason.as_str()),
+                        Some(message.as_str()),
+                        NO_INCOMPATIBILITIES,
+                        0,
+                    ),
+                    Outcome::Unchanged | Outcome::Register { .. } => (NONE, None, None, NO_INCOMPATIBILITIES, 0),
+                };
+                JsonObject {
+                    kind: object.kind.as_str(),
+                    namespace: &object.key.namespace,
+                    name: &object.key.name,
+                    file: object.origin.path.display().to_string(),
+                    document: object.origin.document,
+                    line: object.origin.line,
+                    outcome: object.outcome.name(),
+                    subject: &object.subject,
+                    version: object.version,
+                    previous_version: object.previous_version,
+                    new_versions: &object.new_versions,
+                    changes,
+                    reason,
+                    message,
+                    incompatibilities,
+                    incompatibilities_total: total,
+                }
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&report).expect("the report always serializes to JSON");
+    text.push('\n');
+    text
+}
+
+/// Escapes the message of a GitHub Actions workflow command: `%`, CR and LF.
+pub fn escape_data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escapes a property value (`file=`, `title=`) of a workflow command: as
+/// [`escape_data`], plus `:` and `,`, which end a property.
+pub fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One workflow command: `::error file=…,line=…,title=…::message`.
+fn workflow_command(command: &str, origin: &Origin, title: &str, message: &str) -> String {
+    format!(
+        "::{command} file={},line={},title={}::{}\n",
+        escape_property(&origin.path.display().to_string()),
+        origin.line,
+        escape_property(title),
+        escape_data(message)
+    )
+}
+
+/// GitHub Actions workflow commands: `::error` for each object that would
+/// be rejected (or could not be checked), `::notice` for each that would
+/// register or change settings, each pointing at its manifest document;
+/// then the tally as a plain line.
+pub fn render_github(checked: &[Checked]) -> String {
+    let mut out = String::new();
+    for object in checked {
+        let name = format!("{} {}", object.kind.as_str(), object.key);
+        let line = match &object.outcome {
+            Outcome::Unchanged => continue,
+            Outcome::Register { .. } => workflow_command(
+                "notice",
+                &object.origin,
+                &format!("{name} would register"),
+                &format!("subject {}: {}", object.subject, object.summary()),
+            ),
+            Outcome::Configure { .. } => workflow_command(
+                "notice",
+                &object.origin,
+                &format!("{name} would change settings"),
+                &format!("subject {}: {}", object.subject, object.summary()),
+            ),
+            Outcome::Rejected { reason, message, .. } => workflow_command(
+                "error",
+                &object.origin,
+                &format!("{name} would be rejected ({reason})"),
+                message,
+            ),
+            Outcome::Undecided { reason, message } => workflow_command(
+                "error",
+                &object.origin,
+                &format!("{name} could not be checked ({reason})"),
+                message,
+            ),
+        };
+        out.push_str(&line);
+    }
+    let _ = writeln!(out, "schemaops check: {}", tally(checked));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::crd::CompatibilityStatus;
+
+    fn condition(status: &str, reason: &str, message: &str) -> Condition {
+        Condition {
+            type_: "Ready".to_owned(),
+            status: status.to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+            last_transition_time: Time(Timestamp::UNIX_EPOCH),
+            observed_generation: Some(1),
+        }
+    }
+
+    fn schema_status(ready: Condition, version: Option<i32>) -> SchemaStatus {
+        SchemaStatus {
+            version,
+            conditions: vec![ready],
+            ..SchemaStatus::default()
+        }
+    }
+
+    fn versions(numbers: &[u32]) -> SubjectState {
+        SubjectState {
+            versions: numbers.to_vec(),
+            ..SubjectState::default()
+        }
+    }
+
+    #[test]
+    fn a_ready_schema_holding_a_new_version_would_register_as_that_version() {
+        let status = schema_status(condition("True", "Registered", ""), Some(3));
+        assert_eq!(
+            classify_schema(Some(&status), &versions(&[1, 2]), &versions(&[1, 2, 3])),
+            Outcome::Register { version: 3 }
+        );
+    }
+
+    #[test]
+    fn a_ready_schema_on_a_version_the_subject_already_held_is_unchanged() {
+        // Also when the held version is not the latest (a rollback to an earlier text).
+        for version in [1, 2] {
+            let status = schema_status(condition("True", "Registered", ""), Some(version));
+            assert_eq!(
+                classify_schema(Some(&status), &versions(&[1, 2]), &versions(&[1, 2])),
+                Outcome::Unchanged
+            );
+        }
+    }
+
+    #[test]
+    fn a_schema_not_ready_is_rejected_with_every_listed_incompatibility_even_after_earlier_edits_registered() {
+        let mut status = schema_status(
+            condition("False", "IncompatibleSchema", "incompatible: 2 problems"),
+            Some(2),
+        );
+        let incompatibility = |path: &str| IncompatibilityStatus {
+            kind: "READER_FIELD_MISSING_DEFAULT_VALUE".to_owned(),
+            path: path.to_owned(),
+            version: 2,
+            message: "no default".to_owned(),
+        };
+        status.compatibility = Some(CompatibilityStatus {
+            mode: "BACKWARD".to_owned(),
+            checked_versions: vec![2],
+            incompatibilities: vec![incompatibility("/fields/3"), incompatibility("/fields/4")],
+            total: 2,
+        });
+        let outcome = classify_schema(Some(&status), &versions(&[]), &versions(&[1, 2]));
+        let Outcome::Rejected {
+            reason,
+            incompatibilities,
+            total,
+            ..
+        } = outcome
+        else {
+            panic!("rejected: {outcome:?}");
+        };
+        assert_eq!(
+            (reason.as_str(), incompatibilities.len(), total),
+            ("IncompatibleSchema", 2, 2)
+        );
+    }
+
+    #[test]
+    fn a_schema_without_a_ready_verdict_is_undecided_not_rejected() {
+        let status = schema_status(condition("Unknown", "RegistryUnavailable", "refused"), None);
+        assert!(matches!(
+            classify_schema(Some(&status), &versions(&[]), &versions(&[])),
+            Outcome::Undecided { .. }
+        ));
+        assert!(matches!(
+            classify_schema(None, &versions(&[]), &versions(&[])),
+            Outcome::Undecided { .. }
+        ));
+    }
+
+    #[test]
+    fn a_subject_config_reports_the_settings_it_would_change() {
+        let status = SubjectConfigStatus {
+            conditions: vec![condition("True", "Configured", "")],
+            ..SubjectConfigStatus::default()
+        };
+        let before = SubjectState::default();
+        let after = SubjectState {
+            compatibility: Some(Mode::Forward),
+            mode: Some(RegistryMode::ReadOnly),
+            ..SubjectState::default()
+        };
+        let Outcome::Configure { changes } = classify_subject_config(Some(&status), &before, &after) else {
+            panic!("configure");
+        };
+        let described: Vec<String> = changes.iter().map(SettingChange::describe).collect();
+        assert_eq!(
+            described,
+            ["would set compatibility FORWARD", "would set mode READONLY"]
+        );
+        assert_eq!(
+            classify_subject_config(Some(&status), &after, &after),
+            Outcome::Unchanged
+        );
+        let refused = SubjectConfigStatus {
+            conditions: vec![condition("False", "SubjectConflict", "managed by default/other")],
+            ..SubjectConfigStatus::default()
+        };
+        assert_eq!(
+            classify_subject_config(Some(&refused), &before, &before).name(),
+            "rejected"
+        );
+    }
+
+    fn checked(outcome: Outcome) -> Checked {
+        Checked {
+            kind: Kind::Schema,
+            key: ObjectKey {
+                namespace: "default".to_owned(),
+                name: "orders".to_owned(),
+            },
+            origin: Origin {
+                path: "manifests/orders, v2.yaml".into(),
+                document: 2,
+                line: 14,
+            },
+            subject: "orders-value".to_owned(),
+            version: Some(1),
+            previous_version: Some(1),
+            new_versions: Vec::new(),
+            outcome,
+        }
+    }
+
+    #[test]
+    fn the_verdict_is_undecided_over_rejected_over_accepted() {
+        let rejected = checked(Outcome::Rejected {
+            reason: "IncompatibleSchema".to_owned(),
+            message: String::new(),
+            incompatibilities: Vec::new(),
+            total: 0,
+        });
+        let undecided = checked(Outcome::Undecided {
+            reason: "RegistryUnavailable".to_owned(),
+            message: String::new(),
+        });
+        let accepted = [checked(Outcome::Unchanged), checked(Outcome::Register { version: 2 })];
+        assert_eq!(verdict(&accepted), Verdict::Accepted);
+        assert_eq!(verdict(&[accepted[0].clone(), rejected.clone()]), Verdict::Rejected);
+        assert_eq!(verdict(&[rejected, undecided]), Verdict::Undecided);
+    }
+
+    /// What `--registry-url` will do, with an embedded registry standing in
+    /// for the remote one: seed a scratch from it, check, leave it untouched.
+    #[tokio::test]
+    async fn a_check_seeded_from_another_registry_numbers_versions_as_that_registry_would() {
+        use std::sync::Arc;
+
+        use crate::registry::embedded::EmbeddedRegistry;
+        use crate::registry::embedded::sqlite::SqliteStore;
+        use crate::registry::{NewSchema, RegisterOptions, Version};
+
+        let folder = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&folder.path().join("registry.db")).unwrap();
+        let source = EmbeddedRegistry::open(Arc::new(store), Checker::default())
+            .await
+            .unwrap();
+        let subject = SubjectName::new("orders-value").unwrap();
+        source.set_mode(None, RegistryMode::Import, true).await.unwrap();
+        let v5 = NewSchema {
+            format: crate::compat::Format::Avro,
+            text: r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#.to_owned(),
+            references: Vec::new(),
+        };
+        let options = RegisterOptions {
+            id: crate::registry::SchemaId::new(100),
+            version: Some(Version::new(5).unwrap()),
+        };
+        source.register(&subject, &v5, options).await.unwrap();
+        source.set_mode(None, RegistryMode::ReadWrite, true).await.unwrap();
+
+        let manifests = folder.path().join("orders.yaml");
+        let manifest = |name: &str, fields: &str| {
+            format!(
+                "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: {name}\nspec:\n  \
+                 subject: orders-value\n  schema: '{{\"type\":\"record\",\"name\":\"R\",\"fields\":[{fields}]}}'\n"
+            )
+        };
+        std::fs::write(
+            &manifests,
+            manifest(
+                "orders",
+                r#"{"name":"a","type":"int"},{"name":"b","type":"int","default":0}"#,
+            ),
+        )
+        .unwrap();
+        let loaded = super::super::manifests::load(std::slice::from_ref(&manifests)).unwrap();
+        let scratch = Scratch::seeded(&source, &subjects_of(&loaded), Checker::default())
+            .await
+            .unwrap();
+        let now = Time(Timestamp::now());
+        let checked = check(&loaded, &scratch, &Checker::default(), &now).await.unwrap();
+        assert_eq!(checked[0].outcome, Outcome::Register { version: 6 });
+        assert_eq!(
+            observe(&source, "orders-value").await.unwrap().versions,
+            [5],
+            "the source is only read"
+        );
+    }
+
+    #[test]
+    fn github_messages_escape_percent_and_line_breaks() {
+        assert_eq!(escape_data("100% sure\r\nnext: a,b"), "100%25 sure%0D%0Anext: a,b");
+    }
+
+    #[test]
+    fn github_properties_also_escape_colons_and_commas() {
+        assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+    }
+
+    #[test]
+    fn a_rejection_becomes_one_error_annotation_at_its_document() {
+        let rejected = checked(Outcome::Rejected {
+            reason: "IncompatibleSchema".to_owned(),
+            message: "incompatible under BACKWARD: 1 problem\n- READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (100%)"
+                .to_owned(),
+            incompatibilities: Vec::new(),
+            total: 1,
+        });
+        let rendered = render_github(&[rejected, checked(Outcome::Unchanged)]);
+        let lines: Vec<&str> = rendered.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "::error file=manifests/orders%2C v2.yaml,line=14,title=Schema default/orders would be rejected \
+                 (IncompatibleSchema)::incompatible under BACKWARD: 1 problem%0A- \
+                 READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (100%25)",
+                "schemaops check: 1 unchanged, 1 would be rejected",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_registration_becomes_a_notice() {
+        let rendered = render_github(&[checked(Outcome::Register { version: 2 })]);
+        assert!(
+            rendered.starts_with(
+                "::notice file=manifests/orders%2C v2.yaml,line=14,title=Schema default/orders would register::subject orders-value: would register as version 2\n"
+            ),
+            "{rendered}"
+        );
+    }
+}
