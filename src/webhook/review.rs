@@ -161,7 +161,12 @@ impl Admission {
             return response;
         }
         let Some(object) = &request.object else {
-            return deny(response, CODE_INVALID, "Invalid", "the request carries no object".to_owned());
+            return deny(
+                response,
+                CODE_INVALID,
+                "Invalid",
+                "the request carries no object".to_owned(),
+            );
         };
         let mut schema = match as_schema(object) {
             Ok(schema) => schema,
@@ -194,7 +199,11 @@ impl Admission {
         let key = ObjectKey::of(&schema.metadata);
         let view = self.view_with(&schema);
         let config_map = match &schema.spec.schema_from {
-            Some(from) => match self.config_maps.data(&key.namespace, &from.config_map_key_ref.name).await {
+            Some(from) => match self
+                .config_maps
+                .data(&key.namespace, &from.config_map_key_ref.name)
+                .await
+            {
                 Ok(data) => data,
                 Err(message) => {
                     return warn(
@@ -210,18 +219,17 @@ impl Admission {
         };
         let text = read::schema_text(&schema.spec, config_map.as_ref());
         let owner = view.schema_owner.as_ref() == Some(&key);
-        let candidate =
-            match read::read_candidate(owner, &schema.spec, text, &view, self.registry.as_ref()).await {
-                Ok(candidate) => candidate,
-                Err(error) => {
-                    tracing::warn!(
-                        schema = %key,
-                        error = &error as &dyn std::error::Error,
-                        "Registry unreadable; allowed with a warning"
-                    );
-                    return warn(response, REGISTRY_UNREACHABLE.to_owned());
-                }
-            };
+        let candidate = match read::read_candidate(owner, &schema.spec, text, &view, self.registry.as_ref()).await {
+            Ok(candidate) => candidate,
+            Err(error) => {
+                tracing::warn!(
+                    schema = %key,
+                    error = &error as &dyn std::error::Error,
+                    "Registry unreadable; allowed with a warning"
+                );
+                return warn(response, REGISTRY_UNREACHABLE.to_owned());
+            }
+        };
         let inputs = SchemaInputs {
             key: key.clone(),
             generation: schema.metadata.generation,
@@ -256,9 +264,12 @@ impl Admission {
 /// Allows or denies after `plan`.
 fn verdict(response: AdmissionResponse, inputs: &SchemaInputs, plan: Plan) -> AdmissionResponse {
     match plan {
-        Plan::Reject { subject, report } => {
-            deny(response, CODE_INVALID, "Invalid", status::summary(subject.as_str(), &report))
-        }
+        Plan::Reject { subject, report } => deny(
+            response,
+            CODE_INVALID,
+            "Invalid",
+            status::summary(subject.as_str(), &report),
+        ),
         Plan::Invalid(unusable) if unusable.reason == Reason::SchemaSourceNotFound => warn(
             response,
             format!("{}; the controller will check this schema", unusable.message),
@@ -276,10 +287,9 @@ fn verdict(response: AdmissionResponse, inputs: &SchemaInputs, plan: Plan) -> Ad
                 ),
             )
         }
-        Plan::ReadOnly { .. }
-        | Plan::AlreadyRegistered { .. }
-        | Plan::Vanished { .. }
-        | Plan::Register { .. } => response,
+        Plan::ReadOnly { .. } | Plan::AlreadyRegistered { .. } | Plan::Vanished { .. } | Plan::Register { .. } => {
+            response
+        }
     }
 }
 

@@ -150,12 +150,13 @@ impl Identity {
     /// # Errors
     /// [`Error::ServerConfig`] when the key does not match or is unsupported.
     pub fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, Error> {
-        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(Error::ServerConfig)?
-            .with_no_client_auth()
-            .with_single_cert(self.chain.clone(), self.key.clone_key())
-            .map_err(Error::ServerConfig)?;
+        let mut config =
+            rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map_err(Error::ServerConfig)?
+                .with_no_client_auth()
+                .with_single_cert(self.chain.clone(), self.key.clone_key())
+                .map_err(Error::ServerConfig)?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Arc::new(config))
     }
