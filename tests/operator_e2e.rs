@@ -556,7 +556,7 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
     ));
     cluster.wait_for("schema", "orders", "Ready");
     let body = serde_json::json!({"schema": r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":0}]}"#});
-    let response = reqwest::Client::new()
+    let response = support::http_client()
         .post(format!("{}/subjects/orders-value/versions", cluster.registry_url()))
         .json(&body)
         .send()
@@ -577,7 +577,7 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
     );
 
     // The version holding the schema deleted by hand: reported, not recreated.
-    let client = reqwest::Client::new();
+    let client = support::http_client();
     for path in [
         "/subjects/orders-value/versions/1",
         "/subjects/orders-value/versions/1?permanent=true",

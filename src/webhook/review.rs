@@ -181,9 +181,16 @@ impl Admission {
         };
         if request.operation == Operation::Update {
             let previous = request.old_object.as_ref().and_then(|old| as_schema(old).ok());
-            if previous.is_some_and(|previous| previous.spec == schema.spec) {
-                tracing::debug!(name = request.name, "Spec unchanged; allowed");
-                return response;
+            if let Some(previous) = previous {
+                if previous.spec == schema.spec {
+                    tracing::debug!(name = request.name, "Spec unchanged; allowed");
+                    return response;
+                }
+                // The API server bumps the generation of a changed spec before
+                // validation; make sure the decision sees a new generation, or
+                // it would take this edit for the registered spec (`Vanished`).
+                let next = previous.metadata.generation.map(|generation| generation + 1);
+                schema.metadata.generation = schema.metadata.generation.max(next);
             }
         }
         if schema.metadata.namespace.is_none() {
