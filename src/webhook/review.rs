@@ -317,3 +317,152 @@ fn warn(mut response: AdmissionResponse, warning: String) -> AdmissionResponse {
         .push(truncate_message(&warning, MAX_WARNING_BYTES));
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn schema_object(name: &str, subject: &str, text: &str) -> Value {
+        json!({
+            "apiVersion": "schemaops.dev/v1alpha1",
+            "kind": "Schema",
+            "metadata": {"name": name, "namespace": "default", "generation": 1},
+            "spec": {"subject": subject, "schemaType": "AVRO", "schema": text}
+        })
+    }
+
+    fn request(
+        operation: &str,
+        kind: &str,
+        object: Option<Value>,
+        old: Option<Value>,
+    ) -> AdmissionRequest<DynamicObject> {
+        let body = json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "uid-1",
+                "kind": {"group": API_GROUP, "version": "v1alpha1", "kind": kind},
+                "resource": {"group": API_GROUP, "version": "v1alpha1", "resource": "schemas"},
+                "name": "orders",
+                "namespace": "default",
+                "operation": operation,
+                "userInfo": {},
+                "object": object,
+                "oldObject": old
+            }
+        });
+        parse(body.to_string().as_bytes()).unwrap()
+    }
+
+    /// An admission on an empty embedded registry in `folder`.
+    async fn admission(folder: &std::path::Path, schemas: Vec<Schema>) -> Admission {
+        let registry = crate::commands::registry::open_registry(&folder.join("registry.db"), Checker::default())
+            .await
+            .unwrap();
+        Admission {
+            registry: Arc::new(registry),
+            checker: Checker::default(),
+            view: Arc::new(FixedView {
+                schemas,
+                subject_configs: Vec::new(),
+            }),
+            config_maps: Arc::new(FixedConfigMaps::default()),
+        }
+    }
+
+    const TEXT: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+
+    #[tokio::test]
+    async fn a_first_schema_for_a_subject_is_allowed() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let object = schema_object("orders", "orders-value", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(response.allowed, "{response:?}");
+        assert_eq!(response.uid, "uid-1");
+    }
+
+    #[tokio::test]
+    async fn an_unparseable_schema_is_denied_as_invalid() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let object = schema_object("orders", "orders-value", "{\"type\": ");
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, CODE_INVALID);
+        assert_eq!(response.result.reason, "Invalid");
+        assert!(!response.result.message.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_bad_subject_name_is_denied_as_invalid() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let object = schema_object("orders", "", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(!response.allowed);
+        assert!(
+            response.result.message.starts_with("spec.subject"),
+            "{}",
+            response.result.message
+        );
+    }
+
+    #[tokio::test]
+    async fn a_claim_on_a_held_subject_is_forbidden_and_names_the_holder() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut holder: Schema = serde_json::from_value(schema_object("first", "orders-value", TEXT)).unwrap();
+        holder.status = Some(crate::crd::SchemaStatus {
+            subject: Some("orders-value".to_owned()),
+            ..Default::default()
+        });
+        let admission = admission(folder.path(), vec![holder]).await;
+        let object = schema_object("second", "orders-value", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, CODE_FORBIDDEN);
+        assert!(
+            response.result.message.contains("Schema default/first"),
+            "{}",
+            response.result.message
+        );
+    }
+
+    #[tokio::test]
+    async fn deletes_other_kinds_and_status_writes_are_allowed() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let broken = schema_object("orders", "orders-value", "not a schema");
+        let delete = request("DELETE", KIND, None, Some(broken.clone()));
+        assert!(admission.review(&delete).await.allowed);
+        let other = request("CREATE", "SubjectConfig", Some(broken.clone()), None);
+        assert!(admission.review(&other).await.allowed);
+        let mut status = request("UPDATE", KIND, Some(broken), None);
+        status.sub_resource = Some("status".to_owned());
+        assert!(admission.review(&status).await.allowed);
+    }
+
+    #[test]
+    fn a_denial_message_is_capped_under_the_condition_limit() {
+        let request = request("CREATE", KIND, None, None);
+        let response = deny(
+            AdmissionResponse::from(&request),
+            CODE_INVALID,
+            "Invalid",
+            "x".repeat(100 * 1024),
+        );
+        assert!(response.result.message.len() <= MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
+    fn the_reply_is_an_admission_review_v1() {
+        let request = request("CREATE", KIND, None, None);
+        let review = serde_json::to_value(into_review(AdmissionResponse::from(&request))).unwrap();
+        assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
+        assert_eq!(review["kind"], "AdmissionReview");
+        assert_eq!(review["response"]["uid"], "uid-1");
+    }
+}
