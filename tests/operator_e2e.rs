@@ -161,7 +161,9 @@ impl Cluster {
 
     /// The registry's live versions of `subject` (empty when it has none).
     async fn versions(&self, subject: &str) -> Vec<i64> {
-        let response = reqwest::get(format!("{}/subjects/{subject}/versions", self.registry_url()))
+        let response = support::http_client()
+            .get(format!("{}/subjects/{subject}/versions", self.registry_url()))
+            .send()
             .await
             .unwrap();
         if response.status() == 404 {
@@ -172,7 +174,11 @@ impl Cluster {
     }
 
     async fn registry_json(&self, path: &str) -> (u16, Value) {
-        let response = reqwest::get(format!("{}{path}", self.registry_url())).await.unwrap();
+        let response = support::http_client()
+            .get(format!("{}{path}", self.registry_url()))
+            .send()
+            .await
+            .unwrap();
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }
