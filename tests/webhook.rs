@@ -38,9 +38,9 @@ fn v1() -> String {
     avro(r#"{"name":"id","type":"string"}"#)
 }
 
-/// Adds `amount` without a default: new readers cannot read version 1's data.
+/// Adds `amount` and `currency` without defaults: new readers cannot read version 1's data.
 fn incompatible() -> String {
-    avro(r#"{"name":"id","type":"string"},{"name":"amount","type":"long"}"#)
+    avro(r#"{"name":"id","type":"string"},{"name":"amount","type":"long"},{"name":"currency","type":"string"}"#)
 }
 
 fn compatible() -> String {
@@ -109,6 +109,7 @@ fn admission(registry: Arc<dyn Registry>, view: FixedView) -> Arc<Admission> {
         checker: Checker::default(),
         view: Arc::new(view),
         config_maps: Arc::new(FixedConfigMaps::default()),
+        namespace: None,
     })
 }
 
@@ -287,8 +288,17 @@ async fn an_incompatible_update_is_denied_with_every_incompatibility_named() {
     let message = response["status"]["message"].as_str().unwrap();
     assert!(message.contains("BACKWARD"), "{message}");
     assert!(message.contains("version 1"), "{message}");
-    assert!(message.contains("READER_FIELD_MISSING_DEFAULT_VALUE"), "{message}");
-    assert!(message.contains("/fields/1"), "{message}");
+    assert!(message.contains("2 problems"), "{message}");
+    for path in ["/fields/1", "/fields/2"] {
+        let line = message
+            .lines()
+            .find(|line| line.contains(path))
+            .unwrap_or_else(|| panic!("{path} is listed in {message}"));
+        assert!(
+            line.starts_with("- version 1, READER_FIELD_MISSING_DEFAULT_VALUE at "),
+            "{line}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -430,6 +440,7 @@ async fn a_config_maps_text_is_judged_like_an_inline_one() {
         checker: Checker::default(),
         view: Arc::new(FixedView::default()),
         config_maps: Arc::new(FixedConfigMaps(config_maps)),
+        namespace: Some("default".to_owned()),
     });
     let mut object = schema_object("orders", SUBJECT, "");
     object["spec"] =

@@ -119,6 +119,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             subject_configs: controllers.subject_configs(),
         }),
         config_maps: Arc::new(webhook::KubeConfigMaps(client)),
+        namespace: config.namespace.clone(),
     });
     let webhook = async {
         match webhook {

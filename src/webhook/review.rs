@@ -9,7 +9,8 @@
 //!
 //! # Rules
 //! - CREATE and UPDATE of `schemaops.dev` `Schema`s are judged; every other
-//!   operation, kind or subresource is allowed.
+//!   operation, kind or subresource is allowed, and so is a Schema outside
+//!   the one namespace the operator watches (when it watches one).
 //! - An UPDATE that leaves the spec as it was (labels, finalizers, deletion)
 //!   is allowed without reading anything.
 //! - `Reject` (incompatible) and `Invalid` (unparseable schema, bad
@@ -147,6 +148,9 @@ pub struct Admission {
     pub view: Arc<dyn ViewSource>,
     /// ConfigMap lookups for `schemaFrom`.
     pub config_maps: Arc<dyn ConfigMapSource>,
+    /// The one namespace the controllers watch, or every namespace (`None`):
+    /// Schemas elsewhere are no business of this operator and are allowed.
+    pub namespace: Option<String>,
 }
 
 impl Admission {
@@ -156,7 +160,8 @@ impl Admission {
         let judged = matches!(request.operation, Operation::Create | Operation::Update)
             && request.kind.group == API_GROUP
             && request.kind.kind == KIND
-            && request.sub_resource.as_deref().unwrap_or_default().is_empty();
+            && request.sub_resource.as_deref().unwrap_or_default().is_empty()
+            && (self.namespace.is_none() || self.namespace == request.namespace);
         if !judged {
             return response;
         }
@@ -370,6 +375,7 @@ mod tests {
                 subject_configs: Vec::new(),
             }),
             config_maps: Arc::new(FixedConfigMaps::default()),
+            namespace: None,
         }
     }
 
@@ -440,9 +446,15 @@ mod tests {
         assert!(admission.review(&delete).await.allowed);
         let other = request("CREATE", "SubjectConfig", Some(broken.clone()), None);
         assert!(admission.review(&other).await.allowed);
-        let mut status = request("UPDATE", KIND, Some(broken), None);
+        let mut status = request("UPDATE", KIND, Some(broken.clone()), None);
         status.sub_resource = Some("status".to_owned());
         assert!(admission.review(&status).await.allowed);
+        let watching_elsewhere = Admission {
+            namespace: Some("kafka".to_owned()),
+            ..admission
+        };
+        let create = request("CREATE", KIND, Some(broken), None);
+        assert!(watching_elsewhere.review(&create).await.allowed);
     }
 
     #[test]
