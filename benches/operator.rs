@@ -195,10 +195,3 @@ fn peak_rss_kib(pid: u32) -> u64 {
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
-
-/// The HTTP client `operator::OperatorProcess` polls readiness with; reqwest
-/// is built without a TLS crypto provider of its own, so set ring first.
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
-}

@@ -291,8 +291,17 @@ fn main() {
     println!("schemaops peak RSS: {rss:.1} MiB at {ids} versions (target: under 64 MiB)");
 }
 
-/// reqwest is built without a TLS crypto provider of its own; set the process default (ring) first.
+/// A plain-HTTP client: reqwest is built without a crypto provider (the
+/// crate uses ring only), so it gets a ring rustls configuration.
 fn http_client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default protocol versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .build()
+        .expect("the client builds")
 }

@@ -248,6 +248,10 @@ pub struct OperatorArgs {
     #[arg(long, env = "SCHEMAOPS_MAX_BODY_BYTES", default_value_t = crate::registry::api::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
 
+    /// Webhook options.
+    #[command(flatten)]
+    pub webhook: WebhookArgs,
+
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -255,6 +259,122 @@ pub struct OperatorArgs {
     /// Logging options.
     #[command(flatten)]
     pub logging: LoggingArgs,
+}
+
+/// The validating admission webhook's options (`schemaops operator`).
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// Serve the validating admission webhook over HTTPS at this address (off unless given; port 0 picks one, printed).
+    #[arg(long, env = "SCHEMAOPS_WEBHOOK_LISTEN", value_name = "ADDR")]
+    pub webhook_listen: Option<String>,
+
+    /// The webhook's certificate chain (PEM), e.g. mounted by cert-manager; generated at start-up when absent.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_WEBHOOK_CERT_FILE",
+        value_name = "FILE",
+        requires = "webhook_key_file"
+    )]
+    pub webhook_cert_file: Option<PathBuf>,
+
+    /// The private key (PEM) of `--webhook-cert-file`.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_WEBHOOK_KEY_FILE",
+        value_name = "FILE",
+        requires = "webhook_cert_file"
+    )]
+    pub webhook_key_file: Option<PathBuf>,
+
+    /// A DNS name (or IP address) of the generated certificate; repeatable. By default
+    /// `schemaops-webhook.NAMESPACE.svc` and its shorter and longer forms, `localhost` and `127.0.0.1`.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_WEBHOOK_DNS_NAMES",
+        value_name = "NAME",
+        value_delimiter = ',',
+        conflicts_with = "webhook_cert_file"
+    )]
+    pub webhook_dns_name: Vec<String>,
+
+    /// Write the CA bundle (base64 of the PEM) for the ValidatingWebhookConfiguration's `caBundle` to this file.
+    #[arg(long, env = "SCHEMAOPS_WEBHOOK_CA_BUNDLE_OUT", value_name = "FILE")]
+    pub webhook_ca_bundle_out: Option<PathBuf>,
+}
+
+/// The webhook's Service name, the stem of the default certificate names.
+pub const WEBHOOK_SERVICE: &str = "schemaops-webhook";
+
+/// The namespace assumed in the default certificate names when `--namespace` is not given.
+pub const DEFAULT_WEBHOOK_NAMESPACE: &str = "schemaops";
+
+/// Where the webhook's certificate comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookCertificate {
+    /// PEM files.
+    Files {
+        /// The certificate chain.
+        certificate: PathBuf,
+        /// Its private key.
+        key: PathBuf,
+    },
+    /// Generated at start-up, with its own CA, for these names.
+    Generated {
+        /// DNS names and IP addresses.
+        names: Vec<String>,
+    },
+}
+
+/// The webhook's settings, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookConfig {
+    /// Where it listens.
+    pub listen: std::net::SocketAddr,
+    /// Its certificate.
+    pub certificate: WebhookCertificate,
+    /// Where to write the CA bundle.
+    pub ca_bundle_out: Option<PathBuf>,
+}
+
+impl WebhookArgs {
+    /// The webhook's settings, `None` when it is off.
+    ///
+    /// # Errors
+    /// A message naming the argument that is wrong.
+    pub fn into_config(self, namespace: Option<&str>) -> Result<Option<WebhookConfig>, String> {
+        let Some(listen) = self.webhook_listen else {
+            return Ok(None);
+        };
+        let listen = listen
+            .parse()
+            .map_err(|error| format!("--webhook-listen `{listen}` is not an address like 0.0.0.0:8443: {error}"))?;
+        let certificate = match (self.webhook_cert_file, self.webhook_key_file) {
+            (Some(certificate), Some(key)) => WebhookCertificate::Files { certificate, key },
+            (None, None) if self.webhook_dns_name.is_empty() => {
+                let namespace = namespace.unwrap_or(DEFAULT_WEBHOOK_NAMESPACE);
+                let service = format!("{WEBHOOK_SERVICE}.{namespace}");
+                WebhookCertificate::Generated {
+                    names: vec![
+                        WEBHOOK_SERVICE.to_owned(),
+                        service.clone(),
+                        format!("{service}.svc"),
+                        format!("{service}.svc.cluster.local"),
+                        "localhost".to_owned(),
+                        "127.0.0.1".to_owned(),
+                    ],
+                }
+            }
+            (None, None) => WebhookCertificate::Generated {
+                names: self.webhook_dns_name,
+            },
+            _ => return Err("--webhook-cert-file and --webhook-key-file go together".to_owned()),
+        };
+        Ok(Some(WebhookConfig {
+            listen,
+            certificate,
+            ca_bundle_out: self.webhook_ca_bundle_out,
+        }))
+    }
 }
 
 /// What `schemaops operator` will do, checked and typed.
@@ -276,6 +396,8 @@ pub struct OperatorConfig {
     pub body_limit: usize,
     /// The engine.
     pub checker: Checker,
+    /// The admission webhook, when it is on.
+    pub webhook: Option<WebhookConfig>,
     /// Log format.
     pub log_format: LogFormat,
 }
@@ -293,6 +415,7 @@ impl OperatorArgs {
         if self.resync_seconds == 0 {
             return Err("--resync-seconds must be at least 1".to_owned());
         }
+        let webhook = self.webhook.into_config(self.namespace.as_deref())?;
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
             registry_listen: address("--registry-listen", &self.registry_listen)?,
@@ -302,6 +425,7 @@ impl OperatorArgs {
             resync: std::time::Duration::from_secs(self.resync_seconds),
             body_limit: self.max_body_bytes,
             checker: self.engine.checker()?,
+            webhook,
             log_format: self.logging.log_format,
         })
     }
@@ -613,6 +737,56 @@ mod tests {
                 output: OutputFormat::Text,
             }
         );
+    }
+
+    fn operator_config(args: &[&str]) -> Result<OperatorConfig, String> {
+        let cli = Cli::try_parse_from(["schemaops", "operator"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let Command::Operator(args) = cli.command else {
+            panic!("an operator command");
+        };
+        args.into_config()
+    }
+
+    #[test]
+    fn the_webhook_is_off_unless_an_address_is_given() {
+        assert_eq!(operator_config(&[]).unwrap().webhook, None);
+    }
+
+    #[test]
+    fn a_generated_webhook_certificate_names_the_service_in_the_watched_namespace() {
+        let config = operator_config(&["--webhook-listen", "127.0.0.1:0", "--namespace", "kafka"]).unwrap();
+        let webhook = config.webhook.unwrap();
+        let WebhookCertificate::Generated { names } = webhook.certificate else {
+            panic!("a generated certificate");
+        };
+        assert!(names.contains(&"schemaops-webhook.kafka.svc".to_owned()), "{names:?}");
+        assert!(names.contains(&"localhost".to_owned()) && names.contains(&"127.0.0.1".to_owned()));
+    }
+
+    #[test]
+    fn webhook_dns_names_repeat_and_replace_the_defaults() {
+        let config = operator_config(&[
+            "--webhook-listen",
+            "127.0.0.1:0",
+            "--webhook-dns-name",
+            "a.example",
+            "--webhook-dns-name",
+            "b.example",
+        ])
+        .unwrap();
+        assert_eq!(
+            config.webhook.unwrap().certificate,
+            WebhookCertificate::Generated {
+                names: vec!["a.example".to_owned(), "b.example".to_owned()]
+            }
+        );
+    }
+
+    #[test]
+    fn a_webhook_certificate_file_needs_its_key() {
+        let error =
+            operator_config(&["--webhook-listen", "127.0.0.1:0", "--webhook-cert-file", "tls.crt"]).unwrap_err();
+        assert!(error.contains("--webhook-key-file"), "{error}");
     }
 
     #[test]

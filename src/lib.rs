@@ -14,3 +14,4 @@ pub mod crd;
 pub mod local;
 pub mod registry;
 pub mod telemetry;
+pub mod webhook;

@@ -191,7 +191,7 @@ impl Cluster {
 
     /// The registry's live versions of `subject` (empty when it has none).
     async fn versions(&self, subject: &str) -> Vec<i64> {
-        let response = support::http()
+        let response = support::http_client()
             .get(format!("{}/subjects/{subject}/versions", self.registry_url()))
             .send()
             .await
@@ -204,7 +204,7 @@ impl Cluster {
     }
 
     async fn registry_json(&self, path: &str) -> (u16, Value) {
-        let response = support::http()
+        let response = support::http_client()
             .get(format!("{}{path}", self.registry_url()))
             .send()
             .await
@@ -585,7 +585,7 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten(backe
     ));
     cluster.wait_for("schema", "orders", "Ready");
     let body = serde_json::json!({"schema": r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":0}]}"#});
-    let response = support::http()
+    let response = support::http_client()
         .post(format!("{}/subjects/orders-value/versions", cluster.registry_url()))
         .json(&body)
         .send()
@@ -606,7 +606,7 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten(backe
     );
 
     // The version holding the schema deleted by hand: reported, not recreated.
-    let client = support::http();
+    let client = support::http_client();
     for path in [
         "/subjects/orders-value/versions/1",
         "/subjects/orders-value/versions/1?permanent=true",

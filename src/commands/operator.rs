@@ -15,6 +15,7 @@ use crate::cli::OperatorConfig;
 use crate::controller::operator::{self, Settings};
 use crate::registry::Registry;
 use crate::registry::api::{ApiState, router};
+use crate::webhook;
 
 /// Why the operator stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +23,9 @@ pub enum Error {
     /// The registry could not be opened.
     #[error(transparent)]
     Registry(#[from] super::registry::Error),
+    /// The admission webhook could not start.
+    #[error("failed to start the admission webhook")]
+    Webhook(#[source] crate::webhook::Error),
     /// No Kubernetes client configuration was found or it is unusable.
     #[error("failed to configure the Kubernetes client")]
     KubeConfig(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -62,6 +66,16 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     // Scripts and tests read the bound addresses (port 0 picks one) from stdout.
     println!("registry listening on {registry_address}");
     println!("health listening on {health_address}");
+    let webhook = config
+        .webhook
+        .as_ref()
+        .map(webhook::bind)
+        .transpose()
+        .map_err(Error::Webhook)?;
+    if let Some(bound) = &webhook {
+        tracing::info!(webhook_address = %bound.address, "Serving the admission webhook");
+        println!("webhook listening on {}", bound.address);
+    }
     let _ = std::io::stdout().flush();
 
     let (stopping, stopped) = tokio::sync::watch::channel(false);
@@ -88,20 +102,39 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     .with_graceful_shutdown(wait_for_stop());
     let health =
         axum::serve(health_listener, health_router(Arc::clone(&ready))).with_graceful_shutdown(wait_for_stop());
-    let controllers = operator::run(
-        client,
-        registry,
+    let controllers = operator::Controllers::new(
+        client.clone(),
+        Arc::clone(&registry),
         Settings {
             namespace: config.namespace.clone(),
             checker: config.checker,
             resync: config.resync,
         },
-        wait_for_stop(),
-        move || ready.store(true, Ordering::Release),
     );
-    let (api, health, ()) = tokio::join!(api, health, controllers);
+    let admission = Arc::new(webhook::Admission {
+        registry,
+        checker: config.checker,
+        view: Arc::new(webhook::CachedView {
+            schemas: controllers.schemas(),
+            subject_configs: controllers.subject_configs(),
+        }),
+        config_maps: Arc::new(webhook::KubeConfigMaps(client)),
+        namespace: config.namespace.clone(),
+    });
+    let webhook = async {
+        match webhook {
+            Some(bound) => {
+                let router = webhook::server::router(admission);
+                webhook::server::serve(bound.listener, bound.tls, router, wait_for_stop()).await
+            }
+            None => Ok(()),
+        }
+    };
+    let controllers = controllers.run(wait_for_stop(), move || ready.store(true, Ordering::Release));
+    let (api, health, webhook, ()) = tokio::join!(api, health, webhook, controllers);
     api.map_err(serve_error("registry"))?;
     health.map_err(serve_error("health"))?;
+    webhook.map_err(serve_error("webhook"))?;
     Ok(Verdict::Compatible)
 }
 

@@ -191,6 +191,46 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
     ready: impl FnOnce() + Send + 'static,
 ) {
+    Controllers::new(client, registry, settings).run(shutdown, ready).await;
+}
+
+/// The Schema and SubjectConfig controllers, built but not running yet, so
+/// that their caches can be shared (the admission webhook reads them).
+pub struct Controllers {
+    schema_controller: Controller<Schema>,
+    config_controller: Controller<SubjectConfig>,
+    context: Arc<Context>,
+    shutdown_tx: tokio::sync::watch::Sender<bool>,
+}
+
+impl Controllers {
+    /// The Schema cache; filled once [`run`](Self::run) runs.
+    pub fn schemas(&self) -> Store<Schema> {
+        self.context.schemas.clone()
+    }
+
+    /// The SubjectConfig cache; filled once [`run`](Self::run) runs.
+    pub fn subject_configs(&self) -> Store<SubjectConfig> {
+        self.context.configs.clone()
+    }
+
+    /// Builds the controllers and their caches.
+    pub fn new(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Self {
+        build(client, registry, settings)
+    }
+
+    /// Runs the controllers until `shutdown` resolves. `ready` is called once
+    /// both caches have their first full list.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+        ready: impl FnOnce() + Send + 'static,
+    ) {
+        run_built(self, shutdown, ready).await;
+    }
+}
+
+fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Controllers {
     let scope = Scope(settings.namespace.clone());
     let schemas_api = scope.api::<Schema>(&client);
     let configs_api = scope.api::<SubjectConfig>(&client);
@@ -256,7 +296,25 @@ pub async fn run(
         resync: settings.resync,
         failures: Mutex::new(HashMap::new()),
     });
+    Controllers {
+        schema_controller,
+        config_controller,
+        context,
+        shutdown_tx,
+    }
+}
 
+async fn run_built(
+    controllers: Controllers,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+    ready: impl FnOnce() + Send + 'static,
+) {
+    let Controllers {
+        schema_controller,
+        config_controller,
+        context,
+        shutdown_tx,
+    } = controllers;
     tokio::spawn(async move {
         shutdown.await;
         tracing::info!("Shutting down the controllers");

@@ -13,6 +13,8 @@ pub struct OperatorProcess {
     pub registry_url: String,
     /// The health endpoints, `http://127.0.0.1:PORT`.
     pub health_url: String,
+    /// The admission webhook, `https://127.0.0.1:PORT`, when `--webhook-listen` was given.
+    pub webhook_url: Option<String>,
 }
 
 impl OperatorProcess {
@@ -48,7 +50,7 @@ impl OperatorProcess {
                 }
             }
         });
-        let address = |prefix: &str| {
+        let address = |prefix: &str, scheme: &str| {
             let line = receiver
                 .recv_timeout(Duration::from_secs(30))
                 .unwrap_or_else(|_| panic!("the operator prints `{prefix} ADDRESS` within 30 s"));
@@ -57,21 +59,25 @@ impl OperatorProcess {
                 .unwrap_or_else(|| panic!("expected `{prefix} ADDRESS`, got {line:?}"))
                 .trim()
                 .to_owned();
-            format!("http://{address}")
+            format!("{scheme}://{address}")
         };
-        let registry_url = address("registry listening on");
-        let health_url = address("health listening on");
+        let registry_url = address("registry listening on", "http");
+        let health_url = address("health listening on", "http");
+        let webhook_url = extra
+            .contains(&"--webhook-listen")
+            .then(|| address("webhook listening on", "https"));
         Self {
             child,
             registry_url,
             health_url,
+            webhook_url,
         }
     }
 
     /// Waits until `/readyz` answers 200 (the controllers' caches are filled).
     pub async fn wait_ready(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
-        let client = super::http();
+        let client = plain_http_client();
         loop {
             let ready = client
                 .get(format!("{}/readyz", self.health_url))
@@ -102,4 +108,20 @@ impl Drop for OperatorProcess {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A client for the operator's plain-HTTP endpoints. reqwest is built without
+/// a crypto provider (the crate uses ring only), so it gets a ring rustls
+/// configuration; this file is also included by `benches/operator.rs`.
+fn plain_http_client() -> reqwest::Client {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default protocol versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .build()
+        .expect("the client builds")
 }

@@ -1,0 +1,480 @@
+//! One AdmissionReview in, one AdmissionResponse out: the Schema is read
+//! and decided exactly as the controller reads and decides it
+//! ([`read_candidate`], [`decide`]), and the plan becomes allowed or denied.
+//!
+//! Knows nothing of HTTP or TLS. The cluster reaches it only through
+//! [`ViewSource`] (the Schemas and SubjectConfigs known) and
+//! [`ConfigMapSource`] (a `schemaFrom` ConfigMap's data), so tests pass
+//! fixed lists.
+//!
+//! # Rules
+//! - CREATE and UPDATE of `schemaops.dev` `Schema`s are judged; every other
+//!   operation, kind or subresource is allowed, and so is a Schema outside
+//!   the one namespace the operator watches (when it watches one).
+//! - An UPDATE that leaves the spec as it was (labels, finalizers, deletion)
+//!   is allowed without reading anything.
+//! - `Reject` (incompatible) and `Invalid` (unparseable schema, bad
+//!   references, type change, bad subject) are denied with 422 `Invalid`,
+//!   the message the status would show; `Conflict` is denied with 403
+//!   `Forbidden` naming the Schema that manages the subject.
+//! - A registry that cannot be reached, and a ConfigMap that is missing or
+//!   unreadable, allow with a warning: the controller still guards the
+//!   registry and reports these in the status.
+//!
+//! # Caveats
+//! The view comes from the operator's caches: until they are filled, or
+//! when two Schemas claim a subject at the same moment, a conflict can be
+//! missed here. The controller then reports it as it always has.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use kube::core::{DynamicObject, Status, TypeMeta};
+
+use crate::compat::Checker;
+use crate::controller::schema::decide::{self, Plan, SchemaInputs};
+use crate::controller::schema::{read, status};
+use crate::controller::view::{ObjectKey, SubjectView};
+use crate::crd::conditions::{MAX_MESSAGE_BYTES, Reason, truncate_message};
+use crate::crd::{Schema, SubjectConfig};
+use crate::registry::Registry;
+
+/// The API group of the resources judged here.
+pub const API_GROUP: &str = "schemaops.dev";
+
+/// The kind judged here.
+pub const KIND: &str = "Schema";
+
+/// The HTTP status code of a denial for an incompatible or invalid schema:
+/// the API server's own answer to an object that fails validation.
+pub const CODE_INVALID: u16 = 422;
+
+/// The HTTP status code of a denial for a subject managed by another Schema.
+/// Not 409: clients retry a `Conflict`, and retrying cannot help here.
+pub const CODE_FORBIDDEN: u16 = 403;
+
+/// The longest warning sent; the API server may cut longer ones.
+const MAX_WARNING_BYTES: usize = 256;
+
+/// The warning sent when the registry cannot be read.
+pub const REGISTRY_UNREACHABLE: &str = "the registry cannot be reached; the controller will check this schema";
+
+/// The Schemas and SubjectConfigs the webhook judges a Schema against.
+pub trait ViewSource: Send + Sync {
+    /// Every Schema known (the candidate's stored version may be among them).
+    fn schemas(&self) -> Vec<Arc<Schema>>;
+    /// Every SubjectConfig known.
+    fn subject_configs(&self) -> Vec<Arc<SubjectConfig>>;
+}
+
+/// Fixed lists, for tests and for `schemaops` commands without a cluster.
+#[derive(Debug, Clone, Default)]
+pub struct FixedView {
+    /// The Schemas.
+    pub schemas: Vec<Schema>,
+    /// The SubjectConfigs.
+    pub subject_configs: Vec<SubjectConfig>,
+}
+
+impl ViewSource for FixedView {
+    fn schemas(&self) -> Vec<Arc<Schema>> {
+        self.schemas.iter().cloned().map(Arc::new).collect()
+    }
+
+    fn subject_configs(&self) -> Vec<Arc<SubjectConfig>> {
+        self.subject_configs.iter().cloned().map(Arc::new).collect()
+    }
+}
+
+/// Reads the data of the ConfigMap a Schema's `schemaFrom` names.
+#[async_trait]
+pub trait ConfigMapSource: Send + Sync {
+    /// The data of ConfigMap `name` in `namespace`, `None` when it does not exist.
+    ///
+    /// # Errors
+    /// A message saying why it could not be read.
+    async fn data(&self, namespace: &str, name: &str) -> Result<Option<BTreeMap<String, String>>, String>;
+}
+
+/// Fixed ConfigMaps keyed by (namespace, name), for tests.
+#[derive(Debug, Clone, Default)]
+pub struct FixedConfigMaps(pub BTreeMap<(String, String), BTreeMap<String, String>>);
+
+#[async_trait]
+impl ConfigMapSource for FixedConfigMaps {
+    async fn data(&self, namespace: &str, name: &str) -> Result<Option<BTreeMap<String, String>>, String> {
+        Ok(self.0.get(&(namespace.to_owned(), name.to_owned())).cloned())
+    }
+}
+
+/// Why a request body is not an AdmissionReview the webhook can answer (HTTP 400).
+#[derive(Debug, thiserror::Error)]
+pub enum BadReview {
+    /// The body is not an AdmissionReview.
+    #[error("the body is not an admission.k8s.io/v1 AdmissionReview: {0}")]
+    Malformed(#[source] serde_json::Error),
+    /// The review carries no request.
+    #[error("the AdmissionReview has no `request`")]
+    MissingRequest,
+}
+
+/// Parses a request body.
+///
+/// # Errors
+/// [`BadReview`] when the body is not a review with a request.
+pub fn parse(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, BadReview> {
+    let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).map_err(BadReview::Malformed)?;
+    review.try_into().map_err(|_| BadReview::MissingRequest)
+}
+
+/// The review sent back for `response`.
+pub fn into_review(mut response: AdmissionResponse) -> AdmissionReview<DynamicObject> {
+    response.types = TypeMeta {
+        api_version: "admission.k8s.io/v1".to_owned(),
+        kind: "AdmissionReview".to_owned(),
+    };
+    response.into_review()
+}
+
+/// What the webhook judges with: the controller's registry, engine and view.
+pub struct Admission {
+    /// The registry the controller writes to.
+    pub registry: Arc<dyn Registry>,
+    /// The engine.
+    pub checker: Checker,
+    /// The Schemas and SubjectConfigs known.
+    pub view: Arc<dyn ViewSource>,
+    /// ConfigMap lookups for `schemaFrom`.
+    pub config_maps: Arc<dyn ConfigMapSource>,
+    /// The one namespace the controllers watch, or every namespace (`None`):
+    /// Schemas elsewhere are no business of this operator and are allowed.
+    pub namespace: Option<String>,
+}
+
+impl Admission {
+    /// Judges one request; never fails (anything it cannot decide is allowed).
+    pub async fn review(&self, request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
+        let response = AdmissionResponse::from(request);
+        let judged = matches!(request.operation, Operation::Create | Operation::Update)
+            && request.kind.group == API_GROUP
+            && request.kind.kind == KIND
+            && request.sub_resource.as_deref().unwrap_or_default().is_empty()
+            && (self.namespace.is_none() || self.namespace == request.namespace);
+        if !judged {
+            return response;
+        }
+        let Some(object) = &request.object else {
+            return deny(
+                response,
+                CODE_INVALID,
+                "Invalid",
+                "the request carries no object".to_owned(),
+            );
+        };
+        let mut schema = match as_schema(object) {
+            Ok(schema) => schema,
+            Err(error) => {
+                return deny(
+                    response,
+                    CODE_INVALID,
+                    "Invalid",
+                    format!("the object is not a valid Schema: {error}"),
+                );
+            }
+        };
+        if request.operation == Operation::Update {
+            let previous = request.old_object.as_ref().and_then(|old| as_schema(old).ok());
+            if let Some(previous) = previous {
+                if previous.spec == schema.spec {
+                    tracing::debug!(name = request.name, "Spec unchanged; allowed");
+                    return response;
+                }
+                // The API server bumps the generation of a changed spec before
+                // validation; make sure the decision sees a new generation, or
+                // it would take this edit for the registered spec (`Vanished`).
+                let next = previous.metadata.generation.map(|generation| generation + 1);
+                schema.metadata.generation = schema.metadata.generation.max(next);
+            }
+        }
+        if schema.metadata.namespace.is_none() {
+            schema.metadata.namespace.clone_from(&request.namespace);
+        }
+        if schema.metadata.name.is_none() && !request.name.is_empty() {
+            schema.metadata.name = Some(request.name.clone());
+        }
+        self.judge(response, schema).await
+    }
+
+    async fn judge(&self, response: AdmissionResponse, schema: Schema) -> AdmissionResponse {
+        let key = ObjectKey::of(&schema.metadata);
+        let view = self.view_with(&schema);
+        let config_map = match &schema.spec.schema_from {
+            Some(from) => match self
+                .config_maps
+                .data(&key.namespace, &from.config_map_key_ref.name)
+                .await
+            {
+                Ok(data) => data,
+                Err(message) => {
+                    return warn(
+                        response,
+                        format!(
+                            "ConfigMap `{}` cannot be read ({message}); the controller will check this schema",
+                            from.config_map_key_ref.name
+                        ),
+                    );
+                }
+            },
+            None => None,
+        };
+        let text = read::schema_text(&schema.spec, config_map.as_ref());
+        let owner = view.schema_owner.as_ref() == Some(&key);
+        let candidate = match read::read_candidate(owner, &schema.spec, text, &view, self.registry.as_ref()).await {
+            Ok(candidate) => candidate,
+            Err(error) => {
+                tracing::warn!(
+                    schema = %key,
+                    error = &error as &dyn std::error::Error,
+                    "Registry unreadable; allowed with a warning"
+                );
+                return warn(response, REGISTRY_UNREACHABLE.to_owned());
+            }
+        };
+        let inputs = SchemaInputs {
+            key: key.clone(),
+            generation: schema.metadata.generation,
+            subject: schema.spec.subject.clone(),
+            status: schema.status.clone(),
+            view,
+            candidate,
+        };
+        let plan = decide::decide(&inputs, &self.checker);
+        tracing::debug!(schema = %key, plan = plan.name(), "Admission decided");
+        verdict(response, &inputs, plan)
+    }
+
+    /// The view of the candidate's subject, with the candidate in place of
+    /// its stored version.
+    fn view_with(&self, candidate: &Schema) -> SubjectView {
+        let key = ObjectKey::of(&candidate.metadata);
+        let schemas = self.view.schemas();
+        let configs = self.view.subject_configs();
+        let others = schemas
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|schema| ObjectKey::of(&schema.metadata) != key);
+        SubjectView::of(
+            &candidate.spec.subject,
+            others.chain(std::iter::once(candidate)),
+            configs.iter().map(AsRef::as_ref),
+        )
+    }
+}
+
+/// Allows or denies after `plan`.
+fn verdict(response: AdmissionResponse, inputs: &SchemaInputs, plan: Plan) -> AdmissionResponse {
+    match plan {
+        Plan::Reject { subject, report } => deny(
+            response,
+            CODE_INVALID,
+            "Invalid",
+            status::summary(subject.as_str(), &report),
+        ),
+        Plan::Invalid(unusable) if unusable.reason == Reason::SchemaSourceNotFound => warn(
+            response,
+            format!("{}; the controller will check this schema", unusable.message),
+        ),
+        Plan::Invalid(unusable) => deny(response, CODE_INVALID, "Invalid", unusable.message),
+        Plan::Conflict { owner } => {
+            let owner = owner.map_or("another resource".to_owned(), |owner| format!("Schema {owner}"));
+            deny(
+                response,
+                CODE_FORBIDDEN,
+                "Forbidden",
+                format!(
+                    "subject `{}` is managed by {owner}; delete that Schema first or name another subject",
+                    inputs.subject
+                ),
+            )
+        }
+        Plan::ReadOnly { .. } | Plan::AlreadyRegistered { .. } | Plan::Vanished { .. } | Plan::Register { .. } => {
+            response
+        }
+    }
+}
+
+fn as_schema(object: &DynamicObject) -> Result<Schema, serde_json::Error> {
+    serde_json::to_value(object).and_then(serde_json::from_value)
+}
+
+fn deny(mut response: AdmissionResponse, code: u16, reason: &str, message: String) -> AdmissionResponse {
+    response.allowed = false;
+    response.result = Status::failure(&truncate_message(&message, MAX_MESSAGE_BYTES), reason).with_code(code);
+    response
+}
+
+fn warn(mut response: AdmissionResponse, warning: String) -> AdmissionResponse {
+    response
+        .warnings
+        .get_or_insert_with(Vec::new)
+        .push(truncate_message(&warning, MAX_WARNING_BYTES));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn schema_object(name: &str, subject: &str, text: &str) -> Value {
+        json!({
+            "apiVersion": "schemaops.dev/v1alpha1",
+            "kind": "Schema",
+            "metadata": {"name": name, "namespace": "default", "generation": 1},
+            "spec": {"subject": subject, "schemaType": "AVRO", "schema": text}
+        })
+    }
+
+    fn request(
+        operation: &str,
+        kind: &str,
+        object: Option<Value>,
+        old: Option<Value>,
+    ) -> AdmissionRequest<DynamicObject> {
+        let body = json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "uid-1",
+                "kind": {"group": API_GROUP, "version": "v1alpha1", "kind": kind},
+                "resource": {"group": API_GROUP, "version": "v1alpha1", "resource": "schemas"},
+                "name": "orders",
+                "namespace": "default",
+                "operation": operation,
+                "userInfo": {},
+                "object": object,
+                "oldObject": old
+            }
+        });
+        parse(body.to_string().as_bytes()).unwrap()
+    }
+
+    /// An admission on an empty embedded registry in `folder`.
+    async fn admission(folder: &std::path::Path, schemas: Vec<Schema>) -> Admission {
+        let registry = crate::commands::registry::open_registry(&folder.join("registry.db"), Checker::default())
+            .await
+            .unwrap();
+        Admission {
+            registry: Arc::new(registry),
+            checker: Checker::default(),
+            view: Arc::new(FixedView {
+                schemas,
+                subject_configs: Vec::new(),
+            }),
+            config_maps: Arc::new(FixedConfigMaps::default()),
+            namespace: None,
+        }
+    }
+
+    const TEXT: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+
+    #[tokio::test]
+    async fn a_first_schema_for_a_subject_is_allowed() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let object = schema_object("orders", "orders-value", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(response.allowed, "{response:?}");
+        assert_eq!(response.uid, "uid-1");
+    }
+
+    #[tokio::test]
+    async fn an_unparseable_schema_is_denied_as_invalid() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let object = schema_object("orders", "orders-value", "{\"type\": ");
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, CODE_INVALID);
+        assert_eq!(response.result.reason, "Invalid");
+        assert!(!response.result.message.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_bad_subject_name_is_denied_as_invalid() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let object = schema_object("orders", "", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(!response.allowed);
+        assert!(
+            response.result.message.starts_with("spec.subject"),
+            "{}",
+            response.result.message
+        );
+    }
+
+    #[tokio::test]
+    async fn a_claim_on_a_held_subject_is_forbidden_and_names_the_holder() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut holder: Schema = serde_json::from_value(schema_object("first", "orders-value", TEXT)).unwrap();
+        holder.status = Some(crate::crd::SchemaStatus {
+            subject: Some("orders-value".to_owned()),
+            ..Default::default()
+        });
+        let admission = admission(folder.path(), vec![holder]).await;
+        let object = schema_object("second", "orders-value", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(object), None)).await;
+        assert!(!response.allowed);
+        assert_eq!(response.result.code, CODE_FORBIDDEN);
+        assert!(
+            response.result.message.contains("Schema default/first"),
+            "{}",
+            response.result.message
+        );
+    }
+
+    #[tokio::test]
+    async fn deletes_other_kinds_and_status_writes_are_allowed() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let broken = schema_object("orders", "orders-value", "not a schema");
+        let delete = request("DELETE", KIND, None, Some(broken.clone()));
+        assert!(admission.review(&delete).await.allowed);
+        let other = request("CREATE", "SubjectConfig", Some(broken.clone()), None);
+        assert!(admission.review(&other).await.allowed);
+        let mut status = request("UPDATE", KIND, Some(broken.clone()), None);
+        status.sub_resource = Some("status".to_owned());
+        assert!(admission.review(&status).await.allowed);
+        let watching_elsewhere = Admission {
+            namespace: Some("kafka".to_owned()),
+            ..admission
+        };
+        let create = request("CREATE", KIND, Some(broken), None);
+        assert!(watching_elsewhere.review(&create).await.allowed);
+    }
+
+    #[test]
+    fn a_denial_message_is_capped_under_the_condition_limit() {
+        let request = request("CREATE", KIND, None, None);
+        let response = deny(
+            AdmissionResponse::from(&request),
+            CODE_INVALID,
+            "Invalid",
+            "x".repeat(100 * 1024),
+        );
+        assert!(response.result.message.len() <= MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
+    fn the_reply_is_an_admission_review_v1() {
+        let request = request("CREATE", KIND, None, None);
+        let review = serde_json::to_value(into_review(AdmissionResponse::from(&request))).unwrap();
+        assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
+        assert_eq!(review["kind"], "AdmissionReview");
+        assert_eq!(review["response"]["uid"], "uid-1");
+    }
+}
