@@ -7,8 +7,8 @@
 
 pub mod api;
 pub mod embedded;
-pub mod external;
 mod error;
+pub mod external;
 mod types;
 
 use std::sync::Arc;

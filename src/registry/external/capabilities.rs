@@ -48,8 +48,7 @@ impl Capabilities {
             )
             .await?;
         refuse_credentials(&all, transport)?;
-        let check_all_versions =
-            all.status.is_success() || matches!(all.error_code(), Some(40401 | 40402));
+        let check_all_versions = all.status.is_success() || matches!(all.error_code(), Some(40401 | 40402));
 
         // An invalid schema with verbose=true: Confluent-like servers answer
         // `is_compatible: false` with messages saying why; others 42201.

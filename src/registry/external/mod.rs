@@ -32,8 +32,8 @@ use transport::{About, Transport, segment};
 
 use crate::compat::{Checker, Format, Mode};
 use crate::registry::{
-    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent, SchemaId,
-    SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
+    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
+    SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
 };
 
 /// A remote Confluent-compatible registry.
@@ -354,7 +354,10 @@ impl Registry for ExternalRegistry {
             None => {
                 let mut positions = level.versions_to_check(live.len());
                 positions.sort_unstable();
-                (level, positions.into_iter().map(|position| live[position - 1]).collect())
+                (
+                    level,
+                    positions.into_iter().map(|position| live[position - 1]).collect(),
+                )
             }
             Some(VersionSelector::Latest) => (single_version(level), live.last().copied().into_iter().collect()),
             Some(VersionSelector::Exact(version)) => {

@@ -225,9 +225,7 @@ impl Transport {
         };
         if let Some(body) = body {
             let bytes = serde_json::to_vec(body).unwrap_or_default();
-            request = request
-                .header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE)
-                .body(bytes);
+            request = request.header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE).body(bytes);
         }
         let response = request.send().await?;
         let status = response.status();
@@ -431,9 +429,15 @@ mod tests {
         let error = error_from(&answer(404, r#"{"error_code":40401,"message":"x"}"#), about, "u");
         assert!(matches!(error, Error::SubjectNotFound { .. }), "{error:?}");
         let error = error_from(&answer(409, r#"{"error_code":409,"message":"nope"}"#), about, "u");
-        assert!(matches!(&error, Error::Rejected { message } if message == "nope"), "{error:?}");
+        assert!(
+            matches!(&error, Error::Rejected { message } if message == "nope"),
+            "{error:?}"
+        );
         let error = error_from(&answer(422, r#"{"error_code":42201,"message":"bad"}"#), about, "u");
-        assert!(matches!(&error, Error::InvalidSchema { reason } if reason == "bad"), "{error:?}");
+        assert!(
+            matches!(&error, Error::InvalidSchema { reason } if reason == "bad"),
+            "{error:?}"
+        );
         let error = error_from(&answer(401, "no"), about, "u");
         assert!(matches!(error, Error::Unauthorized { .. }) && !error.is_transient());
         let error = error_from(&answer(404, "<html>"), about, "u");
