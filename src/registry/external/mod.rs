@@ -572,7 +572,9 @@ impl Registry for ExternalRegistry {
         Ok(ids)
     }
 
+    /// All three: our engine checks every format, whatever the server
+    /// stores (in `GET /schemas/types` order, as the embedded registry).
     fn schema_types(&self) -> Vec<Format> {
-        vec![Format::Avro, Format::Json, Format::Protobuf]
+        vec![Format::Json, Format::Protobuf, Format::Avro]
     }
 }
