@@ -39,7 +39,7 @@ pub enum Command {
     /// rejected, 2 error.
     Apply(ApplyArgs),
     /// Run the controllers against the cluster, with the embedded registry serving its REST API.
-    Operator(OperatorArgs),
+    Operator(Box<OperatorArgs>),
 }
 
 /// Engine options shared by the commands that judge schemas.
