@@ -872,6 +872,8 @@ async fn a_karapace_like_server_gives_the_same_statuses_as_the_embedded_registry
         limited.mode(Some(&payments), true).await.unwrap(),
         RegistryMode::ReadWrite
     );
+    let own = limited.mode(Some(&payments), false).await.unwrap_err();
+    assert!(matches!(own, Error::SubjectModeNotConfigured { .. }), "{own:?}");
 }
 
 #[tokio::test]

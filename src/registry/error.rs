@@ -218,6 +218,18 @@ impl Error {
         matches!(self, Error::Store { .. } | Error::Unavailable { .. })
     }
 
+    /// True when the registry gave no answer about what was asked: it failed
+    /// transiently, refused the credentials, or answered with something that
+    /// is not a Confluent error (a wrong URL's 404 page). Callers that read
+    /// "not found" as "absent" must not read these that way.
+    pub fn is_unanswered(&self) -> bool {
+        match self {
+            Error::Unauthorized { .. } | Error::Forbidden { .. } => true,
+            Error::Remote { status, code, .. } => *status >= 500 || *code < 10_000,
+            other => other.is_transient(),
+        }
+    }
+
     /// Confluent's error code.
     pub fn code(&self) -> u32 {
         match self {

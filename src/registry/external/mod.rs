@@ -449,7 +449,12 @@ impl Registry for ExternalRegistry {
 
     async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error> {
         if !self.capabilities().await?.mode {
-            return Ok(RegistryMode::ReadWrite);
+            return match subject {
+                Some(subject) if !fallback => Err(Error::SubjectModeNotConfigured {
+                    subject: subject.clone(),
+                }),
+                _ => Ok(RegistryMode::ReadWrite),
+            };
         }
         let about = About { subject, version: None };
         let query = if subject.is_some() {
@@ -463,8 +468,12 @@ impl Registry for ExternalRegistry {
             .await;
         match (reply, subject) {
             (Ok(reply), _) => reply.mode(),
-            // Karapace serves `GET /mode` only: the global mode is in force.
+            // Karapace serves `GET /mode` only: subjects have no mode of their
+            // own, and the global one is in force.
             (Err(error), Some(_)) if fallback && endpoint_missing(&error) => self.mode(None, false).await,
+            (Err(error), Some(subject)) if endpoint_missing(&error) => Err(Error::SubjectModeNotConfigured {
+                subject: subject.clone(),
+            }),
             (Err(Error::SubjectNotFound { .. }), Some(_)) if fallback => self.mode(None, false).await,
             (Err(Error::SubjectNotFound { .. }), Some(subject)) => Err(Error::SubjectModeNotConfigured {
                 subject: subject.clone(),

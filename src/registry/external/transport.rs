@@ -442,5 +442,10 @@ mod tests {
         assert!(matches!(error, Error::Unauthorized { .. }) && !error.is_transient());
         let error = error_from(&answer(404, "<html>"), about, "u");
         assert!(matches!(error, Error::Remote { code: 404, .. }), "{error:?}");
+        // A wrong URL's 404 page is no answer about the subject; 40401 is one.
+        assert!(error.is_unanswered());
+        let error = error_from(&answer(404, r#"{"error_code":40401,"message":"x"}"#), about, "u");
+        assert!(!error.is_unanswered());
+        assert!(error_from(&answer(403, "{}"), about, "u").is_unanswered());
     }
 }
