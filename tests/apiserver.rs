@@ -124,7 +124,7 @@ impl Http {
     fn new(server: &TestApiServer) -> Http {
         Http {
             base: server.url().to_string(),
-            client: reqwest::Client::new(),
+            client: crate::apiserver::http_client(),
             runtime: runtime(),
         }
     }
@@ -394,7 +394,7 @@ fn kubectl_wait_sees_the_ready_condition() {
         std::thread::sleep(Duration::from_millis(700));
         let body = ready_status(1, "True").to_string();
         runtime().block_on(async {
-            reqwest::Client::new()
+            crate::apiserver::http_client()
                 .patch(format!("{base}{SCHEMAS}/orders/status"))
                 .header("content-type", "application/merge-patch+json")
                 .body(body)
@@ -567,7 +567,7 @@ fn watches_replay_from_a_resource_version_and_honour_their_parameters() {
         std::thread::sleep(Duration::from_millis(300));
         let http = Http {
             base,
-            client: reqwest::Client::new(),
+            client: crate::apiserver::http_client(),
             runtime: runtime(),
         };
         create_schema(&http, "later", &[]);

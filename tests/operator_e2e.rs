@@ -161,7 +161,9 @@ impl Cluster {
 
     /// The registry's live versions of `subject` (empty when it has none).
     async fn versions(&self, subject: &str) -> Vec<i64> {
-        let response = reqwest::get(format!("{}/subjects/{subject}/versions", self.registry_url()))
+        let response = crate::support::http_client()
+            .get(format!("{}/subjects/{subject}/versions", self.registry_url()))
+            .send()
             .await
             .unwrap();
         if response.status() == 404 {
@@ -172,7 +174,11 @@ impl Cluster {
     }
 
     async fn registry_json(&self, path: &str) -> (u16, Value) {
-        let response = reqwest::get(format!("{}{path}", self.registry_url())).await.unwrap();
+        let response = crate::support::http_client()
+            .get(format!("{}{path}", self.registry_url()))
+            .send()
+            .await
+            .unwrap();
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }
@@ -556,7 +562,7 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
     ));
     cluster.wait_for("schema", "orders", "Ready");
     let body = serde_json::json!({"schema": r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":0}]}"#});
-    let response = reqwest::Client::new()
+    let response = crate::support::http_client()
         .post(format!("{}/subjects/orders-value/versions", cluster.registry_url()))
         .json(&body)
         .send()
@@ -577,7 +583,7 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten() {
     );
 
     // The version holding the schema deleted by hand: reported, not recreated.
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     for path in [
         "/subjects/orders-value/versions/1",
         "/subjects/orders-value/versions/1?permanent=true",

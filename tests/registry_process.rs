@@ -17,7 +17,7 @@ fn schema(index: usize) -> String {
 async fn every_acknowledged_registration_survives_sigkill() {
     let data = tempfile::tempdir().unwrap();
     let mut server = RegistryProcess::start(data.path()).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let url = server.url.clone();
     // Many writers register distinct schemas under a few subjects while the server is killed mid-stream.
     let mut writers = Vec::new();
@@ -95,7 +95,7 @@ async fn every_acknowledged_registration_survives_sigkill() {
 async fn concurrent_registrations_of_one_schema_make_one_version_and_of_many_make_gapless_versions() {
     let data = tempfile::tempdir().unwrap();
     let server = RegistryProcess::start(data.path()).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let same = (0..32).map(|_| {
         let client = client.clone();
         let url = server.url.clone();
@@ -147,7 +147,7 @@ async fn futures_join<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T
 async fn sigterm_stops_the_registry_cleanly_and_the_store_reopens() {
     let data = tempfile::tempdir().unwrap();
     let mut server = RegistryProcess::start(data.path()).await;
-    let client = reqwest::Client::new();
+    let client = crate::support::http_client();
     let reply = client
         .post(format!("{}/subjects/s/versions", server.url))
         .json(&json!({ "schema": schema(1) }))

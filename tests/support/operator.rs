@@ -71,7 +71,7 @@ impl OperatorProcess {
     /// Waits until `/readyz` answers 200 (the controllers' caches are filled).
     pub async fn wait_ready(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
-        let client = reqwest::Client::new();
+        let client = http_client();
         loop {
             let ready = client
                 .get(format!("{}/readyz", self.health_url))
@@ -102,4 +102,20 @@ impl Drop for OperatorProcess {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A plain-HTTP client: reqwest has no default crypto provider here
+/// (`rustls-no-provider`), so it gets a ring-based rustls configuration.
+/// Kept in this file because benches include it on its own.
+fn http_client() -> reqwest::Client {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default protocol versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .use_preconfigured_tls(tls)
+        .build()
+        .expect("the HTTP client builds")
 }
