@@ -50,8 +50,10 @@ impl Capabilities {
         refuse_credentials(&all, transport)?;
         let check_all_versions = all.status.is_success() || matches!(all.error_code(), Some(40401 | 40402));
 
-        // An invalid schema with verbose=true: Confluent-like servers answer
-        // `is_compatible: false` with messages saying why; others 42201.
+        // An invalid schema with verbose=true: servers that know the flag
+        // answer with a `messages` list (Confluent: why it is invalid, or an
+        // empty list when a missing subject short-cuts the check); others
+        // answer 42201 or omit `messages`.
         let verbose_answer = transport
             .send(
                 Method::POST,
@@ -63,8 +65,7 @@ impl Capabilities {
         let verbose = verbose_answer.status.is_success()
             && serde_json::from_slice::<serde_json::Value>(&verbose_answer.body)
                 .ok()
-                .and_then(|body| body.get("messages").cloned())
-                .is_some_and(|messages| messages.as_array().is_some_and(|list| !list.is_empty()));
+                .is_some_and(|body| body.get("messages").is_some_and(serde_json::Value::is_array));
 
         let mode_answer = transport.send(Method::GET, "/mode", &[], None).await?;
         let mode = mode_answer.status.is_success();

@@ -33,10 +33,11 @@ impl fmt::Debug for ExternalAuth {
 }
 
 /// A connection to a Confluent-compatible registry (Confluent, Karapace,
-/// Apicurio's `ccompat` API, Redpanda).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Apicurio's `ccompat` API, Redpanda). `Debug` shows no secrets.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ExternalConfig {
     /// The base URL, with any path prefix (`https://host/apis/ccompat/v7`).
+    /// User info in it is ignored (never sent, never shown): use `auth`.
     pub url: reqwest::Url,
     /// Credentials.
     pub auth: ExternalAuth,
@@ -79,10 +80,28 @@ impl ExternalConfig {
         }
     }
 
-    /// The base URL as errors show it (never with credentials: URLs with
-    /// user info are refused when the configuration is made).
+    /// The base URL without user info or a trailing slash: what requests
+    /// start with and what errors and logs show.
     pub fn display_url(&self) -> String {
-        self.url.as_str().trim_end_matches('/').to_owned()
+        let mut url = self.url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.as_str().trim_end_matches('/').to_owned()
+    }
+}
+
+impl fmt::Debug for ExternalConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExternalConfig")
+            .field("url", &self.display_url())
+            .field("auth", &self.auth)
+            .field("ca_file", &self.ca_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .field("client_key_file", &self.client_key_file)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("retry_backoff", &self.retry_backoff)
+            .finish()
     }
 }
 
@@ -103,5 +122,9 @@ mod tests {
         config.auth = ExternalAuth::Bearer("tok-123456".to_owned());
         let shown = format!("{config:?}");
         assert!(!shown.contains("tok-123456"), "{shown}");
+        config.url = "https://bob:url-secret@registry.example/ccompat/".parse().unwrap();
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("url-secret") && !shown.contains("bob"), "{shown}");
+        assert_eq!(config.display_url(), "https://registry.example/ccompat");
     }
 }
