@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 /// A running operator; killed when dropped.
 pub struct OperatorProcess {
     child: Child,
-    /// The registry's REST API, `http://127.0.0.1:PORT`.
+    /// The registry's REST API, `http://127.0.0.1:PORT`, or the external
+    /// registry's URL when the operator runs with `--registry-url`.
     pub registry_url: String,
     /// The health endpoints, `http://127.0.0.1:PORT`.
     pub health_url: String,
@@ -48,10 +49,12 @@ impl OperatorProcess {
                 }
             }
         });
-        let address = |prefix: &str| {
-            let line = receiver
+        let next_line = |what: &str| {
+            receiver
                 .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("the operator prints `{prefix} ADDRESS` within 30 s"));
+                .unwrap_or_else(|_| panic!("the operator prints `{what}` within 30 s"))
+        };
+        let address = |line: String, prefix: &str| {
             let address = line
                 .strip_prefix(prefix)
                 .unwrap_or_else(|| panic!("expected `{prefix} ADDRESS`, got {line:?}"))
@@ -59,8 +62,13 @@ impl OperatorProcess {
                 .to_owned();
             format!("http://{address}")
         };
-        let registry_url = address("registry listening on");
-        let health_url = address("health listening on");
+        // The embedded registry's address, or the external registry's URL.
+        let line = next_line("registry listening on ADDRESS");
+        let registry_url = match line.strip_prefix("registry external at ") {
+            Some(url) => url.trim().to_owned(),
+            None => address(line, "registry listening on"),
+        };
+        let health_url = address(next_line("health listening on ADDRESS"), "health listening on");
         Self {
             child,
             registry_url,
