@@ -917,3 +917,33 @@ async fn a_server_that_accepts_everything_still_gets_no_incompatible_schema() {
         .unwrap();
     assert!(registered.created && forced.created);
 }
+
+/// A registry with a rule of its own: every compatibility check fails.
+async fn refuses_every_check(request: Request, next: Next) -> Response {
+    if request.uri().path().starts_with("/compatibility/") {
+        let body =
+            serde_json::json!({ "is_compatible": false, "messages": ["registry rule: no new fields on Fridays"] });
+        return axum::Json(body).into_response();
+    }
+    next.run(request).await
+}
+
+#[tokio::test]
+async fn a_registry_verdict_stricter_than_ours_is_reported_with_its_message() {
+    let served = tempfile::tempdir().unwrap();
+    let registry = embedded(served.path()).await;
+    let payments = subject(SUBJECT);
+    registry
+        .register(&payments, &avro(PAYMENT_V1), RegisterOptions::default())
+        .await
+        .unwrap();
+    let url = serve(api(registry).layer(axum::middleware::from_fn(refuses_every_check))).await;
+    let error = client(&config(&url))
+        .check(&payments, &avro(PAYMENT_V2), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, Error::Rejected { message } if message.contains("no new fields on Fridays")),
+        "{error:?}"
+    );
+}

@@ -374,9 +374,21 @@ impl Registry for ExternalRegistry {
         // A second opinion: the registry may know rules we do not (a
         // registry-side rule set, another JSON Schema policy). When it
         // refuses what our engine accepts, its message is the report.
-        if report.is_compatible()
-            && level != Mode::None
-            && let Some(verdict) = self.registry_verdict(subject, schema, against).await?
+        // An endpoint the server answers oddly does not spoil our verdict;
+        // being unreachable or refused does.
+        let verdict = if report.is_compatible() && level != Mode::None {
+            match self.registry_verdict(subject, schema, against).await {
+                Ok(verdict) => verdict,
+                Err(error) if error.is_unanswered() && !matches!(error, Error::Remote { .. }) => return Err(error),
+                Err(error) => {
+                    tracing::debug!(subject = %subject, error = &error as &dyn std::error::Error, "The registry's own check failed; keeping ours");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(verdict) = verdict
             && !verdict.is_compatible
         {
             let messages: Vec<String> = verdict

@@ -403,6 +403,19 @@ mod tests {
     }
 
     #[test]
+    fn backoff_doubles_from_the_first_wait_with_at_most_ten_percent_jitter_and_a_cap() {
+        let mut config = ExternalConfig::new("http://127.0.0.1:1".parse().unwrap());
+        config.retry_backoff = Duration::from_millis(100);
+        let transport = Transport::new(&config).unwrap();
+        for (attempt, base) in [(0, 100), (1, 200), (2, 400), (3, 800)] {
+            let wait = transport.backoff(attempt);
+            let base = Duration::from_millis(base);
+            assert!(wait >= base && wait <= base + base / 10, "attempt {attempt}: {wait:?}");
+        }
+        assert!(transport.backoff(30) <= ExternalConfig::MAX_BACKOFF + ExternalConfig::MAX_BACKOFF / 10);
+    }
+
+    #[test]
     fn only_timeouts_throttling_and_server_errors_are_retried() {
         for status in [500, 502, 503, 504, 408, 429] {
             assert!(retryable(StatusCode::from_u16(status).unwrap()), "{status}");
