@@ -32,7 +32,7 @@ impl Capabilities {
     /// A transient [`Error`] when the registry cannot be reached, and
     /// [`Error::Unauthorized`] / [`Error::Forbidden`] when the credentials are refused;
     /// these are not cached, so the next call probes again.
-    pub async fn probe(transport: &Transport) -> Result<Self, Error> {
+    pub(super) async fn probe(transport: &Transport) -> Result<Self, Error> {
         let subject = segment(PROBE_SUBJECT);
         let avro = serde_json::json!({ "schema": "\"string\"" });
         let invalid = serde_json::json!({ "schema": "{\"type\": \"no-such-avro-type\"}" });
