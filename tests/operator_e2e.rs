@@ -322,6 +322,45 @@ spec:
     assert!(events.contains("Registered") && events.contains("Rejected"), "{events}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_external_registry_the_operator_registers_there_and_refuses_the_same_edit() {
+    // `schemaops registry` stands in for the external registry, writes behind basic auth.
+    let registry_data = tempfile::tempdir().unwrap();
+    let registry = support::registry::RegistryProcess::start_with(
+        registry_data.path(),
+        &["--write-credentials", "operator:e2e-password"],
+    )
+    .await;
+    let password = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(password.path(), "e2e-password\n").unwrap();
+    let args = [
+        "--registry-url",
+        registry.url.as_str(),
+        "--registry-username",
+        "operator",
+        "--registry-password-file",
+        password.path().to_str().unwrap(),
+    ];
+    let Some(cluster) = Cluster::start("external", Backend::Embedded, &args).await else {
+        return;
+    };
+    assert_eq!(cluster.registry_url(), registry.url, "no REST API of its own");
+    cluster.apply_example("00-platonic-solid-v1.yaml");
+    cluster.wait_for("schema", "platonic-solid", "Ready");
+    cluster.apply_example("01-platonic-solid-v2.yaml");
+    cluster.wait_for("schema", "platonic-solid", "Ready");
+    assert_eq!(cluster.get("schema", "platonic-solid")["status"]["version"], 2);
+    cluster.apply_example("02-platonic-solid-v3.yaml");
+    cluster.wait_for("schema", "platonic-solid", "Stalled");
+    let object = cluster.wait_converged("schema", "platonic-solid");
+    assert_eq!(condition_field(&object, "Ready", "reason"), "IncompatibleSchema");
+    assert_eq!(cluster.versions("platonic-solid-value").await, vec![1, 2]);
+    assert!(
+        !object.to_string().contains("e2e-password"),
+        "the status never shows the password"
+    );
+}
+
 async fn the_examples_end_as_schemaops_apply_leaves_them(backend: Backend) {
     let Some(cluster) = Cluster::start("examples", backend, &[]).await else {
         return;

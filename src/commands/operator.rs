@@ -1,5 +1,10 @@
 //! `schemaops operator`: the embedded registry's REST API, the health
 //! endpoints, and the controllers, until SIGTERM or Ctrl-C.
+//!
+//! With an external registry (`--registry-url`) the controllers manage that
+//! registry and no REST API is served on `--registry-listen`: clients use the
+//! external registry directly. A pass-through would expose the operator's
+//! own registry credentials to anyone who can reach the port.
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -15,6 +20,7 @@ use crate::cli::OperatorConfig;
 use crate::controller::operator::{self, Settings};
 use crate::registry::Registry;
 use crate::registry::api::{ApiState, router};
+use crate::registry::external::ExternalRegistry;
 use crate::webhook;
 
 /// Why the operator stopped with an error.
@@ -26,6 +32,9 @@ pub enum Error {
     /// The admission webhook could not start.
     #[error("failed to start the admission webhook")]
     Webhook(#[source] crate::webhook::Error),
+    /// The external registry's TLS files could not be used.
+    #[error("failed to configure the external registry client")]
+    ExternalRegistry(#[source] crate::registry::external::ConfigError),
     /// No Kubernetes client configuration was found or it is unusable.
     #[error("failed to configure the Kubernetes client")]
     KubeConfig(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -55,16 +64,35 @@ pub enum Error {
 /// [`Error`] when a part cannot start.
 pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     let client = kube_client(&config).await?;
-    let registry: Arc<dyn Registry> = Arc::new(super::registry::open_registry(&config.database, config.checker).await?);
+    let registry: Arc<dyn Registry> = match &config.external_registry {
+        Some(external) => {
+            tracing::info!(url = %external.display_url(), "Managing an external registry");
+            Arc::new(ExternalRegistry::new(external, config.checker).map_err(Error::ExternalRegistry)?)
+        }
+        None => Arc::new(super::registry::open_registry(&config.database, config.checker).await?),
+    };
     let ready = Arc::new(AtomicBool::new(false));
 
-    let registry_listener = bind(config.registry_listen).await?;
+    // The embedded registry's REST API; none in external mode (see the module docs).
+    let registry_listener = match config.external_registry {
+        Some(_) => None,
+        None => Some(bind(config.registry_listen).await?),
+    };
     let health_listener = bind(config.health_listen).await?;
-    let registry_address = registry_listener.local_addr().map_err(serve_error("registry"))?;
     let health_address = health_listener.local_addr().map_err(serve_error("health"))?;
-    tracing::info!(%registry_address, %health_address, database = %config.database.display(), "Starting the operator");
     // Scripts and tests read the bound addresses (port 0 picks one) from stdout.
-    println!("registry listening on {registry_address}");
+    match (&registry_listener, &config.external_registry) {
+        (Some(listener), _) => {
+            let registry_address = listener.local_addr().map_err(serve_error("registry"))?;
+            tracing::info!(%registry_address, %health_address, database = %config.database.display(), "Starting the operator");
+            println!("registry listening on {registry_address}");
+        }
+        (None, Some(external)) => {
+            tracing::info!(%health_address, registry = %external.display_url(), "Starting the operator");
+            println!("registry external at {}", external.display_url());
+        }
+        (None, None) => {}
+    }
     println!("health listening on {health_address}");
     let webhook = config
         .webhook
@@ -91,15 +119,24 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         let _ = stopping.send(true);
     });
 
-    let api = axum::serve(
-        registry_listener,
-        router(ApiState {
-            registry: Arc::clone(&registry),
-            body_limit: config.body_limit,
-            auth: None,
-        }),
-    )
-    .with_graceful_shutdown(wait_for_stop());
+    let api = {
+        let registry = Arc::clone(&registry);
+        let stop = wait_for_stop();
+        let body_limit = config.body_limit;
+        async move {
+            match registry_listener {
+                Some(listener) => {
+                    let state = ApiState {
+                        registry,
+                        body_limit,
+                        auth: None,
+                    };
+                    axum::serve(listener, router(state)).with_graceful_shutdown(stop).await
+                }
+                None => Ok(()),
+            }
+        }
+    };
     let health =
         axum::serve(health_listener, health_router(Arc::clone(&ready))).with_graceful_shutdown(wait_for_stop());
     let controllers = operator::Controllers::new(

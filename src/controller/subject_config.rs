@@ -31,12 +31,12 @@ pub struct RegistrySettings {
 pub async fn read_settings(registry: &dyn Registry, subject: &SubjectName) -> Result<RegistrySettings, Error> {
     let subject_level = match registry.compatibility(Some(subject), false).await {
         Ok(level) => Some(level),
-        Err(error) if error.is_transient() => return Err(error),
+        Err(error) if error.is_unanswered() => return Err(error),
         Err(_) => None,
     };
     let subject_mode = match registry.mode(Some(subject), false).await {
         Ok(mode) => Some(mode),
-        Err(error) if error.is_transient() => return Err(error),
+        Err(error) if error.is_unanswered() => return Err(error),
         Err(_) => None,
     };
     Ok(RegistrySettings {
@@ -138,7 +138,7 @@ pub async fn clear(registry: &dyn Registry, subject: &SubjectName) -> Result<(),
 
 fn forget_missing(result: Result<(), Error>) -> Result<(), Error> {
     match result {
-        Err(error) if !error.is_transient() => Ok(()),
+        Err(error) if !error.is_unanswered() => Ok(()),
         other => other,
     }
 }

@@ -146,6 +146,44 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// 409 from a remote registry: it refused the schema as incompatible.
+    /// The message is the registry's own.
+    #[error("the registry refused the schema as incompatible: {message}")]
+    Rejected {
+        /// The registry's message.
+        message: String,
+    },
+    /// 401 from a remote registry: the credentials are missing or wrong.
+    #[error("the registry at {url} did not accept the credentials (HTTP 401)")]
+    Unauthorized {
+        /// The registry's base URL.
+        url: String,
+    },
+    /// 403 from a remote registry: the credentials may not do this.
+    #[error("the registry at {url} refused access (HTTP 403)")]
+    Forbidden {
+        /// The registry's base URL.
+        url: String,
+    },
+    /// A remote registry could not be reached, timed out, or kept failing
+    /// (5xx, 408, 429) after every retry. Trying later may succeed.
+    #[error("the registry at {url} is unavailable: {reason}")]
+    Unavailable {
+        /// The registry's base URL.
+        url: String,
+        /// What went wrong on the last attempt.
+        reason: String,
+    },
+    /// A remote registry's error that has no variant of its own, with its code.
+    #[error("the registry answered HTTP {status} with error code {code}: {message}")]
+    Remote {
+        /// The HTTP status.
+        status: u16,
+        /// The registry's `error_code` (the HTTP status when the body had none).
+        code: u32,
+        /// The registry's message.
+        message: String,
+    },
     /// 50001: the store failed; details are logged, not shown to clients.
     #[error("failed to {action}")]
     Store {
@@ -177,7 +215,19 @@ impl Error {
     /// True when trying again later may succeed: the store (or, for a
     /// remote registry, the connection) failed, not the request.
     pub fn is_transient(&self) -> bool {
-        matches!(self, Error::Store { .. })
+        matches!(self, Error::Store { .. } | Error::Unavailable { .. })
+    }
+
+    /// True when the registry gave no answer about what was asked: it failed
+    /// transiently, refused the credentials, or answered with something that
+    /// is not a Confluent error (a wrong URL's 404 page). Callers that read
+    /// "not found" as "absent" must not read these that way.
+    pub fn is_unanswered(&self) -> bool {
+        match self {
+            Error::Unauthorized { .. } | Error::Forbidden { .. } => true,
+            Error::Remote { status, code, .. } => *status >= 500 || *code < 10_000,
+            other => other.is_transient(),
+        }
     }
 
     /// Confluent's error code.
@@ -192,7 +242,11 @@ impl Error {
             Error::VersionNotSoftDeleted { .. } => 40407,
             Error::SubjectCompatibilityNotConfigured { .. } => 40408,
             Error::SubjectModeNotConfigured { .. } => 40409,
-            Error::Incompatible { .. } | Error::SchemaTypeChanged { .. } => 409,
+            Error::Incompatible { .. } | Error::SchemaTypeChanged { .. } | Error::Rejected { .. } => 409,
+            Error::Unauthorized { .. } => 40101,
+            Error::Forbidden { .. } => 40301,
+            Error::Unavailable { .. } => 50301,
+            Error::Remote { code, .. } => *code,
             Error::InvalidSchema { .. } => 42201,
             Error::InvalidVersion { .. } => 42202,
             Error::InvalidCompatibilityLevel { .. } => 42203,
@@ -209,6 +263,9 @@ impl Error {
     /// The HTTP status: the first three digits of the code.
     pub fn http_status(&self) -> u16 {
         let code = self.code();
+        if let Error::Remote { status, .. } = self {
+            return *status;
+        }
         let status = if code >= 10_000 { code / 100 } else { code };
         u16::try_from(status).unwrap_or(500)
     }
@@ -236,6 +293,11 @@ impl Error {
             Error::IdMismatch { .. } => "IdMismatch",
             Error::InvalidSubject { .. } => "InvalidSubject",
             Error::SchemaTooLarge { .. } => "SchemaTooLarge",
+            Error::Rejected { .. } => "RegistryRejected",
+            Error::Unauthorized { .. } => "RegistryUnauthorized",
+            Error::Forbidden { .. } => "RegistryForbidden",
+            Error::Unavailable { .. } => "RegistryUnavailable",
+            Error::Remote { .. } => "RegistryError",
             Error::Store { .. } => "StoreFailed",
         }
     }

@@ -1,12 +1,14 @@
 //! The schema registry: the [`Registry`] trait that the REST API and the
 //! controller call, its domain types, and its errors with Confluent's codes.
 //!
-//! Knows nothing of Kubernetes. `embedded` stores versions itself; `api`
+//! Knows nothing of Kubernetes. `embedded` stores versions itself; `external`
+//! talks to a remote Confluent-compatible registry; `api`
 //! serves the Confluent REST API over any `Registry`.
 
 pub mod api;
 pub mod embedded;
 mod error;
+pub mod external;
 mod types;
 
 use std::sync::Arc;

@@ -50,10 +50,12 @@ impl OperatorProcess {
                 }
             }
         });
-        let address = |prefix: &str, scheme: &str| {
-            let line = receiver
+        let next_line = |what: &str| {
+            receiver
                 .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("the operator prints `{prefix} ADDRESS` within 30 s"));
+                .unwrap_or_else(|_| panic!("the operator prints `{what}` within 30 s"))
+        };
+        let address = |line: String, prefix: &str, scheme: &str| {
             let address = line
                 .strip_prefix(prefix)
                 .unwrap_or_else(|| panic!("expected `{prefix} ADDRESS`, got {line:?}"))
@@ -61,11 +63,20 @@ impl OperatorProcess {
                 .to_owned();
             format!("{scheme}://{address}")
         };
-        let registry_url = address("registry listening on", "http");
-        let health_url = address("health listening on", "http");
-        let webhook_url = extra
-            .contains(&"--webhook-listen")
-            .then(|| address("webhook listening on", "https"));
+        // The embedded registry's address, or the external registry's URL.
+        let line = next_line("registry listening on ADDRESS");
+        let registry_url = match line.strip_prefix("registry external at ") {
+            Some(url) => url.trim().to_owned(),
+            None => address(line, "registry listening on", "http"),
+        };
+        let health_url = address(next_line("health listening on ADDRESS"), "health listening on", "http");
+        let webhook_url = extra.contains(&"--webhook-listen").then(|| {
+            address(
+                next_line("webhook listening on ADDRESS"),
+                "webhook listening on",
+                "https",
+            )
+        });
         Self {
             child,
             registry_url,

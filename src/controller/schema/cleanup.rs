@@ -60,14 +60,14 @@ pub fn decide_cleanup(
 pub async fn registry_referrers(registry: &dyn Registry, subject: &SubjectName) -> Result<Vec<SchemaId>, Error> {
     let versions = match registry.versions(subject, VersionFilter::Live).await {
         Ok(versions) => versions,
-        Err(error) if error.is_transient() => return Err(error),
+        Err(error) if error.is_unanswered() => return Err(error),
         Err(_) => return Ok(Vec::new()),
     };
     let mut referrers = Vec::new();
     for version in versions {
         match registry.referenced_by(subject, VersionSelector::Exact(version)).await {
             Ok(ids) => referrers.extend(ids),
-            Err(error) if error.is_transient() => return Err(error),
+            Err(error) if error.is_unanswered() => return Err(error),
             Err(_) => {}
         }
     }

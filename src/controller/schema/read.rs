@@ -186,7 +186,7 @@ fn sorted(mut positions: Vec<usize>) -> Vec<usize> {
 fn absent_if_missing<T>(result: Result<T, Error>) -> Result<Option<T>, Error> {
     match result {
         Ok(value) => Ok(Some(value)),
-        Err(error) if error.is_transient() => Err(error),
+        Err(error) if error.is_unanswered() => Err(error),
         // Not found, not configured, or a schema the registry cannot parse:
         // nothing is held; the decision explains an invalid schema itself.
         Err(_) => Ok(None),
@@ -232,7 +232,7 @@ async fn reference_texts(
             .await
         {
             Ok(stored) => stored,
-            Err(error) if error.is_transient() => return Err(error),
+            Err(error) if error.is_unanswered() => return Err(error),
             Err(_) => {
                 return Ok(Err(format!(
                     "reference `{}` names version {} of subject `{}`, which does not exist",

@@ -1,0 +1,130 @@
+//! [`ExternalConfig`]: where a remote registry is and how to talk to it.
+//! Secrets never appear in `Debug` output.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the client authenticates to the registry.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub enum ExternalAuth {
+    /// No `Authorization` header.
+    #[default]
+    None,
+    /// HTTP basic authentication.
+    Basic {
+        /// The user name.
+        user: String,
+        /// The password.
+        password: String,
+    },
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+}
+
+impl fmt::Debug for ExternalAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExternalAuth::None => f.write_str("None"),
+            ExternalAuth::Basic { user, .. } => write!(f, "Basic {{ user: {user:?}, password: \"***\" }}"),
+            ExternalAuth::Bearer(_) => f.write_str("Bearer(\"***\")"),
+        }
+    }
+}
+
+/// A connection to a Confluent-compatible registry (Confluent, Karapace,
+/// Apicurio's `ccompat` API, Redpanda). `Debug` shows no secrets.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ExternalConfig {
+    /// The base URL, with any path prefix (`https://host/apis/ccompat/v7`).
+    /// User info in it is ignored (never sent, never shown): use `auth`.
+    pub url: reqwest::Url,
+    /// Credentials.
+    pub auth: ExternalAuth,
+    /// A PEM file of CA certificates to trust instead of the system's roots.
+    pub ca_file: Option<PathBuf>,
+    /// A PEM certificate chain presented for mutual TLS (with `client_key_file`).
+    pub client_cert_file: Option<PathBuf>,
+    /// The PEM private key of `client_cert_file`.
+    pub client_key_file: Option<PathBuf>,
+    /// The limit on one attempt: connecting, sending and reading the answer.
+    pub timeout: Duration,
+    /// Attempts after the first one for connection errors, timeouts, 408, 429 and 5xx.
+    pub max_retries: u32,
+    /// The wait before the first retry; each further retry waits twice as
+    /// long (at most [`ExternalConfig::MAX_BACKOFF`]), plus up to 10% jitter.
+    pub retry_backoff: Duration,
+}
+
+impl ExternalConfig {
+    /// The default limit on one attempt.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The default number of retries: four attempts in all.
+    pub const DEFAULT_MAX_RETRIES: u32 = 3;
+    /// The default first backoff.
+    pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(200);
+    /// The longest wait between two attempts.
+    pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+    /// A configuration for `url` without credentials or TLS files, with the defaults.
+    pub fn new(url: reqwest::Url) -> Self {
+        Self {
+            url,
+            auth: ExternalAuth::None,
+            ca_file: None,
+            client_cert_file: None,
+            client_key_file: None,
+            timeout: Self::DEFAULT_TIMEOUT,
+            max_retries: Self::DEFAULT_MAX_RETRIES,
+            retry_backoff: Self::DEFAULT_RETRY_BACKOFF,
+        }
+    }
+
+    /// The base URL without user info or a trailing slash: what requests
+    /// start with and what errors and logs show.
+    pub fn display_url(&self) -> String {
+        let mut url = self.url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.as_str().trim_end_matches('/').to_owned()
+    }
+}
+
+impl fmt::Debug for ExternalConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExternalConfig")
+            .field("url", &self.display_url())
+            .field("auth", &self.auth)
+            .field("ca_file", &self.ca_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .field("client_key_file", &self.client_key_file)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("retry_backoff", &self.retry_backoff)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_passwords_or_tokens() {
+        let mut config = ExternalConfig::new("https://registry.example/".parse().unwrap());
+        config.auth = ExternalAuth::Basic {
+            user: "alice".to_owned(),
+            password: "s3cret-password".to_owned(),
+        };
+        let shown = format!("{config:?}");
+        assert!(shown.contains("alice"), "{shown}");
+        assert!(!shown.contains("s3cret-password"), "{shown}");
+        config.auth = ExternalAuth::Bearer("tok-123456".to_owned());
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("tok-123456"), "{shown}");
+        config.url = "https://bob:url-secret@registry.example/ccompat/".parse().unwrap();
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("url-secret") && !shown.contains("bob"), "{shown}");
+        assert_eq!(config.display_url(), "https://registry.example/ccompat");
+    }
+}

@@ -1,0 +1,464 @@
+//! HTTP to the remote registry: the reqwest client with its rustls
+//! configuration (ring provider, CA file or the system's roots, optional
+//! client certificate), requests with retries and backoff, and error bodies
+//! turned into [`Error`] values. Knows paths and status codes, not the
+//! meaning of the Confluent API.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::{Method, StatusCode};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use serde::de::DeserializeOwned;
+
+use super::config::{ExternalAuth, ExternalConfig};
+use crate::registry::{Error, SubjectName, Version, VersionSelector};
+
+/// The media type of requests and the preferred one of answers.
+pub const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
+
+/// Everything but RFC 3986's unreserved characters is escaped, so a subject
+/// with `/`, `?`, `%` or spaces stays one path segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// A path segment, percent-encoded.
+pub fn segment(text: &str) -> String {
+    utf8_percent_encode(text, SEGMENT).to_string()
+}
+
+/// Why an [`super::ExternalRegistry`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A PEM file could not be read or holds nothing usable.
+    #[error("failed to read {what} from {}", path.display())]
+    ReadPem {
+        /// Which file: "CA certificates", "client certificate", "client key".
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Only one of the client certificate and key was given.
+    #[error("a client certificate and a client key must be given together")]
+    ClientIdentityIncomplete,
+    /// rustls refused the configuration (a bad certificate or key).
+    #[error("failed to configure TLS")]
+    Tls(#[source] rustls::Error),
+    /// The HTTP client could not be built.
+    #[error("failed to build the HTTP client")]
+    Client(#[source] reqwest::Error),
+}
+
+/// An HTTP answer: its status and body.
+#[derive(Debug)]
+pub struct Answer {
+    /// The status.
+    pub status: StatusCode,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    /// The `error_code` of a Confluent error body, if it is one.
+    pub fn error_code(&self) -> Option<u32> {
+        serde_json::from_slice::<ErrorBody>(&self.body)
+            .ok()
+            .and_then(|body| body.error_code)
+            .and_then(|code| u32::try_from(code).ok())
+    }
+
+    /// The `message` of a Confluent error body, or the start of the body.
+    pub fn message(&self) -> String {
+        match serde_json::from_slice::<ErrorBody>(&self.body) {
+            Ok(ErrorBody {
+                message: Some(message), ..
+            }) => message,
+            _ => String::from_utf8_lossy(&self.body).chars().take(200).collect(),
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct ErrorBody {
+    error_code: Option<i64>,
+    message: Option<String>,
+}
+
+/// What a request is about, so that error codes become variants with context.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct About<'a> {
+    /// The subject of the request.
+    pub subject: Option<&'a SubjectName>,
+    /// The version of the request.
+    pub version: Option<VersionSelector>,
+}
+
+/// The reqwest client, the base URL and the retry policy.
+pub struct Transport {
+    client: reqwest::Client,
+    base: String,
+    auth: ExternalAuth,
+    max_retries: u32,
+    retry_backoff: Duration,
+}
+
+impl Transport {
+    /// Builds the client from `config`.
+    ///
+    /// # Errors
+    /// [`ConfigError`] when a PEM file is unreadable or TLS refuses it.
+    pub fn new(config: &ExternalConfig) -> Result<Self, ConfigError> {
+        let tls = tls_config(config)?;
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::ACCEPT,
+            reqwest::header::HeaderValue::from_static(
+                "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json; q=0.9, application/json; q=0.5",
+            ),
+        );
+        let client = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout)
+            .default_headers(headers)
+            .user_agent(concat!("schemaops/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(ConfigError::Client)?;
+        Ok(Self {
+            client,
+            base: config.display_url(),
+            auth: config.auth.clone(),
+            max_retries: config.max_retries,
+            retry_backoff: config.retry_backoff,
+        })
+    }
+
+    /// The base URL, as errors show it.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Sends a request, retrying connection errors, timeouts, 408, 429 and
+    /// 5xx with exponential backoff; returns whatever answer came last
+    /// otherwise.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when every attempt failed to connect, timed
+    /// out, or got a retryable status.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, Error> {
+        let url = format!("{}{path}", self.base);
+        let mut attempt = 0u32;
+        loop {
+            let reason = match self.attempt(method.clone(), &url, query, body).await {
+                Ok(answer) if !retryable(answer.status) => return Ok(answer),
+                Ok(answer) => format!("HTTP {}: {}", answer.status.as_u16(), answer.message()),
+                Err(error) => describe(&error),
+            };
+            if attempt >= self.max_retries {
+                return Err(Error::Unavailable {
+                    url: self.base.clone(),
+                    reason: format!("{reason} (after {} attempts)", attempt + 1),
+                });
+            }
+            let wait = self.backoff(attempt);
+            tracing::warn!(method = %method, path, attempt = attempt + 1, wait_ms = wait.as_millis() as u64, reason, "Registry request failed; retrying");
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    /// Sends a request and reads a 2xx JSON body; other answers become errors.
+    ///
+    /// # Errors
+    /// As [`Transport::send`], and [`error_from`] for non-2xx answers.
+    pub async fn json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&serde_json::Value>,
+        about: About<'_>,
+    ) -> Result<T, Error> {
+        let answer = self.send(method, path, query, body).await?;
+        self.decode(&answer, about)
+    }
+
+    /// Reads a 2xx JSON body, or turns the answer into an error.
+    ///
+    /// # Errors
+    /// [`error_from`] for non-2xx answers; [`Error::Remote`] for a body that
+    /// is not the expected JSON.
+    pub fn decode<T: DeserializeOwned>(&self, answer: &Answer, about: About<'_>) -> Result<T, Error> {
+        if !answer.status.is_success() {
+            return Err(error_from(answer, about, &self.base));
+        }
+        serde_json::from_slice(&answer.body).map_err(|error| Error::Remote {
+            status: 502,
+            code: 502,
+            message: format!("the registry answered with an unexpected body: {error}"),
+        })
+    }
+
+    async fn attempt(
+        &self,
+        method: Method,
+        url: &str,
+        query: &[(&str, String)],
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, reqwest::Error> {
+        let mut request = self.client.request(method, url).query(query);
+        request = match &self.auth {
+            ExternalAuth::None => request,
+            ExternalAuth::Basic { user, password } => request.basic_auth(user, Some(password)),
+            ExternalAuth::Bearer(token) => request.bearer_auth(token),
+        };
+        if let Some(body) = body {
+            let bytes = serde_json::to_vec(body).unwrap_or_default();
+            request = request.header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE).body(bytes);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        let body = response.bytes().await?.to_vec();
+        Ok(Answer { status, body })
+    }
+
+    /// `retry_backoff × 2^attempt`, capped, plus up to 10% jitter.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let base = self
+            .retry_backoff
+            .saturating_mul(2u32.saturating_pow(attempt))
+            .min(ExternalConfig::MAX_BACKOFF);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.subsec_nanos())
+            .unwrap_or(0);
+        base + base.mul_f64(f64::from(nanos % 1000) / 10_000.0)
+    }
+}
+
+/// Whether an answer is worth another attempt.
+fn retryable(status: StatusCode) -> bool {
+    status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT || status == StatusCode::TOO_MANY_REQUESTS
+}
+
+/// A reqwest error as a short reason, without the URL's query.
+fn describe(error: &reqwest::Error) -> String {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "could not connect"
+    } else {
+        "request failed"
+    };
+    let mut chain = Vec::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(inner) = source {
+        chain.push(inner.to_string());
+        source = inner.source();
+    }
+    if chain.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}: {}", chain.join(": "))
+    }
+}
+
+/// A non-2xx answer as an [`Error`], by Confluent error code first and HTTP status second.
+pub fn error_from(answer: &Answer, about: About<'_>, base: &str) -> Error {
+    let status = answer.status.as_u16();
+    let message = answer.message();
+    let code = answer.error_code().unwrap_or(u32::from(status));
+    let subject = about.subject.cloned();
+    let version_text = match about.version {
+        Some(VersionSelector::Exact(version)) => version.to_string(),
+        Some(VersionSelector::Latest) | None => "latest".to_owned(),
+    };
+    let exact_version: Option<Version> = match about.version {
+        Some(VersionSelector::Exact(version)) => Some(version),
+        _ => None,
+    };
+    let remote = || Error::Remote {
+        status,
+        code,
+        message: message.clone(),
+    };
+    match (code, subject) {
+        (_, _) if status == 401 => Error::Unauthorized { url: base.to_owned() },
+        (_, _) if status == 403 => Error::Forbidden { url: base.to_owned() },
+        (40401, Some(subject)) => Error::SubjectNotFound { subject },
+        (40402, Some(subject)) => Error::VersionNotFound {
+            subject,
+            version: version_text,
+        },
+        (40403, _) => Error::SchemaNotFound { what: message },
+        (40404, Some(subject)) => Error::SubjectSoftDeleted { subject },
+        (40405, Some(subject)) => Error::SubjectNotSoftDeleted { subject },
+        (40406, Some(subject)) => match exact_version {
+            Some(version) => Error::VersionSoftDeleted { subject, version },
+            None => remote(),
+        },
+        (40407, Some(subject)) => match exact_version {
+            Some(version) => Error::VersionNotSoftDeleted { subject, version },
+            None => remote(),
+        },
+        (40408, Some(subject)) => Error::SubjectCompatibilityNotConfigured { subject },
+        (40409, Some(subject)) => Error::SubjectModeNotConfigured { subject },
+        (409 | 40901, _) => Error::Rejected { message },
+        (42201, _) => Error::InvalidSchema { reason: message },
+        (42202, _) => Error::InvalidVersion { given: message },
+        (42203, _) => Error::InvalidCompatibilityLevel { given: message },
+        (42204, _) => Error::InvalidMode { given: message },
+        (42205, _) => Error::NotPermitted { reason: message },
+        (42206, Some(subject)) => Error::ReferencesExist {
+            subject,
+            version: exact_version.unwrap_or(Version::FIRST),
+            referrers: Vec::new(),
+        },
+        (42208, Some(subject)) => Error::InvalidSubject {
+            subject: subject.to_string(),
+            problem: message,
+        },
+        // 409 without a Confluent body (e.g. a proxy) is still a refusal.
+        (_, _) if status == 409 => Error::Rejected { message },
+        _ => remote(),
+    }
+}
+
+/// The rustls client configuration: ring, safe protocol versions, the CA
+/// file's certificates or the system's roots, and the client identity.
+fn tls_config(config: &ExternalConfig) -> Result<rustls::ClientConfig, ConfigError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    match &config.ca_file {
+        Some(path) => {
+            let certificates = read_certificates("CA certificates", path)?;
+            for certificate in certificates {
+                roots.add(certificate).map_err(ConfigError::Tls)?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            for error in &found.errors {
+                tracing::warn!(error = %error, "Could not read some of the system's CA certificates");
+            }
+            let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+            tracing::debug!(roots = added, "Trusting the system's CA certificates");
+        }
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(ConfigError::Tls)?
+        .with_root_certificates(roots);
+    match (&config.client_cert_file, &config.client_key_file) {
+        (None, None) => Ok(builder.with_no_client_auth()),
+        (Some(cert), Some(key)) => {
+            let chain = read_certificates("client certificate", cert)?;
+            let key = PrivateKeyDer::from_pem_file(key).map_err(|error| ConfigError::ReadPem {
+                what: "client key",
+                path: key.clone(),
+                source: Box::new(error),
+            })?;
+            builder.with_client_auth_cert(chain, key).map_err(ConfigError::Tls)
+        }
+        _ => Err(ConfigError::ClientIdentityIncomplete),
+    }
+}
+
+fn read_certificates(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| ConfigError::ReadPem {
+        what,
+        path: path.to_owned(),
+        source,
+    };
+    let certificates = CertificateDer::pem_file_iter(path)
+        .map_err(|error| failed(Box::new(error)))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| failed(Box::new(error)))?;
+    if certificates.is_empty() {
+        return Err(failed("the file holds no PEM certificate".into()));
+    }
+    Ok(certificates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_with_slashes_and_spaces_stay_one_path_segment() {
+        assert_eq!(segment("a/b c%d"), "a%2Fb%20c%25d");
+        assert_eq!(segment("orders-value.v1_x~"), "orders-value.v1_x~");
+        assert_eq!(segment("ü"), "%C3%BC");
+    }
+
+    #[test]
+    fn backoff_doubles_from_the_first_wait_with_at_most_ten_percent_jitter_and_a_cap() {
+        let mut config = ExternalConfig::new("http://127.0.0.1:1".parse().unwrap());
+        config.retry_backoff = Duration::from_millis(100);
+        let transport = Transport::new(&config).unwrap();
+        for (attempt, base) in [(0, 100), (1, 200), (2, 400), (3, 800)] {
+            let wait = transport.backoff(attempt);
+            let base = Duration::from_millis(base);
+            assert!(wait >= base && wait <= base + base / 10, "attempt {attempt}: {wait:?}");
+        }
+        assert!(transport.backoff(30) <= ExternalConfig::MAX_BACKOFF + ExternalConfig::MAX_BACKOFF / 10);
+    }
+
+    #[test]
+    fn only_timeouts_throttling_and_server_errors_are_retried() {
+        for status in [500, 502, 503, 504, 408, 429] {
+            assert!(retryable(StatusCode::from_u16(status).unwrap()), "{status}");
+        }
+        for status in [200, 400, 401, 403, 404, 409, 422] {
+            assert!(!retryable(StatusCode::from_u16(status).unwrap()), "{status}");
+        }
+    }
+
+    fn answer(status: u16, body: &str) -> Answer {
+        Answer {
+            status: StatusCode::from_u16(status).unwrap(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn confluent_error_codes_become_variants_with_the_subject() {
+        let subject = SubjectName::new("a/b").unwrap();
+        let about = About {
+            subject: Some(&subject),
+            version: None,
+        };
+        let error = error_from(&answer(404, r#"{"error_code":40401,"message":"x"}"#), about, "u");
+        assert!(matches!(error, Error::SubjectNotFound { .. }), "{error:?}");
+        let error = error_from(&answer(409, r#"{"error_code":409,"message":"nope"}"#), about, "u");
+        assert!(
+            matches!(&error, Error::Rejected { message } if message == "nope"),
+            "{error:?}"
+        );
+        let error = error_from(&answer(422, r#"{"error_code":42201,"message":"bad"}"#), about, "u");
+        assert!(
+            matches!(&error, Error::InvalidSchema { reason } if reason == "bad"),
+            "{error:?}"
+        );
+        let error = error_from(&answer(401, "no"), about, "u");
+        assert!(matches!(error, Error::Unauthorized { .. }) && !error.is_transient());
+        let error = error_from(&answer(404, "<html>"), about, "u");
+        assert!(matches!(error, Error::Remote { code: 404, .. }), "{error:?}");
+        // A wrong URL's 404 page is no answer about the subject; 40401 is one.
+        assert!(error.is_unanswered());
+        let error = error_from(&answer(404, r#"{"error_code":40401,"message":"x"}"#), about, "u");
+        assert!(!error.is_unanswered());
+        assert!(error_from(&answer(403, "{}"), about, "u").is_unanswered());
+    }
+}
