@@ -154,6 +154,10 @@ pub struct CheckArgs {
     #[arg(short = 'o', long, value_enum, default_value_t = CheckOutput::Table)]
     pub output: CheckOutput,
 
+    /// A registry to check against instead (only read: its subjects are copied into a scratch registry).
+    #[command(flatten)]
+    pub registry: RegistryConnectionArgs,
+
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -177,10 +181,8 @@ pub enum CheckSource {
     Empty,
     /// A copy of an `apply` data folder (registry and objects).
     Data(PathBuf),
-    // --registry-url: add `Registry(ExternalRegistryConfig)` here, resolved
-    // from a `--registry-url` flag in `CheckArgs::into_config` (conflicting
-    // with `--data`); `commands::check::scratch` then builds the client and
-    // calls `Scratch::seeded(&client, &check::subjects_of(&loaded), checker)`.
+    /// The subjects the manifests name (and those they refer to), copied from a registry.
+    Registry(Box<ExternalConfig>),
 }
 
 /// What `schemaops check` will do, checked and typed.
@@ -202,12 +204,15 @@ impl CheckArgs {
     /// # Errors
     /// A message naming the argument that is wrong.
     pub fn into_config(self) -> Result<CheckConfig, String> {
-        let source = match self.data {
-            Some(data) if !data.is_dir() => {
+        let registry = self.registry.into_config()?;
+        let source = match (self.data, registry) {
+            (Some(_), Some(_)) => return Err("give --data or --registry-url, not both".to_owned()),
+            (Some(data), None) if !data.is_dir() => {
                 return Err(format!("--data {} is not a folder", data.display()));
             }
-            Some(data) => CheckSource::Data(data),
-            None => CheckSource::Empty,
+            (Some(data), None) => CheckSource::Data(data),
+            (None, Some(registry)) => CheckSource::Registry(Box::new(registry)),
+            (None, None) => CheckSource::Empty,
         };
         Ok(CheckConfig {
             checker: self.engine.checker()?,

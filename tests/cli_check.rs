@@ -10,6 +10,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod support;
+
 fn schemaops(current_dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_schemaops"))
         .args(args)
@@ -318,4 +320,74 @@ fn an_invalid_manifest_exits_2_naming_the_file_and_document() {
     );
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("--data"), "{}", text(&missing.stderr));
+}
+
+/// Issue 7: `--registry-url` checks against a running registry: the same
+/// verdicts as `--data` on the folder that registry serves, nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_a_registry_url_the_verdicts_equal_those_against_its_data_folder() {
+    let data = populated();
+    let before = snapshot(data.path());
+    let registry = support::registry::RegistryProcess::start(data.path()).await;
+    let outcomes = |output: &Output| {
+        let document: Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|_| panic!("{}{}", text(&output.stdout), text(&output.stderr)));
+        document["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|object| object["kind"] == "Schema")
+            .map(|object| {
+                (
+                    object["name"].as_str().unwrap().to_owned(),
+                    object["outcome"].clone(),
+                    object["version"].clone(),
+                    object["incompatibilities"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let examples = repository().join("examples/evolution");
+    let by_url = schemaops(
+        repository(),
+        &[
+            "check",
+            "-o",
+            "json",
+            "--registry-url",
+            &registry.url,
+            examples.to_str().unwrap(),
+        ],
+    );
+    let by_data = schemaops(
+        repository(),
+        &[
+            "check",
+            "-o",
+            "json",
+            "--data",
+            data.path().to_str().unwrap(),
+            examples.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(by_url.status.code(), Some(1), "{}", text(&by_url.stderr));
+    assert_eq!(outcomes(&by_url), outcomes(&by_data));
+    drop(registry);
+    let mut after = snapshot(data.path());
+    // The registry process itself keeps SQLite's WAL files beside the database.
+    after.retain(|path, _| before.contains_key(path));
+    assert_eq!(before.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>());
+
+    let unreachable = schemaops(
+        repository(),
+        &[
+            "check",
+            "--registry-url",
+            "http://127.0.0.1:9",
+            "--registry-timeout-seconds",
+            "1",
+            examples.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(unreachable.status.code(), Some(2), "{}", text(&unreachable.stderr));
 }

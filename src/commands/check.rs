@@ -12,6 +12,8 @@ use crate::cli::{CheckConfig, CheckOutput, CheckSource};
 use crate::local::check::{self, CheckError};
 use crate::local::manifests::{self, ManifestError};
 use crate::local::scratch::{Scratch, ScratchError};
+use crate::registry::SubjectName;
+use crate::registry::external::ExternalRegistry;
 
 /// Why `check` stopped.
 #[derive(Debug, thiserror::Error)]
@@ -28,22 +30,31 @@ pub enum Error {
     /// The output could not be written.
     #[error("failed to write the output")]
     Write(#[source] std::io::Error),
+    /// The registry client could not be configured.
+    #[error("failed to configure the registry client")]
+    ExternalRegistry(#[source] crate::registry::external::ConfigError),
 }
 
-/// The scratch registry and objects for `source`.
+/// The scratch registry and objects for `source`; `subjects` are the ones a
+/// registry source must provide.
 ///
 /// # Errors
 /// [`ScratchError`] when the copy cannot be made.
-pub async fn scratch(source: &CheckSource, checker: crate::compat::Checker) -> Result<Scratch, ScratchError> {
-    match source {
-        CheckSource::Empty => Scratch::empty(checker).await,
+pub async fn scratch(
+    source: &CheckSource,
+    subjects: &[SubjectName],
+    checker: crate::compat::Checker,
+) -> Result<Scratch, Error> {
+    Ok(match source {
+        CheckSource::Empty => Scratch::empty(checker).await?,
         // A file copy rather than `seed_scratch`: it keeps soft-deleted
         // versions, version counters and the objects' statuses exactly.
-        CheckSource::Data(data) => Scratch::copy_of(data, checker).await,
-        // --registry-url: `CheckSource::Registry(..)` builds the external
-        // client and returns `Scratch::seeded(&client, subjects, checker)`,
-        // with `subjects` from `check::subjects_of(&loaded)` (pass them in).
-    }
+        CheckSource::Data(data) => Scratch::copy_of(data, checker).await?,
+        CheckSource::Registry(config) => {
+            let client = ExternalRegistry::new(config, checker).map_err(Error::ExternalRegistry)?;
+            Scratch::seeded(&client, subjects, checker).await?
+        }
+    })
 }
 
 /// Checks the manifests and prints the result.
@@ -52,7 +63,7 @@ pub async fn scratch(source: &CheckSource, checker: crate::compat::Checker) -> R
 /// [`Error`] when a manifest is unreadable or refused, or the scratch fails.
 pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
     let loaded = manifests::load(&config.paths)?;
-    let scratch = scratch(&config.source, config.checker).await?;
+    let scratch = scratch(&config.source, &check::subjects_of(&loaded), config.checker).await?;
     let now = Time(Timestamp::now());
     let checked = check::check(&loaded, &scratch, &config.checker, &now).await?;
     let text = match config.output {
