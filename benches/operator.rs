@@ -8,6 +8,8 @@
 #[path = "../tests/support/apiserver/mod.rs"]
 #[allow(missing_docs, unused_imports)]
 mod apiserver;
+#[path = "../tests/support/http.rs"]
+mod http;
 #[path = "../tests/support/operator.rs"]
 #[allow(dead_code, missing_docs)]
 mod operator;

@@ -7,6 +7,9 @@
 //! Needs `wrk` and `nginx` (Debian packages); says so and stops without them.
 //! `cargo bench --bench registry [-- --versions N --seconds S]`
 
+#[path = "../tests/support/http.rs"]
+mod http;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -87,7 +90,7 @@ fn schema(subject: usize, version: usize) -> String {
 fn fill(url: &str, versions: usize) -> f64 {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
-        let client = http_client();
+        let client = http::http_client();
         let started = Instant::now();
         let per_subject = versions.div_ceil(SUBJECTS);
         let mut tasks = Vec::new();
@@ -219,7 +222,7 @@ http {{ access_log off; default_type application/vnd.schemaregistry.v1+json;
 fn mirror(url: &str, ids: usize, root: &Path) {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
-        let client = http_client();
+        let client = http::http_client();
         let folder = root.join("schemas/ids");
         std::fs::create_dir_all(&folder).expect("the folder is created");
         for id in 1..=ids {
@@ -289,19 +292,4 @@ fn main() {
         ours.requests_per_second / theirs.requests_per_second
     );
     println!("schemaops peak RSS: {rss:.1} MiB at {ids} versions (target: under 64 MiB)");
-}
-
-/// A plain-HTTP client: reqwest is built without a crypto provider (the
-/// crate uses ring only), so it gets a ring rustls configuration.
-fn http_client() -> reqwest::Client {
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions")
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .build()
-        .expect("the client builds")
 }

@@ -131,47 +131,33 @@ trait Kept {
     fn clear_status(&mut self);
 }
 
-impl Kept for Schema {
-    const KIND: &'static str = "Schema";
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-    fn subject(&self) -> Option<&str> {
-        Some(&self.spec.subject)
-    }
-    fn take_desired(&mut self, applied: Self) -> bool {
-        let changed = self.spec != applied.spec;
-        self.spec = applied.spec;
-        changed
-    }
-    fn clear_status(&mut self) {
-        self.status = None;
-    }
+/// Schema and SubjectConfig: a spec with an immutable subject, and a status.
+macro_rules! kept_custom_resource {
+    ($($kind:ident),*) => {$(
+        impl Kept for $kind {
+            const KIND: &'static str = stringify!($kind);
+            fn metadata(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn metadata_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+            fn subject(&self) -> Option<&str> {
+                Some(&self.spec.subject)
+            }
+            fn take_desired(&mut self, applied: Self) -> bool {
+                let changed = self.spec != applied.spec;
+                self.spec = applied.spec;
+                changed
+            }
+            fn clear_status(&mut self) {
+                self.status = None;
+            }
+        }
+    )*};
 }
 
-impl Kept for SubjectConfig {
-    const KIND: &'static str = "SubjectConfig";
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-    fn subject(&self) -> Option<&str> {
-        Some(&self.spec.subject)
-    }
-    fn take_desired(&mut self, applied: Self) -> bool {
-        let changed = self.spec != applied.spec;
-        self.spec = applied.spec;
-        changed
-    }
-    fn clear_status(&mut self) {
-        self.status = None;
-    }
-}
+kept_custom_resource!(Schema, SubjectConfig);
 
 impl Kept for ConfigMap {
     const KIND: &'static str = "ConfigMap";

@@ -88,7 +88,7 @@ impl OperatorProcess {
     /// Waits until `/readyz` answers 200 (the controllers' caches are filled).
     pub async fn wait_ready(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
-        let client = plain_http_client();
+        let client = super::http::http_client();
         loop {
             let ready = client
                 .get(format!("{}/readyz", self.health_url))
@@ -119,20 +119,4 @@ impl Drop for OperatorProcess {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// A client for the operator's plain-HTTP endpoints. reqwest is built without
-/// a crypto provider (the crate uses ring only), so it gets a ring rustls
-/// configuration; this file is also included by `benches/operator.rs`.
-fn plain_http_client() -> reqwest::Client {
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions")
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .build()
-        .expect("the client builds")
 }

@@ -202,19 +202,3 @@ users:
 "
     )
 }
-
-/// A reqwest client for plain-HTTP test servers. reqwest is built without a
-/// default crypto provider (`rustls-no-provider`), so `Client::new()` panics;
-/// this hands it a ring-based rustls configuration instead.
-pub fn http_client() -> reqwest::Client {
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions")
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .use_preconfigured_tls(tls)
-        .build()
-        .expect("the HTTP client builds")
-}
