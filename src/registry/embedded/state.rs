@@ -68,6 +68,8 @@ pub(crate) struct State {
     pub(crate) mode: Option<RegistryMode>,
     /// Subject versions holding each schema, for lookups by ID.
     holders: FxHashMap<SchemaId, Vec<SubjectVersion>>,
+    /// The newest store batch applied here.
+    pub(crate) revision: u64,
 }
 
 /// The level when neither the subject nor the registry sets one.
@@ -78,6 +80,7 @@ impl State {
         let mut state = State {
             compatibility: snapshot.compatibility,
             mode: snapshot.mode,
+            revision: snapshot.revision,
             ..State::default()
         };
         let mut changes: Vec<Change> = snapshot.schemas.into_iter().map(Change::PutSchema).collect();
@@ -87,6 +90,18 @@ impl State {
             state.apply(change);
         }
         state
+    }
+
+    /// Applies a committed batch, unless it is not newer than the last one
+    /// applied (a batch can arrive twice: from its writer and from a catch-up).
+    pub(crate) fn apply_batch(&mut self, revision: u64, changes: &[Change]) {
+        if revision <= self.revision {
+            return;
+        }
+        for change in changes {
+            self.apply(change);
+        }
+        self.revision = revision;
     }
 
     /// Applies a change that the store has made durable.
