@@ -1004,7 +1004,25 @@ mod tests {
         let config = args.into_config().unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8081");
         assert_eq!(config.database, std::path::PathBuf::from(".schemaops/registry.db"));
+        assert_eq!(config.postgres, None);
         assert!(config.readers.is_empty() && config.writers.is_empty());
+    }
+
+    #[test]
+    fn store_takes_only_a_postgres_url() {
+        let registry = |store: &str| {
+            let cli = Cli::parse_from(["schemaops", "registry", "--store", store]);
+            let Command::Registry(args) = cli.command else {
+                panic!("a registry command");
+            };
+            args.into_config()
+        };
+        let config = registry("postgres://u:p@db:5432/registry").unwrap();
+        assert_eq!(config.postgres.as_deref(), Some("postgres://u:p@db:5432/registry"));
+        let error = registry("mysql://db/registry").unwrap_err();
+        assert!(error.contains("--store"), "{error}");
+        let config = operator_config(&["--store", "postgresql://db/registry"]).unwrap();
+        assert_eq!(config.postgres.as_deref(), Some("postgresql://db/registry"));
     }
 
     #[test]

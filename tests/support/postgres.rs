@@ -165,6 +165,8 @@ impl PostgresServer {
     }
 
     /// Stops the server and removes its folder once this test process ends.
+    // The watchdog must outlive this process, so it is never waited for.
+    #[allow(clippy::zombie_processes)]
     fn watch_this_process(&self) {
         let script = format!(
             "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \

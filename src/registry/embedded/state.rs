@@ -361,3 +361,45 @@ impl State {
         ids
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::embedded::store::SubjectRow;
+
+    #[test]
+    fn a_batch_seen_twice_from_its_writer_and_a_catch_up_is_applied_once() {
+        let subject = SubjectName::new("orders").unwrap();
+        let version = |number| {
+            Change::PutVersion(VersionRow {
+                subject: subject.clone(),
+                version: Version::new(number).unwrap(),
+                id: SchemaId::new(1).unwrap(),
+                deleted: false,
+            })
+        };
+        let mut state = State::default();
+        state.apply_batch(1, &[version(1)]);
+        state.apply_batch(2, &[version(2)]);
+        // The first batch again, and an old revision with a change that would matter.
+        state.apply_batch(1, &[version(1)]);
+        state.apply_batch(
+            2,
+            &[Change::RemoveVersion {
+                subject: subject.clone(),
+                version: Version::new(2).unwrap(),
+            }],
+        );
+        assert_eq!(state.revision, 2);
+        assert_eq!(state.subjects[&subject].versions.len(), 2);
+        assert_eq!(
+            state.subject_row(&subject),
+            SubjectRow {
+                subject: subject.clone(),
+                next_version: Version::new(3).unwrap(),
+                compatibility: None,
+                mode: None,
+            }
+        );
+    }
+}
