@@ -296,6 +296,12 @@ fn single_version(level: Mode) -> Mode {
 #[async_trait]
 impl Registry for EmbeddedRegistry {
     async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error> {
+        // An ID's content never changes, so a known ID needs no catch-up:
+        // serializers' hot path costs no store round trip.
+        let known = self.read().schema(id).ok().cloned();
+        if let Some(content) = known {
+            return Ok(content);
+        }
         self.catch_up().await?;
         self.read().schema(id).cloned()
     }
