@@ -5,7 +5,9 @@
 //! same bodies as static files, and reports the ratio and schemaops' peak RSS.
 //!
 //! Needs `wrk` and `nginx` (Debian packages); says so and stops without them.
-//! `cargo bench --bench registry [-- --versions N --seconds S]`
+//! `cargo bench --bench registry [-- --versions N --seconds S --store DSN]`:
+//! with `--store postgres://…` (an empty database) the registry runs on
+//! PostgreSQL instead of SQLite, so the two can be compared.
 
 #[path = "../tests/support/http.rs"]
 mod http;
@@ -21,18 +23,22 @@ const SUBJECTS: usize = 100;
 struct Options {
     versions: usize,
     seconds: u64,
+    /// A PostgreSQL DSN, when the registry runs on PostgreSQL.
+    store: Option<String>,
 }
 
 fn options() -> Options {
     let mut options = Options {
         versions: 10_000,
         seconds: 10,
+        store: None,
     };
     let args: Vec<String> = std::env::args().collect();
     for pair in args.windows(2) {
         match pair[0].as_str() {
             "--versions" => options.versions = pair[1].parse().expect("--versions takes a number"),
             "--seconds" => options.seconds = pair[1].parse().expect("--seconds takes a number"),
+            "--store" => options.store = Some(pair[1].clone()),
             _ => {}
         }
     }
@@ -57,10 +63,11 @@ impl Drop for Running {
     }
 }
 
-fn start_registry(data: &Path) -> (Running, String) {
+fn start_registry(data: &Path, store: Option<&str>) -> (Running, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
         .args(["registry", "--listen", "127.0.0.1:0", "--data"])
         .arg(data)
+        .args(store.map(|dsn| ["--store", dsn]).into_iter().flatten())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .spawn()
@@ -262,11 +269,15 @@ fn main() {
     }
     let options = options();
     let work = tempfile::tempdir().expect("a temp folder");
-    let (registry, url) = start_registry(&work.path().join("data"));
+    let (registry, url) = start_registry(&work.path().join("data"), options.store.as_deref());
     let seconds = fill(&url, options.versions);
     let ids = options.versions;
+    let store = match options.store {
+        Some(_) => "PostgreSQL, one transaction per registration",
+        None => "SQLite, WAL, synchronous=FULL",
+    };
     println!(
-        "registrations: {ids} versions in {seconds:.1} s = {:.0}/s (durable: WAL, synchronous=FULL; {CONNECTIONS} clients)",
+        "registrations: {ids} versions in {seconds:.1} s = {:.0}/s (durable: {store}; {CONNECTIONS} clients)",
         ids as f64 / seconds
     );
     let ours = wrk(&url, ids, options.seconds, work.path());

@@ -230,6 +230,11 @@ pub struct OperatorArgs {
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
 
+    /// A PostgreSQL database for the embedded registry instead of SQLite under
+    /// `--data`: `postgres://user:password@host:port/database` (no TLS).
+    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN")]
+    pub store: Option<String>,
+
     /// Address of the registry's REST API; port 0 picks a free port (printed).
     #[arg(long, env = "SCHEMAOPS_REGISTRY_LISTEN", default_value = "0.0.0.0:8081")]
     pub registry_listen: String,
@@ -558,6 +563,8 @@ fn secret_file(flag: &str, path: &std::path::Path) -> Result<String, String> {
 pub struct OperatorConfig {
     /// The SQLite file of the embedded registry.
     pub database: PathBuf,
+    /// The PostgreSQL DSN used instead of the SQLite file, when given.
+    pub postgres: Option<String>,
     /// Where the registry API listens.
     pub registry_listen: std::net::SocketAddr,
     /// Where health and readiness are served.
@@ -596,6 +603,7 @@ impl OperatorArgs {
         let webhook = self.webhook.into_config(self.namespace.as_deref())?;
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
+            postgres: postgres_store(self.store)?,
             registry_listen: address("--registry-listen", &self.registry_listen)?,
             health_listen: address("--health-listen", &self.health_listen)?,
             kubeconfig: self.kubeconfig,
@@ -616,6 +624,12 @@ pub struct RegistryArgs {
     /// Folder for the registry's data (created when missing).
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
+
+    /// A PostgreSQL database for the registry instead of SQLite under `--data`:
+    /// `postgres://user:password@host:port/database` (no TLS). Several registry
+    /// processes may share one database.
+    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN")]
+    pub store: Option<String>,
 
     /// Address to listen on; port 0 picks a free port (the address is printed).
     #[arg(long, env = "SCHEMAOPS_LISTEN", default_value = "127.0.0.1:8081")]
@@ -686,6 +700,8 @@ pub enum LogFormat {
 pub struct RegistryConfig {
     /// The SQLite file.
     pub database: PathBuf,
+    /// The PostgreSQL DSN used instead of the SQLite file, when given.
+    pub postgres: Option<String>,
     /// Where to listen.
     pub listen: std::net::SocketAddr,
     /// The request body limit.
@@ -724,6 +740,7 @@ impl RegistryArgs {
         )?;
         Ok(RegistryConfig {
             database: self.data.join("registry.db"),
+            postgres: postgres_store(self.store)?,
             listen,
             body_limit: self.max_body_bytes,
             limits: Limits {
@@ -734,6 +751,16 @@ impl RegistryArgs {
             writers,
             log_format: self.logging.log_format,
         })
+    }
+}
+
+/// Checks that `--store` names a PostgreSQL database.
+fn postgres_store(store: Option<String>) -> Result<Option<String>, String> {
+    match store {
+        Some(dsn) if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) => {
+            Err("--store takes a PostgreSQL URL like postgres://user:password@host:5432/database".to_owned())
+        }
+        other => Ok(other),
     }
 }
 
@@ -977,7 +1004,25 @@ mod tests {
         let config = args.into_config().unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8081");
         assert_eq!(config.database, std::path::PathBuf::from(".schemaops/registry.db"));
+        assert_eq!(config.postgres, None);
         assert!(config.readers.is_empty() && config.writers.is_empty());
+    }
+
+    #[test]
+    fn store_takes_only_a_postgres_url() {
+        let registry = |store: &str| {
+            let cli = Cli::parse_from(["schemaops", "registry", "--store", store]);
+            let Command::Registry(args) = cli.command else {
+                panic!("a registry command");
+            };
+            args.into_config()
+        };
+        let config = registry("postgres://u:p@db:5432/registry").unwrap();
+        assert_eq!(config.postgres.as_deref(), Some("postgres://u:p@db:5432/registry"));
+        let error = registry("mysql://db/registry").unwrap_err();
+        assert!(error.contains("--store"), "{error}");
+        let config = operator_config(&["--store", "postgresql://db/registry"]).unwrap();
+        assert_eq!(config.postgres.as_deref(), Some("postgresql://db/registry"));
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! The REST API over the embedded registry on a real SQLite file, called
-//! through the router with no socket: every endpoint and every error code.
+//! The REST API over the embedded registry, called through the router with
+//! no socket: every endpoint and every error code, once on a real SQLite file
+//! and once on a real PostgreSQL database (see `on_every_store!` at the end).
+
+mod support;
 
 use std::sync::Arc;
 
@@ -11,9 +14,18 @@ use schemaops::compat::json::JsonPolicy;
 use schemaops::compat::{Checker, Limits};
 use schemaops::registry::api::{ApiState, Auth, Credential, router};
 use schemaops::registry::embedded::EmbeddedRegistry;
+use schemaops::registry::embedded::postgres::PostgresStore;
 use schemaops::registry::embedded::sqlite::SqliteStore;
+use schemaops::registry::embedded::store::Store;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
+
+/// The store a test runs on.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
 
 struct Api {
     router: Router,
@@ -43,18 +55,24 @@ fn body(schema: &str) -> Value {
 }
 
 impl Api {
-    async fn new() -> Self {
-        Self::with(|state| state).await
+    async fn new(backend: Backend) -> Self {
+        Self::with(backend, |state| state).await
     }
 
-    async fn with(configure: impl FnOnce(ApiState) -> ApiState) -> Self {
-        Self::build(Checker::new(Limits::default()), configure).await
+    async fn with(backend: Backend, configure: impl FnOnce(ApiState) -> ApiState) -> Self {
+        Self::build(backend, Checker::new(Limits::default()), configure).await
     }
 
-    async fn build(checker: Checker, configure: impl FnOnce(ApiState) -> ApiState) -> Self {
+    async fn build(backend: Backend, checker: Checker, configure: impl FnOnce(ApiState) -> ApiState) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("registry.db")).unwrap();
-        let registry = EmbeddedRegistry::open(Arc::new(store), checker).await.unwrap();
+        let store: Arc<dyn Store> = match backend {
+            Backend::Sqlite => Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap()),
+            Backend::Postgres => {
+                let server = support::postgres::shared().expect("on_every_store! runs this only with PostgreSQL");
+                Arc::new(PostgresStore::connect(&server.database().await).await.unwrap())
+            }
+        };
+        let registry = EmbeddedRegistry::open(store, checker).await.unwrap();
         let state = configure(ApiState {
             registry: Arc::new(registry),
             body_limit: 64 * 1024,
@@ -121,9 +139,8 @@ fn code(reply: &(StatusCode, Value)) -> i64 {
         .unwrap_or_else(|| panic!("an error body: {reply:?}"))
 }
 
-#[tokio::test]
-async fn registering_returns_an_id_and_the_same_schema_twice_creates_nothing() {
-    let api = Api::new().await;
+async fn registering_returns_an_id_and_the_same_schema_twice_creates_nothing(backend: Backend) {
+    let api = Api::new(backend).await;
     assert_eq!(
         api.register("users-value", &v1()).await,
         (StatusCode::OK, json!({"id": 1}))
@@ -146,9 +163,8 @@ async fn registering_returns_an_id_and_the_same_schema_twice_creates_nothing() {
     assert_eq!(api.get("/subjects/users-value/versions").await.1, json!([1, 2]));
 }
 
-#[tokio::test]
-async fn versions_and_schemas_read_back_in_confluent_shapes() {
-    let api = Api::new().await;
+async fn versions_and_schemas_read_back_in_confluent_shapes(backend: Backend) {
+    let api = Api::new(backend).await;
     api.register("users-value", &v1()).await;
     api.register("users-value", &v2()).await;
     let (status, latest) = api.get("/subjects/users-value/versions/latest").await;
@@ -189,9 +205,8 @@ async fn versions_and_schemas_read_back_in_confluent_shapes() {
     assert_eq!(api.get("/contexts").await.1, json!(["."]));
 }
 
-#[tokio::test]
-async fn lookup_finds_the_version_holding_a_schema() {
-    let api = Api::new().await;
+async fn lookup_finds_the_version_holding_a_schema(backend: Backend) {
+    let api = Api::new(backend).await;
     api.register("users-value", &v1()).await;
     let (status, found) = api
         .post("/subjects/users-value?normalize=False&deleted=False", body(&v1()))
@@ -203,9 +218,8 @@ async fn lookup_finds_the_version_holding_a_schema() {
     assert_eq!(code(&api.post("/subjects/nobody", body(&v1())).await), 40401);
 }
 
-#[tokio::test]
-async fn an_incompatible_schema_is_refused_with_409_listing_every_problem() {
-    let api = Api::new().await;
+async fn an_incompatible_schema_is_refused_with_409_listing_every_problem(backend: Backend) {
+    let api = Api::new(backend).await;
     api.register("users-value", &v1()).await;
     let reply = api.register("users-value", &breaking()).await;
     assert_eq!(reply.0, StatusCode::CONFLICT);
@@ -224,9 +238,8 @@ async fn an_incompatible_schema_is_refused_with_409_listing_every_problem() {
     );
 }
 
-#[tokio::test]
-async fn compatibility_checks_answer_with_and_without_verbose() {
-    let api = Api::new().await;
+async fn compatibility_checks_answer_with_and_without_verbose(backend: Backend) {
+    let api = Api::new(backend).await;
     let (_, answer) = api
         .post("/compatibility/subjects/new/versions/latest", body(&v1()))
         .await;
@@ -280,9 +293,8 @@ async fn compatibility_checks_answer_with_and_without_verbose() {
     );
 }
 
-#[tokio::test]
-async fn transitive_levels_check_every_live_version() {
-    let api = Api::new().await;
+async fn transitive_levels_check_every_live_version(backend: Backend) {
+    let api = Api::new(backend).await;
     api.register("s", &v1()).await;
     api.register("s", &v2()).await;
     let needs_email = record(r#"{"name":"id","type":"long"},{"name":"email","type":"string"}"#);
@@ -304,9 +316,8 @@ async fn transitive_levels_check_every_live_version() {
     );
 }
 
-#[tokio::test]
-async fn config_is_global_with_subject_overrides() {
-    let api = Api::new().await;
+async fn config_is_global_with_subject_overrides(backend: Backend) {
+    let api = Api::new(backend).await;
     assert_eq!(api.get("/config").await.1, json!({"compatibilityLevel": "BACKWARD"}));
     assert_eq!(
         api.put("/config", json!({"compatibility": "FULL"})).await.1,
@@ -330,9 +341,8 @@ async fn config_is_global_with_subject_overrides() {
     assert_eq!((reply.0, code(&reply)), (StatusCode::UNPROCESSABLE_ENTITY, 42203));
 }
 
-#[tokio::test]
-async fn modes_guard_writes() {
-    let api = Api::new().await;
+async fn modes_guard_writes(backend: Backend) {
+    let api = Api::new(backend).await;
     assert_eq!(api.get("/mode").await.1, json!({"mode": "READWRITE"}));
     assert_eq!(code(&api.get("/mode/s").await), 40409);
     assert_eq!(code(&api.put("/mode", json!({"mode": "SOMETIMES"})).await), 42204);
@@ -364,9 +374,8 @@ async fn modes_guard_writes() {
     assert_eq!(code(&api.post("/subjects/s/versions", chosen).await), 42205);
 }
 
-#[tokio::test]
-async fn soft_then_hard_delete_follows_confluent_rules() {
-    let api = Api::new().await;
+async fn soft_then_hard_delete_follows_confluent_rules(backend: Backend) {
+    let api = Api::new(backend).await;
     api.register("s", &v1()).await;
     api.register("s", &v2()).await;
     assert_eq!(code(&api.delete("/subjects/s/versions/1?permanent=true").await), 40407);
@@ -399,9 +408,8 @@ async fn soft_then_hard_delete_follows_confluent_rules() {
     );
 }
 
-#[tokio::test]
-async fn a_referenced_version_cannot_be_deleted() {
-    let api = Api::new().await;
+async fn a_referenced_version_cannot_be_deleted(backend: Backend) {
+    let api = Api::new(backend).await;
     let address =
         r#"{"type":"record","name":"Address","namespace":"shared","fields":[{"name":"city","type":"string"}]}"#;
     api.register("address", address).await;
@@ -426,9 +434,8 @@ async fn a_referenced_version_cannot_be_deleted() {
     assert_eq!(code(&api.post("/subjects/user2/versions", dangling).await), 42201);
 }
 
-#[tokio::test]
-async fn bad_input_gets_confluent_codes_and_changes_nothing() {
-    let api = Api::new().await;
+async fn bad_input_gets_confluent_codes_and_changes_nothing(backend: Backend) {
+    let api = Api::new(backend).await;
     api.register("s", &v1()).await;
     let invalid = api
         .register(
@@ -479,9 +486,8 @@ async fn bad_input_gets_confluent_codes_and_changes_nothing() {
     assert_eq!(api.get("/subjects").await.1, json!(["s"]));
 }
 
-#[tokio::test]
-async fn subject_names_are_percent_decoded_and_may_hold_any_character() {
-    let api = Api::new().await;
+async fn subject_names_are_percent_decoded_and_may_hold_any_character(backend: Backend) {
+    let api = Api::new(backend).await;
     for (encoded, decoded) in [
         ("google%2Fprotobuf%2Ftimestamp.proto", "google/protobuf/timestamp.proto"),
         ("100%25", "100%"),
@@ -511,9 +517,8 @@ async fn subject_names_are_percent_decoded_and_may_hold_any_character() {
     );
 }
 
-#[tokio::test]
-async fn requests_without_a_content_type_or_with_plain_json_are_accepted() {
-    let api = Api::new().await;
+async fn requests_without_a_content_type_or_with_plain_json_are_accepted(backend: Backend) {
+    let api = Api::new(backend).await;
     for content_type in [
         None,
         Some("application/json"),
@@ -530,19 +535,17 @@ async fn requests_without_a_content_type_or_with_plain_json_are_accepted() {
     }
 }
 
-#[tokio::test]
-async fn unknown_request_fields_are_ignored() {
-    let api = Api::new().await;
+async fn unknown_request_fields_are_ignored(backend: Backend) {
+    let api = Api::new(backend).await;
     let request =
         json!({"schema": v1(), "metadata": {"properties": {"owner": "team"}}, "ruleSet": {"domainRules": []}});
     assert_eq!(api.post("/subjects/s/versions", request).await.1, json!({"id": 1}));
 }
 
-#[tokio::test]
-async fn credentials_guard_reads_and_writes_separately_and_reveal_nothing() {
+async fn credentials_guard_reads_and_writes_separately_and_reveal_nothing(backend: Backend) {
     let readers = vec![Credential::parse("reader-token").unwrap()];
     let writers = vec![Credential::parse("ci:s3cret").unwrap()];
-    let api = Api::with(|state| ApiState {
+    let api = Api::with(backend, |state| ApiState {
         auth: Auth::new(&readers, &writers).map(Arc::new),
         ..state
     })
@@ -582,9 +585,8 @@ async fn credentials_guard_reads_and_writes_separately_and_reveal_nothing() {
     );
 }
 
-#[tokio::test]
-async fn protobuf_text_is_served_as_a_descriptor_with_format_serialized() {
-    let api = Api::new().await;
+async fn protobuf_text_is_served_as_a_descriptor_with_format_serialized(backend: Backend) {
+    let api = Api::new(backend).await;
     let proto = "syntax = \"proto3\";\npackage shop;\nmessage Order {\n  string id = 1;\n  int64 cents = 2;\n}\n";
     let request = json!({"schema": proto, "schemaType": "PROTOBUF"});
     assert_eq!(
@@ -612,9 +614,8 @@ async fn protobuf_text_is_served_as_a_descriptor_with_format_serialized() {
     );
 }
 
-#[tokio::test]
-async fn json_schema_registrations_follow_the_content_model_rules() {
-    let api = Api::new().await;
+async fn json_schema_registrations_follow_the_content_model_rules(backend: Backend) {
+    let api = Api::new(backend).await;
     let open = json!({"schemaType": "JSON", "schema": r#"{"type":"object","properties":{"a":{"type":"string"}}}"#});
     let added = json!({"schemaType": "JSON", "schema": r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#});
     assert_eq!(api.post("/subjects/j/versions", open).await.1, json!({"id": 1}));
@@ -633,6 +634,7 @@ async fn json_schema_registrations_follow_the_content_model_rules() {
     assert_eq!(code(&avro_after_json), 409, "a subject keeps its schema type");
 
     let lenient = Api::build(
+        backend,
         Checker::new(Limits::default()).with_json_policy(JsonPolicy::Lenient),
         |s| s,
     )
@@ -655,3 +657,49 @@ fn open_again() -> Value {
 fn added_again() -> Value {
     json!({"schemaType": "JSON", "schema": r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#})
 }
+
+/// Runs every test above once per store: `sqlite::name` and `postgres::name`.
+/// The PostgreSQL ones return early (after saying why) when PostgreSQL is not
+/// installed, unless `SCHEMAOPS_REQUIRE_ALL=1`.
+macro_rules! on_every_store {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    super::$test(super::Backend::Sqlite).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $test() {
+                    if crate::support::postgres::shared().is_some() {
+                        super::$test(super::Backend::Postgres).await;
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_every_store!(
+    registering_returns_an_id_and_the_same_schema_twice_creates_nothing,
+    versions_and_schemas_read_back_in_confluent_shapes,
+    lookup_finds_the_version_holding_a_schema,
+    an_incompatible_schema_is_refused_with_409_listing_every_problem,
+    compatibility_checks_answer_with_and_without_verbose,
+    transitive_levels_check_every_live_version,
+    config_is_global_with_subject_overrides,
+    modes_guard_writes,
+    soft_then_hard_delete_follows_confluent_rules,
+    a_referenced_version_cannot_be_deleted,
+    bad_input_gets_confluent_codes_and_changes_nothing,
+    subject_names_are_percent_decoded_and_may_hold_any_character,
+    requests_without_a_content_type_or_with_plain_json_are_accepted,
+    unknown_request_fields_are_ignored,
+    credentials_guard_reads_and_writes_separately_and_reveal_nothing,
+    protobuf_text_is_served_as_a_descriptor_with_format_serialized,
+    json_schema_registrations_follow_the_content_model_rules,
+);

@@ -84,7 +84,7 @@ fn review_body(operation: &str, object: Option<Value>, old_object: Option<Value>
 /// An embedded registry on a temporary SQLite file, with `orders-value`
 /// version 1 registered under the default BACKWARD level.
 async fn registry_with_v1(folder: &Path) -> Arc<dyn Registry> {
-    let registry = schemaops::commands::registry::open_registry(&folder.join("registry.db"), Checker::default())
+    let registry = schemaops::commands::registry::open_registry(&folder.join("registry.db"), None, Checker::default())
         .await
         .unwrap();
     registry

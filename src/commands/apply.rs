@@ -38,7 +38,7 @@ pub enum Error {
 /// # Errors
 /// [`Error`] when the registry, a manifest or the objects file cannot be used.
 pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let registry = super::registry::open_registry(&config.data.join("registry.db"), config.checker).await?;
+    let registry = super::registry::open_registry(&config.data.join("registry.db"), None, config.checker).await?;
     let now = Time(Timestamp::now());
     let applied = crate::local::run::apply(&config.paths, &config.data, &registry, &config.checker, &now).await?;
     match config.output {

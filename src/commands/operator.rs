@@ -69,7 +69,9 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             tracing::info!(url = %external.display_url(), "Managing an external registry");
             Arc::new(ExternalRegistry::new(external, config.checker).map_err(Error::ExternalRegistry)?)
         }
-        None => Arc::new(super::registry::open_registry(&config.database, config.checker).await?),
+        None => Arc::new(
+            super::registry::open_registry(&config.database, config.postgres.as_deref(), config.checker).await?,
+        ),
     };
     let ready = Arc::new(AtomicBool::new(false));
 
@@ -84,7 +86,11 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     match (&registry_listener, &config.external_registry) {
         (Some(listener), _) => {
             let registry_address = listener.local_addr().map_err(serve_error("registry"))?;
-            tracing::info!(%registry_address, %health_address, database = %config.database.display(), "Starting the operator");
+            let store = match config.postgres {
+                Some(_) => "postgres".to_owned(),
+                None => config.database.display().to_string(),
+            };
+            tracing::info!(%registry_address, %health_address, %store, "Starting the operator");
             println!("registry listening on {registry_address}");
         }
         (None, Some(external)) => {

@@ -10,6 +10,7 @@ use crate::cli::RegistryConfig;
 use crate::compat::Checker;
 use crate::registry::api::{ApiState, Auth, router};
 use crate::registry::embedded::EmbeddedRegistry;
+use crate::registry::embedded::postgres::PostgresStore;
 use crate::registry::embedded::sqlite::SqliteStore;
 
 /// How long in-flight requests may take to finish after a shutdown signal.
@@ -32,6 +33,14 @@ pub enum Error {
     OpenStore {
         /// The database file.
         path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The PostgreSQL store could not be reached or set up (the DSN is not
+    /// shown: it may hold a password).
+    #[error("failed to open the PostgreSQL registry store")]
+    ConnectStore {
         /// Why.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
@@ -59,7 +68,7 @@ pub enum Error {
 /// [`Error`] when the store cannot be opened or the address bound.
 pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
-    let registry = open_registry(&config.database, checker).await?;
+    let registry = open_registry(&config.database, config.postgres.as_deref(), checker).await?;
     let state = ApiState {
         registry: Arc::new(registry),
         body_limit: config.body_limit,
@@ -72,7 +81,12 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
             source,
         })?;
     let address = listener.local_addr().map_err(Error::Serve)?;
-    tracing::info!(%address, database = %config.database.display(), "Serving the schema registry");
+    let store = if config.postgres.is_some() {
+        "postgres".to_owned()
+    } else {
+        config.database.display().to_string()
+    };
+    tracing::info!(%address, %store, "Serving the schema registry");
     // Scripts and tests read the bound address (port 0 picks one) from stdout.
     println!("listening on {address}");
     let _ = std::io::stdout().flush();
@@ -93,11 +107,24 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     Ok(Verdict::Compatible)
 }
 
-/// Opens (creating when missing) the embedded registry on a SQLite file.
+/// Opens (creating when missing) the embedded registry on the PostgreSQL
+/// database `postgres` names, or else on a SQLite file.
 ///
 /// # Errors
 /// [`Error`] when the folder cannot be created or the store opened or loaded.
-pub async fn open_registry(database: &std::path::Path, checker: Checker) -> Result<EmbeddedRegistry, Error> {
+pub async fn open_registry(
+    database: &std::path::Path,
+    postgres: Option<&str>,
+    checker: Checker,
+) -> Result<EmbeddedRegistry, Error> {
+    if let Some(dsn) = postgres {
+        let store = PostgresStore::connect(dsn)
+            .await
+            .map_err(|source| Error::ConnectStore { source })?;
+        return EmbeddedRegistry::open(Arc::new(store), checker)
+            .await
+            .map_err(Error::Load);
+    }
     if let Some(folder) = database.parent().filter(|folder| !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|source| Error::CreateDataDir {
             path: folder.to_owned(),

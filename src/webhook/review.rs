@@ -364,7 +364,7 @@ mod tests {
 
     /// An admission on an empty embedded registry in `folder`.
     async fn admission(folder: &std::path::Path, schemas: Vec<Schema>) -> Admission {
-        let registry = crate::commands::registry::open_registry(&folder.join("registry.db"), Checker::default())
+        let registry = crate::commands::registry::open_registry(&folder.join("registry.db"), None, Checker::default())
             .await
             .unwrap();
         Admission {

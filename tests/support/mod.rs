@@ -6,6 +6,7 @@ pub mod corpus;
 pub mod http;
 pub mod laws;
 pub mod operator;
+pub mod postgres;
 pub mod refusal;
 pub mod registry;
 

@@ -8,6 +8,7 @@
 //! versions are never reused, even after hard deletes.
 
 mod cache;
+pub mod postgres;
 pub mod sqlite;
 mod state;
 pub mod store;
@@ -19,12 +20,15 @@ use sha2::{Digest, Sha256};
 
 use self::cache::ParsedCache;
 use self::state::State;
-use self::store::{Change, SchemaRow, Store, VersionRow};
+use self::store::{Applied, Change, SchemaRow, StaleRevision, Store, VersionRow};
 use super::{
     CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
     SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
 };
 use crate::compat::{Checker, Format, Mode, ParsedSchema, Reference, Report, SchemaRole, SchemaText};
+
+/// How many times a write decides again after other processes wrote first.
+const MAX_WRITE_ATTEMPTS: usize = 100;
 
 /// How deep references may nest (a reference to a schema with references…).
 const MAX_REFERENCE_DEPTH: usize = 32;
@@ -70,16 +74,68 @@ impl EmbeddedRegistry {
         self.state.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Makes `changes` durable, then applies them in memory.
+    /// Applies the batches other processes committed since the last one seen.
+    async fn catch_up(&self) -> Result<(), Error> {
+        let revision = self.read().revision;
+        let batches = self
+            .store
+            .changes_since(revision)
+            .await
+            .map_err(|source| Error::Store {
+                action: "read other processes' writes",
+                source,
+            })?;
+        if batches.is_empty() {
+            return Ok(());
+        }
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        for batch in &batches {
+            state.apply_batch(batch.revision, &batch.changes);
+        }
+        Ok(())
+    }
+
+    /// Runs `attempt` under the write lock on caught-up state, again while
+    /// another process wrote first.
+    async fn write<T, F, Fut>(&self, mut attempt: F) -> Result<T, Error>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let _write = self.writes.lock().await;
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            self.catch_up().await?;
+            match attempt().await {
+                Err(Error::Store { source, .. }) if source.is::<StaleRevision>() => continue,
+                other => return other,
+            }
+        }
+        Err(Error::Store {
+            action: "write while other processes keep writing",
+            source: Box::new(StaleRevision),
+        })
+    }
+
+    /// Makes `changes` durable on top of the state they were decided on,
+    /// then applies them in memory.
     async fn commit(&self, action: &'static str, changes: Vec<Change>) -> Result<(), Error> {
-        self.store
-            .apply(changes.clone())
+        let base = self.read().revision;
+        let applied = self
+            .store
+            .apply_after(base, changes.clone())
             .await
             .map_err(|source| Error::Store { action, source })?;
+        let revision = match applied {
+            Applied::Committed { revision } => revision,
+            Applied::Behind => {
+                return Err(Error::Store {
+                    action,
+                    source: Box::new(StaleRevision),
+                });
+            }
+        };
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-        for change in &changes {
-            state.apply(change);
-        }
+        state.apply_batch(revision, &changes);
         Ok(())
     }
 
@@ -240,6 +296,13 @@ fn single_version(level: Mode) -> Mode {
 #[async_trait]
 impl Registry for EmbeddedRegistry {
     async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error> {
+        // An ID's content never changes, so a known ID needs no catch-up:
+        // serializers' hot path costs no store round trip.
+        let known = self.read().schema(id).ok().cloned();
+        if let Some(content) = known {
+            return Ok(content);
+        }
+        self.catch_up().await?;
         self.read().schema(id).cloned()
     }
 
@@ -255,16 +318,19 @@ impl Registry for EmbeddedRegistry {
     }
 
     async fn versions_of_id(&self, id: SchemaId, include_deleted: bool) -> Result<Vec<SubjectVersion>, Error> {
+        self.catch_up().await?;
         let state = self.read();
         state.schema(id)?;
         Ok(state.holders(id, include_deleted))
     }
 
     async fn subjects(&self, filter: &SubjectFilter) -> Result<Vec<SubjectName>, Error> {
+        self.catch_up().await?;
         Ok(self.read().subjects_matching(filter))
     }
 
     async fn versions(&self, subject: &SubjectName, filter: VersionFilter) -> Result<Vec<Version>, Error> {
+        self.catch_up().await?;
         self.read().versions_matching(subject, filter)
     }
 
@@ -274,6 +340,7 @@ impl Registry for EmbeddedRegistry {
         version: VersionSelector,
         include_deleted: bool,
     ) -> Result<VersionedSchema, Error> {
+        self.catch_up().await?;
         let state = self.read();
         let (version, entry) = state.select(subject, version, include_deleted)?;
         state.versioned(subject, version, entry)
@@ -285,6 +352,7 @@ impl Registry for EmbeddedRegistry {
         schema: &NewSchema,
         include_deleted: bool,
     ) -> Result<VersionedSchema, Error> {
+        self.catch_up().await?;
         self.read().subject(subject)?;
         let (_, fingerprint) = self.parse_new(schema).await?;
         let state = self.read();
@@ -311,101 +379,105 @@ impl Registry for EmbeddedRegistry {
         schema: &NewSchema,
         options: RegisterOptions,
     ) -> Result<Registered, Error> {
-        let _write = self.writes.lock().await;
-        let mode = self.read().effective_mode(subject);
-        Self::refuse_writes_in(mode, subject)?;
-        let importing = mode == RegistryMode::Import;
-        if !importing && (options.id.is_some() || options.version.is_some()) {
-            return Err(Error::NotPermitted {
-                reason: "an ID or version can be chosen only in IMPORT mode".to_owned(),
-            });
-        }
-        let (candidate, fingerprint) = self.parse_new(schema).await?;
-        let (known_id, existing, level, live) = {
-            let state = self.read();
-            let known_id = state.by_fingerprint.get(&fingerprint).copied();
-            let subject_state = state.subjects.get(subject);
-            let existing = known_id.and_then(|id| {
-                subject_state?
-                    .live()
-                    .rev()
-                    .find(|(_, held)| *held == id)
-                    .map(|(version, _)| version)
-            });
-            let live: Vec<(Version, SchemaId)> = subject_state.map(|s| s.live().collect()).unwrap_or_default();
-            (known_id, existing, state.effective_compatibility(subject), live)
-        };
-        if let (Some(id), Some(version)) = (known_id, existing)
-            && options.version.is_none_or(|wanted| wanted == version)
-        {
-            return Ok(Registered {
-                id,
-                version,
-                created: false,
-            });
-        }
-        if !importing {
-            let report = self.compare(level, Arc::clone(&candidate), live).await?;
-            if !report.is_compatible() {
-                return Err(Error::Incompatible { report });
+        self.write(move || async move {
+            let mode = self.read().effective_mode(subject);
+            Self::refuse_writes_in(mode, subject)?;
+            let importing = mode == RegistryMode::Import;
+            if !importing && (options.id.is_some() || options.version.is_some()) {
+                return Err(Error::NotPermitted {
+                    reason: "an ID or version can be chosen only in IMPORT mode".to_owned(),
+                });
             }
-        }
-        let (id, version, changes) = {
-            let state = self.read();
-            let id = match (options.id, known_id) {
-                (Some(wanted), Some(known)) if wanted != known => return Err(Error::IdMismatch { id: wanted }),
-                (Some(wanted), None) if state.schemas.contains_key(&wanted) => {
-                    return Err(Error::IdMismatch { id: wanted });
-                }
-                (Some(wanted), _) => wanted,
-                (None, Some(known)) => known,
-                (None, None) => SchemaId::new(i64::from(state.max_id()) + 1).ok_or_else(|| Error::NotPermitted {
-                    reason: "the registry has used every schema ID".to_owned(),
-                })?,
+            let (candidate, fingerprint) = self.parse_new(schema).await?;
+            let (known_id, existing, level, live) = {
+                let state = self.read();
+                let known_id = state.by_fingerprint.get(&fingerprint).copied();
+                let subject_state = state.subjects.get(subject);
+                let existing = known_id.and_then(|id| {
+                    subject_state?
+                        .live()
+                        .rev()
+                        .find(|(_, held)| *held == id)
+                        .map(|(version, _)| version)
+                });
+                let live: Vec<(Version, SchemaId)> = subject_state.map(|s| s.live().collect()).unwrap_or_default();
+                (known_id, existing, state.effective_compatibility(subject), live)
             };
-            let mut subject_row = state.subject_row(subject);
-            let version = match options.version {
-                Some(wanted)
-                    if state
-                        .subjects
-                        .get(subject)
-                        .is_some_and(|s| s.versions.contains_key(&wanted)) =>
-                {
-                    return Err(Error::NotPermitted {
-                        reason: format!("version {wanted} of subject `{subject}` already exists"),
-                    });
-                }
-                Some(wanted) => wanted,
-                None => subject_row.next_version,
-            };
-            subject_row.next_version = subject_row.next_version.max(version.next());
-            let mut changes = Vec::with_capacity(3);
-            if !state.schemas.contains_key(&id) {
-                changes.push(Change::PutSchema(SchemaRow {
+            if let (Some(id), Some(version)) = (known_id, existing)
+                && options.version.is_none_or(|wanted| wanted == version)
+            {
+                return Ok(Registered {
                     id,
-                    format: schema.format,
-                    text: schema.text.clone(),
-                    fingerprint,
-                    references: schema.references.clone(),
-                }));
+                    version,
+                    created: false,
+                });
             }
-            changes.push(Change::PutSubject(subject_row));
-            changes.push(Change::PutVersion(VersionRow {
-                subject: subject.clone(),
-                version,
+            if !importing {
+                let report = self.compare(level, Arc::clone(&candidate), live).await?;
+                if !report.is_compatible() {
+                    return Err(Error::Incompatible { report });
+                }
+            }
+            let (id, version, changes) = {
+                let state = self.read();
+                let id = match (options.id, known_id) {
+                    (Some(wanted), Some(known)) if wanted != known => return Err(Error::IdMismatch { id: wanted }),
+                    (Some(wanted), None) if state.schemas.contains_key(&wanted) => {
+                        return Err(Error::IdMismatch { id: wanted });
+                    }
+                    (Some(wanted), _) => wanted,
+                    (None, Some(known)) => known,
+                    (None, None) => {
+                        SchemaId::new(i64::from(state.max_id()) + 1).ok_or_else(|| Error::NotPermitted {
+                            reason: "the registry has used every schema ID".to_owned(),
+                        })?
+                    }
+                };
+                let mut subject_row = state.subject_row(subject);
+                let version = match options.version {
+                    Some(wanted)
+                        if state
+                            .subjects
+                            .get(subject)
+                            .is_some_and(|s| s.versions.contains_key(&wanted)) =>
+                    {
+                        return Err(Error::NotPermitted {
+                            reason: format!("version {wanted} of subject `{subject}` already exists"),
+                        });
+                    }
+                    Some(wanted) => wanted,
+                    None => subject_row.next_version,
+                };
+                subject_row.next_version = subject_row.next_version.max(version.next());
+                let mut changes = Vec::with_capacity(3);
+                if !state.schemas.contains_key(&id) {
+                    changes.push(Change::PutSchema(SchemaRow {
+                        id,
+                        format: schema.format,
+                        text: schema.text.clone(),
+                        fingerprint,
+                        references: schema.references.clone(),
+                    }));
+                }
+                changes.push(Change::PutSubject(subject_row));
+                changes.push(Change::PutVersion(VersionRow {
+                    subject: subject.clone(),
+                    version,
+                    id,
+                    deleted: false,
+                }));
+                (id, version, changes)
+            };
+            self.commit("store the registration", changes).await?;
+            self.parsed.insert(id, candidate, schema.text.len());
+            tracing::info!(subject = %subject, version = version.get(), id = id.get(), "Registered schema");
+            Ok(Registered {
                 id,
-                deleted: false,
-            }));
-            (id, version, changes)
-        };
-        self.commit("store the registration", changes).await?;
-        self.parsed.insert(id, candidate, schema.text.len());
-        tracing::info!(subject = %subject, version = version.get(), id = id.get(), "Registered schema");
-        Ok(Registered {
-            id,
-            version,
-            created: true,
+                version,
+                created: true,
+            })
         })
+        .await
     }
 
     async fn check(
@@ -414,6 +486,7 @@ impl Registry for EmbeddedRegistry {
         schema: &NewSchema,
         against: Option<VersionSelector>,
     ) -> Result<CompatibilityResult, Error> {
+        self.catch_up().await?;
         let (candidate, _) = self.parse_new(schema).await?;
         let (level, versions) = {
             let state = self.read();
@@ -439,6 +512,7 @@ impl Registry for EmbeddedRegistry {
     }
 
     async fn compatibility(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<Mode, Error> {
+        self.catch_up().await?;
         let state = self.read();
         let global = state.compatibility.unwrap_or(state::DEFAULT_COMPATIBILITY);
         match subject {
@@ -454,21 +528,26 @@ impl Registry for EmbeddedRegistry {
     }
 
     async fn set_compatibility(&self, subject: Option<&SubjectName>, level: Mode) -> Result<Mode, Error> {
-        let _write = self.writes.lock().await;
-        let change = self.setting_change(subject, Setting::Compatibility(Some(level)));
-        self.commit("store the compatibility level", vec![change]).await?;
-        Ok(level)
+        self.write(move || async move {
+            let change = self.setting_change(subject, Setting::Compatibility(Some(level)));
+            self.commit("store the compatibility level", vec![change]).await?;
+            Ok(level)
+        })
+        .await
     }
 
     async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error> {
-        let _write = self.writes.lock().await;
-        let old = self.compatibility(subject, false).await?;
-        let change = self.setting_change(subject, Setting::Compatibility(None));
-        self.commit("remove the compatibility level", vec![change]).await?;
-        Ok(old)
+        self.write(move || async move {
+            let old = self.compatibility(subject, false).await?;
+            let change = self.setting_change(subject, Setting::Compatibility(None));
+            self.commit("remove the compatibility level", vec![change]).await?;
+            Ok(old)
+        })
+        .await
     }
 
     async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error> {
+        self.catch_up().await?;
         let state = self.read();
         let global = state.mode.unwrap_or(RegistryMode::ReadWrite);
         match subject {
@@ -489,30 +568,34 @@ impl Registry for EmbeddedRegistry {
         mode: RegistryMode,
         force: bool,
     ) -> Result<RegistryMode, Error> {
-        let _write = self.writes.lock().await;
-        if mode == RegistryMode::Import && !force {
-            let state = self.read();
-            let has_versions = match subject {
-                None => state.subjects.values().any(|s| !s.versions.is_empty()),
-                Some(subject) => state.subjects.get(subject).is_some_and(|s| !s.versions.is_empty()),
-            };
-            if has_versions {
-                return Err(Error::NotPermitted {
-                    reason: "IMPORT mode on a registry or subject that holds versions needs force=true".to_owned(),
-                });
+        self.write(move || async move {
+            if mode == RegistryMode::Import && !force {
+                let state = self.read();
+                let has_versions = match subject {
+                    None => state.subjects.values().any(|s| !s.versions.is_empty()),
+                    Some(subject) => state.subjects.get(subject).is_some_and(|s| !s.versions.is_empty()),
+                };
+                if has_versions {
+                    return Err(Error::NotPermitted {
+                        reason: "IMPORT mode on a registry or subject that holds versions needs force=true".to_owned(),
+                    });
+                }
             }
-        }
-        let change = self.setting_change(subject, Setting::Mode(Some(mode)));
-        self.commit("store the mode", vec![change]).await?;
-        Ok(mode)
+            let change = self.setting_change(subject, Setting::Mode(Some(mode)));
+            self.commit("store the mode", vec![change]).await?;
+            Ok(mode)
+        })
+        .await
     }
 
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error> {
-        let _write = self.writes.lock().await;
-        let old = self.mode(subject, false).await?;
-        let change = self.setting_change(subject, Setting::Mode(None));
-        self.commit("remove the mode", vec![change]).await?;
-        Ok(old)
+        self.write(move || async move {
+            let old = self.mode(subject, false).await?;
+            let change = self.setting_change(subject, Setting::Mode(None));
+            self.commit("remove the mode", vec![change]).await?;
+            Ok(old)
+        })
+        .await
     }
 
     async fn delete_version(
@@ -521,104 +604,109 @@ impl Registry for EmbeddedRegistry {
         version: VersionSelector,
         permanent: bool,
     ) -> Result<Version, Error> {
-        let _write = self.writes.lock().await;
-        let (version, change) = {
-            let state = self.read();
-            Self::refuse_writes_in(state.effective_mode(subject), subject)?;
-            // An exact version is found even when soft-deleted, to tell 40406 from 40402.
-            let include_deleted = permanent || matches!(version, VersionSelector::Exact(_));
-            let (version, entry) = state.select(subject, version, include_deleted)?;
-            match (permanent, entry.deleted) {
-                (false, true) => {
-                    return Err(Error::VersionSoftDeleted {
-                        subject: subject.clone(),
-                        version,
-                    });
+        self.write(move || async move {
+            let (version, change) = {
+                let state = self.read();
+                Self::refuse_writes_in(state.effective_mode(subject), subject)?;
+                // An exact version is found even when soft-deleted, to tell 40406 from 40402.
+                let include_deleted = permanent || matches!(version, VersionSelector::Exact(_));
+                let (version, entry) = state.select(subject, version, include_deleted)?;
+                match (permanent, entry.deleted) {
+                    (false, true) => {
+                        return Err(Error::VersionSoftDeleted {
+                            subject: subject.clone(),
+                            version,
+                        });
+                    }
+                    (true, false) => {
+                        return Err(Error::VersionNotSoftDeleted {
+                            subject: subject.clone(),
+                            version,
+                        });
+                    }
+                    _ => {}
                 }
-                (true, false) => {
-                    return Err(Error::VersionNotSoftDeleted {
-                        subject: subject.clone(),
-                        version,
-                    });
-                }
-                _ => {}
-            }
-            let referrers = state.referrers(subject, version);
-            if !referrers.is_empty() {
-                return Err(Error::ReferencesExist {
-                    subject: subject.clone(),
-                    version,
-                    referrers,
-                });
-            }
-            let subject = subject.clone();
-            let change = if permanent {
-                Change::RemoveVersion { subject, version }
-            } else {
-                Change::SoftDeleteVersion { subject, version }
-            };
-            (version, change)
-        };
-        self.commit("delete the version", vec![change]).await?;
-        tracing::info!(subject = %subject, version = version.get(), permanent, "Deleted version");
-        Ok(version)
-    }
-
-    async fn delete_subject(&self, subject: &SubjectName, permanent: bool) -> Result<Vec<Version>, Error> {
-        let _write = self.writes.lock().await;
-        let (versions, changes) = {
-            let state = self.read();
-            Self::refuse_writes_in(state.effective_mode(subject), subject)?;
-            let found = state.subject(subject)?;
-            let live: Vec<Version> = found.live().map(|(version, _)| version).collect();
-            let all: Vec<Version> = found.versions.keys().copied().collect();
-            let targets = match (permanent, live.is_empty()) {
-                (false, true) => {
-                    return Err(Error::SubjectSoftDeleted {
-                        subject: subject.clone(),
-                    });
-                }
-                (true, false) => {
-                    return Err(Error::SubjectNotSoftDeleted {
-                        subject: subject.clone(),
-                    });
-                }
-                (false, false) => live,
-                (true, true) => all,
-            };
-            for version in &targets {
-                let referrers = state.referrers(subject, *version);
+                let referrers = state.referrers(subject, version);
                 if !referrers.is_empty() {
                     return Err(Error::ReferencesExist {
                         subject: subject.clone(),
-                        version: *version,
+                        version,
                         referrers,
                     });
                 }
-            }
-            let mut changes: Vec<Change> = targets
-                .iter()
-                .map(|version| {
-                    let (subject, version) = (subject.clone(), *version);
-                    if permanent {
-                        Change::RemoveVersion { subject, version }
-                    } else {
-                        Change::SoftDeleteVersion { subject, version }
+                let subject = subject.clone();
+                let change = if permanent {
+                    Change::RemoveVersion { subject, version }
+                } else {
+                    Change::SoftDeleteVersion { subject, version }
+                };
+                (version, change)
+            };
+            self.commit("delete the version", vec![change]).await?;
+            tracing::info!(subject = %subject, version = version.get(), permanent, "Deleted version");
+            Ok(version)
+        })
+        .await
+    }
+
+    async fn delete_subject(&self, subject: &SubjectName, permanent: bool) -> Result<Vec<Version>, Error> {
+        self.write(move || async move {
+            let (versions, changes) = {
+                let state = self.read();
+                Self::refuse_writes_in(state.effective_mode(subject), subject)?;
+                let found = state.subject(subject)?;
+                let live: Vec<Version> = found.live().map(|(version, _)| version).collect();
+                let all: Vec<Version> = found.versions.keys().copied().collect();
+                let targets = match (permanent, live.is_empty()) {
+                    (false, true) => {
+                        return Err(Error::SubjectSoftDeleted {
+                            subject: subject.clone(),
+                        });
                     }
-                })
-                .collect();
-            let mut row = found.row(subject);
-            row.compatibility = None;
-            row.mode = None;
-            changes.push(Change::PutSubject(row));
-            (targets, changes)
-        };
-        self.commit("delete the subject", changes).await?;
-        tracing::info!(subject = %subject, permanent, count = versions.len(), "Deleted subject");
-        Ok(versions)
+                    (true, false) => {
+                        return Err(Error::SubjectNotSoftDeleted {
+                            subject: subject.clone(),
+                        });
+                    }
+                    (false, false) => live,
+                    (true, true) => all,
+                };
+                for version in &targets {
+                    let referrers = state.referrers(subject, *version);
+                    if !referrers.is_empty() {
+                        return Err(Error::ReferencesExist {
+                            subject: subject.clone(),
+                            version: *version,
+                            referrers,
+                        });
+                    }
+                }
+                let mut changes: Vec<Change> = targets
+                    .iter()
+                    .map(|version| {
+                        let (subject, version) = (subject.clone(), *version);
+                        if permanent {
+                            Change::RemoveVersion { subject, version }
+                        } else {
+                            Change::SoftDeleteVersion { subject, version }
+                        }
+                    })
+                    .collect();
+                let mut row = found.row(subject);
+                row.compatibility = None;
+                row.mode = None;
+                changes.push(Change::PutSubject(row));
+                (targets, changes)
+            };
+            self.commit("delete the subject", changes).await?;
+            tracing::info!(subject = %subject, permanent, count = versions.len(), "Deleted subject");
+            Ok(versions)
+        })
+        .await
     }
 
     async fn referenced_by(&self, subject: &SubjectName, version: VersionSelector) -> Result<Vec<SchemaId>, Error> {
+        self.catch_up().await?;
         let state = self.read();
         let (version, _) = state.select(subject, version, true)?;
         Ok(state.referrers(subject, version))

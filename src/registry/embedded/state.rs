@@ -68,6 +68,8 @@ pub(crate) struct State {
     pub(crate) mode: Option<RegistryMode>,
     /// Subject versions holding each schema, for lookups by ID.
     holders: FxHashMap<SchemaId, Vec<SubjectVersion>>,
+    /// The newest store batch applied here.
+    pub(crate) revision: u64,
 }
 
 /// The level when neither the subject nor the registry sets one.
@@ -78,6 +80,7 @@ impl State {
         let mut state = State {
             compatibility: snapshot.compatibility,
             mode: snapshot.mode,
+            revision: snapshot.revision,
             ..State::default()
         };
         let mut changes: Vec<Change> = snapshot.schemas.into_iter().map(Change::PutSchema).collect();
@@ -87,6 +90,18 @@ impl State {
             state.apply(change);
         }
         state
+    }
+
+    /// Applies a committed batch, unless it is not newer than the last one
+    /// applied (a batch can arrive twice: from its writer and from a catch-up).
+    pub(crate) fn apply_batch(&mut self, revision: u64, changes: &[Change]) {
+        if revision <= self.revision {
+            return;
+        }
+        for change in changes {
+            self.apply(change);
+        }
+        self.revision = revision;
     }
 
     /// Applies a change that the store has made durable.
@@ -344,5 +359,47 @@ impl State {
             .collect();
         ids.sort();
         ids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::embedded::store::SubjectRow;
+
+    #[test]
+    fn a_batch_seen_twice_from_its_writer_and_a_catch_up_is_applied_once() {
+        let subject = SubjectName::new("orders").unwrap();
+        let version = |number| {
+            Change::PutVersion(VersionRow {
+                subject: subject.clone(),
+                version: Version::new(number).unwrap(),
+                id: SchemaId::new(1).unwrap(),
+                deleted: false,
+            })
+        };
+        let mut state = State::default();
+        state.apply_batch(1, &[version(1)]);
+        state.apply_batch(2, &[version(2)]);
+        // The first batch again, and an old revision with a change that would matter.
+        state.apply_batch(1, &[version(1)]);
+        state.apply_batch(
+            2,
+            &[Change::RemoveVersion {
+                subject: subject.clone(),
+                version: Version::new(2).unwrap(),
+            }],
+        );
+        assert_eq!(state.revision, 2);
+        assert_eq!(state.subjects[&subject].versions.len(), 2);
+        assert_eq!(
+            state.subject_row(&subject),
+            SubjectRow {
+                subject: subject.clone(),
+                next_version: Version::new(3).unwrap(),
+                compatibility: None,
+                mode: None,
+            }
+        );
     }
 }

@@ -2,15 +2,22 @@
 //! everything once and then applies batches of [`Change`]s, each batch in one
 //! transaction. The registry keeps the working state in memory and writes
 //! through, so reads never wait on storage.
+//!
+//! A store several processes share (PostgreSQL) also keeps a log of
+//! committed batches, each with a revision: a process catches up with the
+//! others by reading the batches after the last revision it has seen
+//! ([`Store::changes_since`]), and writes only on top of the newest one
+//! ([`Store::apply_after`]). A store one process owns (SQLite) has no log.
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 
 use crate::compat::{Format, Mode};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
 /// A stored schema: content-addressed by its fingerprint, never removed, so
 /// an ID is never given to other content.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchemaRow {
     /// The global ID.
     pub id: SchemaId,
@@ -26,7 +33,7 @@ pub struct SchemaRow {
 
 /// A subject's own settings and its version counter, kept after a hard
 /// delete so versions are never reused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubjectRow {
     /// The subject.
     pub subject: SubjectName,
@@ -39,7 +46,7 @@ pub struct SubjectRow {
 }
 
 /// One version of a subject.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionRow {
     /// The subject.
     pub subject: SubjectName,
@@ -64,10 +71,12 @@ pub struct Snapshot {
     pub compatibility: Option<Mode>,
     /// The global mode, when set.
     pub mode: Option<RegistryMode>,
+    /// The newest committed batch it includes (0 for a store without a log).
+    pub revision: u64,
 }
 
 /// One write. A batch of them is applied atomically.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Change {
     /// Adds a schema (no-op when its ID exists).
     PutSchema(SchemaRow),
@@ -98,6 +107,34 @@ pub enum Change {
 /// Why the store failed.
 pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A committed batch from a store's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    /// Its revision: batches commit in revision order.
+    pub revision: u64,
+    /// What it changed.
+    pub changes: Vec<Change>,
+}
+
+/// What became of a batch given to [`Store::apply_after`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// It is durable, as the batch with this revision.
+    Committed {
+        /// The batch's revision.
+        revision: u64,
+    },
+    /// Nothing was written: another process committed after the given
+    /// revision, so the batch may rest on stale state.
+    Behind,
+}
+
+/// The error a write gets when another process wrote first; the registry
+/// catches up and decides again.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("another process wrote to the store first")]
+pub struct StaleRevision;
+
 /// Durable storage for the embedded registry.
 ///
 /// # Guarantees
@@ -111,4 +148,23 @@ pub trait Store: Send + Sync {
 
     /// Applies a batch of changes in one transaction.
     async fn apply(&self, changes: Vec<Change>) -> Result<(), StoreError>;
+
+    /// The batches other processes committed after `revision`, oldest first.
+    ///
+    /// A store that one process owns has none: this default.
+    async fn changes_since(&self, revision: u64) -> Result<Vec<Batch>, StoreError> {
+        let _ = revision;
+        Ok(Vec::new())
+    }
+
+    /// Applies a batch in one transaction, unless a batch newer than
+    /// `revision` was committed (then [`Applied::Behind`] and nothing is
+    /// written). Writers across processes are serialized.
+    ///
+    /// The default, for a store that one process owns and whose writes the
+    /// registry already serializes, applies and counts revisions in memory.
+    async fn apply_after(&self, revision: u64, changes: Vec<Change>) -> Result<Applied, StoreError> {
+        self.apply(changes).await?;
+        Ok(Applied::Committed { revision: revision + 1 })
+    }
 }

@@ -1,0 +1,229 @@
+//! A throwaway PostgreSQL server for tests: a fresh cluster in a temp folder,
+//! started with Debian's binaries on a free loopback port, one database per
+//! test.
+//!
+//! PostgreSQL refuses to run as root, so as root the cluster belongs to the
+//! `postgres` user (the Debian package creates it) and every server command
+//! runs through `runuser -u postgres`. A watchdog shell stops the server and
+//! removes the folder when the test process ends, however it ends: the
+//! server shared by a test binary lives in a static, which is never dropped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The superuser the cluster is created with (trust authentication on loopback).
+const USER: &str = "schemaops";
+
+/// A running PostgreSQL server; stopped and removed on drop.
+pub struct PostgresServer {
+    bin: PathBuf,
+    folder: PathBuf,
+    as_postgres: bool,
+    /// The TCP port on 127.0.0.1.
+    pub port: u16,
+}
+
+/// The server shared by the tests of one binary, started on first use; `None`
+/// (after saying why) when PostgreSQL is not installed, unless every test is
+/// required to run (`SCHEMAOPS_REQUIRE_ALL=1`), which panics instead.
+pub fn shared() -> Option<&'static PostgresServer> {
+    static SERVER: OnceLock<Option<PostgresServer>> = OnceLock::new();
+    SERVER.get_or_init(PostgresServer::start).as_ref()
+}
+
+/// The directory holding `initdb` and `pg_ctl`, newest version first.
+fn binaries() -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path().join("bin")))
+        .filter(|bin| bin.join("initdb").is_file() && bin.join("pg_ctl").is_file())
+        .collect();
+    found.sort_by_key(|bin| {
+        bin.parent()
+            .and_then(|version| version.file_name()?.to_str()?.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    found.pop()
+}
+
+fn running_as_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+impl PostgresServer {
+    /// Creates and starts a cluster; `None` when PostgreSQL is not installed.
+    pub fn start() -> Option<Self> {
+        let Some(bin) = binaries() else {
+            let reason = "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); \
+                          `apt-get install postgresql` (as .ci/run does)";
+            assert!(!super::require_all(), "{reason}");
+            eprintln!("skipping: {reason}");
+            return None;
+        };
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let folder = std::env::temp_dir().join(format!(
+            "schemaops-pg-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&folder).expect("the cluster folder is created");
+        let as_postgres = running_as_root();
+        if as_postgres {
+            let status = Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(&folder)
+                .status()
+                .expect("chown runs");
+            assert!(status.success(), "the cluster folder can be given to the postgres user");
+        }
+        let server = Self {
+            bin,
+            folder,
+            as_postgres,
+            port: free_port(),
+        };
+        server.run(
+            "initdb",
+            &[
+                "--pgdata",
+                &server.data().display().to_string(),
+                "--username",
+                USER,
+                "--auth",
+                "trust",
+                "--encoding",
+                "UTF8",
+                "--locale",
+                "C",
+                "--no-sync",
+            ],
+        );
+        server.watch_this_process();
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
+            server.port,
+            server.folder.display()
+        );
+        server.run(
+            "pg_ctl",
+            &[
+                "--pgdata",
+                &server.data().display().to_string(),
+                "--log",
+                &server.folder.join("server.log").display().to_string(),
+                "--wait",
+                "--options",
+                &options,
+                "start",
+            ],
+        );
+        Some(server)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.folder.join("data")
+    }
+
+    /// The command `program` of the server's binaries, as the postgres user when we are root.
+    fn command(&self, program: &str) -> Command {
+        let path = self.bin.join(program);
+        if self.as_postgres {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(path);
+            command
+        } else {
+            Command::new(path)
+        }
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let output = self
+            .command(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|error| panic!("{program} runs: {error}"));
+        let log = std::fs::read_to_string(self.folder.join("server.log")).unwrap_or_default();
+        assert!(
+            output.status.success(),
+            "{program} failed:\n{}\n{}\n{log}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Stops the server and removes its folder once this test process ends.
+    // The watchdog must outlive this process, so it is never waited for.
+    #[allow(clippy::zombie_processes)]
+    fn watch_this_process(&self) {
+        let script = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+             {stop} '{pg_ctl}' --pgdata '{data}' --mode immediate stop >/dev/null 2>&1; \
+             rm -rf '{folder}'",
+            pid = std::process::id(),
+            stop = if self.as_postgres { "runuser -u postgres --" } else { "" },
+            pg_ctl = self.bin.join("pg_ctl").display(),
+            data = self.data().display(),
+            folder = self.folder.display(),
+        );
+        Command::new("sh")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the watchdog starts");
+    }
+
+    /// The DSN of the maintenance database.
+    fn admin_dsn(&self) -> String {
+        format!("postgres://{USER}@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Creates an empty database and returns its DSN.
+    pub async fn database(&self) -> String {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!("test_{}", COUNT.fetch_add(1, Ordering::Relaxed));
+        let (client, connection) = tokio_postgres::connect(&self.admin_dsn(), tokio_postgres::NoTls)
+            .await
+            .expect("the test server accepts connections");
+        let connection = tokio::spawn(connection);
+        client
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("the test database is created");
+        drop(client);
+        let _ = connection.await;
+        format!("postgres://{USER}@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// The folder holding the cluster.
+    pub fn folder(&self) -> &Path {
+        &self.folder
+    }
+}
+
+impl Drop for PostgresServer {
+    fn drop(&mut self) {
+        let data = self.data().display().to_string();
+        let _ = self
+            .command("pg_ctl")
+            .args(["--pgdata", &data, "--mode", "fast", "--wait", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
