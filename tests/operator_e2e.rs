@@ -320,6 +320,35 @@ spec:
     assert_eq!(cluster.versions("platonic-solid-value").await, vec![1, 2, 3]);
     let events = cluster.kubectl_ok(&["get", "events"]);
     assert!(events.contains("Registered") && events.contains("Rejected"), "{events}");
+
+    // The operator's metrics, on its health port.
+    let health_url = cluster.operator.as_ref().expect("the operator runs").health_url.clone();
+    let scrape = support::http_client()
+        .get(format!("{health_url}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |series: &str| support::metric(&scrape, series).unwrap_or(0.0);
+    assert!(
+        value(r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#) > 0.0,
+        "{scrape}"
+    );
+    assert!(
+        value(r#"schemaops_rejections_total{reason="IncompatibleSchema"}"#) >= 1.0,
+        "{scrape}"
+    );
+    assert!(
+        value(r#"schemaops_reconcile_duration_seconds_count{kind="Schema"}"#) > 0.0,
+        "{scrape}"
+    );
+    match backend {
+        // The embedded registry's size; an external one's is not ours to report.
+        Backend::Embedded => assert_eq!(value("schemaops_registry_versions"), 3.0, "{scrape}"),
+        Backend::External => assert!(!scrape.contains("schemaops_registry_versions"), "{scrape}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,6 +18,7 @@ use axum::routing::get;
 use super::Verdict;
 use crate::cli::OperatorConfig;
 use crate::controller::operator::{self, Settings};
+use crate::metrics::{Metrics, instrument};
 use crate::registry::Registry;
 use crate::registry::api::{ApiState, router};
 use crate::registry::external::ExternalRegistry;
@@ -72,6 +73,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         None => Arc::new(super::registry::open_registry(&config.database, config.checker).await?),
     };
     let ready = Arc::new(AtomicBool::new(false));
+    let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
 
     // The embedded registry's REST API; none in external mode (see the module docs).
     let registry_listener = match config.external_registry {
@@ -123,6 +125,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         let registry = Arc::clone(&registry);
         let stop = wait_for_stop();
         let body_limit = config.body_limit;
+        let metrics = Arc::clone(&metrics);
         async move {
             match registry_listener {
                 Some(listener) => {
@@ -131,14 +134,16 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                         body_limit,
                         auth: None,
                     };
-                    axum::serve(listener, router(state)).with_graceful_shutdown(stop).await
+                    // Counted here, scraped on the health port.
+                    let app = instrument(router(state), metrics, false);
+                    axum::serve(listener, app).with_graceful_shutdown(stop).await
                 }
                 None => Ok(()),
             }
         }
     };
-    let health =
-        axum::serve(health_listener, health_router(Arc::clone(&ready))).with_graceful_shutdown(wait_for_stop());
+    let health = axum::serve(health_listener, health_router(Arc::clone(&ready), Arc::clone(&metrics)))
+        .with_graceful_shutdown(wait_for_stop());
     let controllers = operator::Controllers::new(
         client.clone(),
         Arc::clone(&registry),
@@ -146,6 +151,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             namespace: config.namespace.clone(),
             checker: config.checker,
             resync: config.resync,
+            metrics,
         },
     );
     let admission = Arc::new(webhook::Admission {
@@ -199,19 +205,26 @@ fn serve_error(server: &'static str) -> impl Fn(std::io::Error) -> Error {
     move |source| Error::Serve { server, source }
 }
 
-/// `/healthz` answers while the process runs; `/readyz` once the controllers' caches are filled.
-fn health_router(ready: Arc<AtomicBool>) -> Router {
-    Router::new().route("/healthz", get(|| async { "ok" })).route(
-        "/readyz",
-        get(move || {
-            let ready = ready.load(Ordering::Acquire);
-            async move {
-                if ready {
-                    (StatusCode::OK, "ready")
-                } else {
-                    (StatusCode::SERVICE_UNAVAILABLE, "starting")
+/// `/healthz` answers while the process runs; `/readyz` once the controllers' caches are filled;
+/// `/metrics` in the Prometheus text format.
+fn health_router(ready: Arc<AtomicBool>, metrics: Arc<Metrics>) -> Router {
+    let metrics = Router::new()
+        .route("/metrics", get(crate::metrics::serve_metrics))
+        .with_state(metrics);
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(metrics)
+        .route(
+            "/readyz",
+            get(move || {
+                let ready = ready.load(Ordering::Acquire);
+                async move {
+                    if ready {
+                        (StatusCode::OK, "ready")
+                    } else {
+                        (StatusCode::SERVICE_UNAVAILABLE, "starting")
+                    }
                 }
-            }
-        }),
-    )
+            }),
+        )
 }
