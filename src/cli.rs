@@ -254,6 +254,10 @@ pub struct OperatorArgs {
     #[arg(long, env = "SCHEMAOPS_MAX_BODY_BYTES", default_value_t = crate::registry::api::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
 
+    /// Leader election options.
+    #[command(flatten)]
+    pub leader: LeaderArgs,
+
     /// Webhook options.
     #[command(flatten)]
     pub webhook: WebhookArgs,
@@ -268,6 +272,53 @@ pub struct OperatorArgs {
     /// Logging options.
     #[command(flatten)]
     pub logging: LoggingArgs,
+}
+
+/// Leader election (`schemaops operator`): only the Lease holder reconciles.
+#[derive(Debug, Args)]
+pub struct LeaderArgs {
+    /// Run the controllers only while holding a coordination.k8s.io Lease (for several replicas).
+    #[arg(long, env = "SCHEMAOPS_LEADER_ELECTION")]
+    pub leader_election: bool,
+
+    /// The Lease's name.
+    #[arg(long, env = "SCHEMAOPS_LEASE_NAME", default_value = "schemaops-leader")]
+    pub lease_name: String,
+
+    /// The Lease's namespace; by default `POD_NAMESPACE`, else `--namespace`, else `default`.
+    #[arg(long, env = "SCHEMAOPS_LEASE_NAMESPACE")]
+    pub lease_namespace: Option<String>,
+
+    /// How long the Lease holds without renewal, in seconds.
+    #[arg(long, env = "SCHEMAOPS_LEASE_DURATION_SECONDS", default_value_t = 15)]
+    pub lease_duration_seconds: u64,
+
+    /// How often the leader renews the Lease (and a candidate retries), in seconds.
+    #[arg(long, env = "SCHEMAOPS_RENEW_SECONDS", default_value_t = 5)]
+    pub renew_seconds: u64,
+}
+
+impl LeaderArgs {
+    fn into_config(self, namespace: Option<&str>) -> Result<Option<crate::controller::leader::ElectionConfig>, String> {
+        if !self.leader_election {
+            return Ok(None);
+        }
+        if self.renew_seconds == 0 || self.renew_seconds >= self.lease_duration_seconds {
+            return Err("--renew-seconds must be at least 1 and less than --lease-duration-seconds".to_owned());
+        }
+        let lease_namespace = self
+            .lease_namespace
+            .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
+            .or_else(|| namespace.map(str::to_owned))
+            .unwrap_or_else(|| "default".to_owned());
+        Ok(Some(crate::controller::leader::ElectionConfig {
+            lease_name: self.lease_name,
+            lease_namespace,
+            identity: crate::controller::leader::default_identity(),
+            lease_duration: std::time::Duration::from_secs(self.lease_duration_seconds),
+            renew_period: std::time::Duration::from_secs(self.renew_seconds),
+        }))
+    }
 }
 
 /// The validating admission webhook's options (`schemaops operator`).
@@ -576,6 +627,8 @@ pub struct OperatorConfig {
     pub webhook: Option<WebhookConfig>,
     /// The external registry managed instead of the embedded one, if any.
     pub external_registry: Option<ExternalConfig>,
+    /// Leader election, when it is on.
+    pub leader_election: Option<crate::controller::leader::ElectionConfig>,
     /// Log format.
     pub log_format: LogFormat,
 }
@@ -594,6 +647,7 @@ impl OperatorArgs {
             return Err("--resync-seconds must be at least 1".to_owned());
         }
         let webhook = self.webhook.into_config(self.namespace.as_deref())?;
+        let leader_election = self.leader.into_config(self.namespace.as_deref())?;
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
             registry_listen: address("--registry-listen", &self.registry_listen)?,
@@ -605,6 +659,7 @@ impl OperatorArgs {
             checker: self.engine.checker()?,
             webhook,
             external_registry: self.registry.into_config()?,
+            leader_election,
             log_format: self.logging.log_format,
         })
     }

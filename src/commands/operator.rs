@@ -17,6 +17,7 @@ use axum::routing::get;
 
 use super::Verdict;
 use crate::cli::OperatorConfig;
+use crate::controller::leader::{LeaderElection, Lost};
 use crate::controller::operator::{self, Settings};
 use crate::metrics::{Metrics, instrument};
 use crate::registry::Registry;
@@ -48,6 +49,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// This replica lost the leader Lease and stopped.
+    #[error("lost the leader lease")]
+    LeadershipLost(#[source] Lost),
     /// A server failed.
     #[error("the {server} server failed")]
     Serve {
@@ -109,6 +113,9 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     let _ = std::io::stdout().flush();
 
     let (stopping, stopped) = tokio::sync::watch::channel(false);
+    // Shared: a lost leadership stops everything, as a signal does.
+    let stopping = Arc::new(stopping);
+    let signal_stopping = Arc::clone(&stopping);
     let wait_for_stop = move || {
         let mut stopped = stopped.clone();
         async move {
@@ -118,7 +125,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     tokio::spawn(async move {
         super::registry::shutdown_signal().await;
         tracing::info!("Shutting down");
-        let _ = stopping.send(true);
+        let _ = signal_stopping.send(true);
     });
 
     let api = {
@@ -144,6 +151,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     };
     let health = axum::serve(health_listener, health_router(Arc::clone(&ready), Arc::clone(&metrics)))
         .with_graceful_shutdown(wait_for_stop());
+    let election_client = client.clone();
     let controllers = operator::Controllers::new(
         client.clone(),
         Arc::clone(&registry),
@@ -173,12 +181,75 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             None => Ok(()),
         }
     };
-    let controllers = controllers.run(wait_for_stop(), move || ready.store(true, Ordering::Release));
-    let (api, health, webhook, ()) = tokio::join!(api, health, webhook, controllers);
+    let controllers = async {
+        let Some(election) = config.leader_election.clone() else {
+            controllers
+                .run(wait_for_stop(), move || ready.store(true, Ordering::Release))
+                .await;
+            return Ok(());
+        };
+        // Every replica serves the registry API and health: ready once serving,
+        // whether or not it leads.
+        ready.store(true, Ordering::Release);
+        lead(
+            LeaderElection::new(election_client, election),
+            controllers,
+            &wait_for_stop,
+            &stopping,
+        )
+        .await
+    };
+    let (api, health, webhook, led) = tokio::join!(api, health, webhook, controllers);
     api.map_err(serve_error("registry"))?;
     health.map_err(serve_error("health"))?;
     webhook.map_err(serve_error("webhook"))?;
+    led.map_err(Error::LeadershipLost)?;
     Ok(Verdict::Compatible)
+}
+
+/// Runs the controllers while holding the Lease: waits for it, runs them,
+/// and stops them (and, through `stopping`, the whole process, which its
+/// Deployment restarts as a fresh candidate) when the Lease is lost. On a
+/// shutdown signal the controllers stop first, then the Lease is released.
+async fn lead<S, F>(
+    election: LeaderElection,
+    controllers: operator::Controllers,
+    wait_for_stop: &S,
+    stopping: &tokio::sync::watch::Sender<bool>,
+) -> Result<(), Lost>
+where
+    S: Fn() -> F,
+    F: std::future::Future<Output = ()> + Send + Sync + 'static,
+{
+    tracing::info!(identity = %election.identity(), "Waiting for the leader lease");
+    tokio::select! {
+        () = election.acquire() => {}
+        () = wait_for_stop() => return Ok(()),
+    }
+    let (lost_sender, mut lost_receiver) = tokio::sync::watch::channel(false);
+    let stop = wait_for_stop();
+    let controllers_stop = async move {
+        tokio::select! {
+            () = stop => {}
+            _ = lost_receiver.wait_for(|lost| *lost) => {}
+        }
+    };
+    let holding = async {
+        tokio::select! {
+            lost = election.hold() => {
+                tracing::error!(error = &lost as &dyn std::error::Error, "Lost the leader lease; stopping");
+                let _ = lost_sender.send(true);
+                let _ = stopping.send(true);
+                Err(lost)
+            }
+            () = wait_for_stop() => Ok(()),
+        }
+    };
+    let ((), held) = tokio::join!(controllers.run(controllers_stop, || {}), holding);
+    if held.is_ok() {
+        election.release().await;
+    }
+    held
 }
 
 async fn kube_client(config: &OperatorConfig) -> Result<kube::Client, Error> {
