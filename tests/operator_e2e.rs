@@ -720,14 +720,16 @@ async fn with_leader_election_one_replica_reconciles_and_the_other_takes_over_wh
     };
     let second_data = tempfile::tempdir().unwrap();
     let registry_url = cluster.registry_url();
+    let namespace = cluster.namespace.clone();
+    let kubeconfig = cluster.kubeconfig.clone();
     let mut args = vec![
         "--namespace",
-        cluster.namespace.as_str(),
+        namespace.as_str(),
         "--registry-url",
         registry_url.as_str(),
     ];
     args.extend_from_slice(LEASE);
-    let mut second = OperatorProcess::start(&cluster.kubeconfig, second_data.path(), &args);
+    let mut second = OperatorProcess::start(&kubeconfig, second_data.path(), &args);
     second.wait_ready(CONVERGE).await;
 
     cluster.apply_text(&avro_schema(
@@ -804,6 +806,38 @@ async fn with_leader_election_one_replica_reconciles_and_the_other_takes_over_wh
     cluster.wait_for("schema", "second", "Ready");
     assert_eq!(cluster.versions("first-value").await, vec![1]);
     assert_eq!(cluster.versions("second-value").await, vec![1]);
+
+    // SIGTERM releases the lease at once, for a new candidate to take.
+    let third_data = tempfile::tempdir().unwrap();
+    let third = OperatorProcess::start(&kubeconfig, third_data.path(), &args);
+    third.wait_ready(CONVERGE).await;
+    let survivor = if first_leads { &mut second } else { cluster.operator() };
+    assert_eq!(
+        survivor.terminate(Duration::from_secs(20)),
+        Some(0),
+        "a clean exit on SIGTERM"
+    );
+    let after_exit = holder(&cluster);
+    assert!(
+        !after_exit.ends_with(&format!("-{survivor_pid}")),
+        "the lease was released on SIGTERM, not left to expire: {after_exit}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !holder(&cluster).ends_with(&format!("-{}", third.pid())) {
+        assert!(
+            Instant::now() < deadline,
+            "the new candidate never took the released lease"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    cluster.apply_text(&avro_schema(
+        "third",
+        "third-value",
+        "Retain",
+        r#"{"name":"c","type":"long"}"#,
+    ));
+    cluster.wait_for("schema", "third", "Ready");
+    assert_eq!(cluster.versions("third-value").await, vec![1]);
 }
 
 /// Each scenario against both registries.
