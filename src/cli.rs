@@ -943,6 +943,41 @@ mod tests {
     }
 
     #[test]
+    fn leader_election_is_off_by_default_and_takes_its_timings_from_the_flags() {
+        assert!(operator_config(&[]).unwrap().leader_election.is_none());
+        let election = operator_config(&[
+            "--leader-election",
+            "--lease-namespace",
+            "ops",
+            "--lease-duration-seconds",
+            "3",
+            "--renew-seconds",
+            "1",
+        ])
+        .unwrap()
+        .leader_election
+        .unwrap();
+        assert_eq!(election.lease_name, "schemaops-leader");
+        assert_eq!(election.lease_namespace, "ops");
+        assert_eq!(election.lease_duration, std::time::Duration::from_secs(3));
+        assert_eq!(election.renew_period, std::time::Duration::from_secs(1));
+        assert!(!election.identity.is_empty());
+    }
+
+    #[test]
+    fn a_renew_period_not_shorter_than_the_lease_is_refused() {
+        let error = operator_config(&[
+            "--leader-election",
+            "--lease-duration-seconds",
+            "5",
+            "--renew-seconds",
+            "5",
+        ])
+        .unwrap_err();
+        assert!(error.contains("--renew-seconds"), "{error}");
+    }
+
+    #[test]
     fn a_pair_check_resolves_into_a_pair_job() {
         let cli = Cli::parse_from([
             "schemaops",
