@@ -259,6 +259,10 @@ pub struct OperatorArgs {
     #[arg(long, env = "SCHEMAOPS_MAX_BODY_BYTES", default_value_t = crate::registry::api::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
 
+    /// Leader election options.
+    #[command(flatten)]
+    pub leader: LeaderArgs,
+
     /// Webhook options.
     #[command(flatten)]
     pub webhook: WebhookArgs,
@@ -273,6 +277,53 @@ pub struct OperatorArgs {
     /// Logging options.
     #[command(flatten)]
     pub logging: LoggingArgs,
+}
+
+/// Leader election (`schemaops operator`): only the Lease holder reconciles.
+#[derive(Debug, Args)]
+pub struct LeaderArgs {
+    /// Run the controllers only while holding a coordination.k8s.io Lease (for several replicas).
+    #[arg(long, env = "SCHEMAOPS_LEADER_ELECTION")]
+    pub leader_election: bool,
+
+    /// The Lease's name.
+    #[arg(long, env = "SCHEMAOPS_LEASE_NAME", default_value = "schemaops-leader")]
+    pub lease_name: String,
+
+    /// The Lease's namespace; by default `POD_NAMESPACE`, else `--namespace`, else `default`.
+    #[arg(long, env = "SCHEMAOPS_LEASE_NAMESPACE")]
+    pub lease_namespace: Option<String>,
+
+    /// How long the Lease holds without renewal, in seconds.
+    #[arg(long, env = "SCHEMAOPS_LEASE_DURATION_SECONDS", default_value_t = 15)]
+    pub lease_duration_seconds: u64,
+
+    /// How often the leader renews the Lease (and a candidate retries), in seconds.
+    #[arg(long, env = "SCHEMAOPS_RENEW_SECONDS", default_value_t = 5)]
+    pub renew_seconds: u64,
+}
+
+impl LeaderArgs {
+    fn into_config(self, namespace: Option<&str>) -> Result<Option<crate::controller::leader::ElectionConfig>, String> {
+        if !self.leader_election {
+            return Ok(None);
+        }
+        if self.renew_seconds == 0 || self.renew_seconds >= self.lease_duration_seconds {
+            return Err("--renew-seconds must be at least 1 and less than --lease-duration-seconds".to_owned());
+        }
+        let lease_namespace = self
+            .lease_namespace
+            .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
+            .or_else(|| namespace.map(str::to_owned))
+            .unwrap_or_else(|| "default".to_owned());
+        Ok(Some(crate::controller::leader::ElectionConfig {
+            lease_name: self.lease_name,
+            lease_namespace,
+            identity: crate::controller::leader::default_identity(),
+            lease_duration: std::time::Duration::from_secs(self.lease_duration_seconds),
+            renew_period: std::time::Duration::from_secs(self.renew_seconds),
+        }))
+    }
 }
 
 /// The validating admission webhook's options (`schemaops operator`).
@@ -583,6 +634,8 @@ pub struct OperatorConfig {
     pub webhook: Option<WebhookConfig>,
     /// The external registry managed instead of the embedded one, if any.
     pub external_registry: Option<ExternalConfig>,
+    /// Leader election, when it is on.
+    pub leader_election: Option<crate::controller::leader::ElectionConfig>,
     /// Log format.
     pub log_format: LogFormat,
 }
@@ -601,6 +654,7 @@ impl OperatorArgs {
             return Err("--resync-seconds must be at least 1".to_owned());
         }
         let webhook = self.webhook.into_config(self.namespace.as_deref())?;
+        let leader_election = self.leader.into_config(self.namespace.as_deref())?;
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
             postgres: postgres_store(self.store)?,
@@ -613,6 +667,7 @@ impl OperatorArgs {
             checker: self.engine.checker()?,
             webhook,
             external_registry: self.registry.into_config()?,
+            leader_election,
             log_format: self.logging.log_format,
         })
     }
@@ -912,6 +967,41 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn leader_election_is_off_by_default_and_takes_its_timings_from_the_flags() {
+        assert!(operator_config(&[]).unwrap().leader_election.is_none());
+        let election = operator_config(&[
+            "--leader-election",
+            "--lease-namespace",
+            "ops",
+            "--lease-duration-seconds",
+            "3",
+            "--renew-seconds",
+            "1",
+        ])
+        .unwrap()
+        .leader_election
+        .unwrap();
+        assert_eq!(election.lease_name, "schemaops-leader");
+        assert_eq!(election.lease_namespace, "ops");
+        assert_eq!(election.lease_duration, std::time::Duration::from_secs(3));
+        assert_eq!(election.renew_period, std::time::Duration::from_secs(1));
+        assert!(!election.identity.is_empty());
+    }
+
+    #[test]
+    fn a_renew_period_not_shorter_than_the_lease_is_refused() {
+        let error = operator_config(&[
+            "--leader-election",
+            "--lease-duration-seconds",
+            "5",
+            "--renew-seconds",
+            "5",
+        ])
+        .unwrap_err();
+        assert!(error.contains("--renew-seconds"), "{error}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod compat;
 pub mod controller;
 pub mod crd;
 pub mod local;
+pub mod metrics;
 pub mod registry;
 pub mod telemetry;
 pub mod webhook;

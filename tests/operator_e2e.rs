@@ -320,6 +320,35 @@ spec:
     assert_eq!(cluster.versions("platonic-solid-value").await, vec![1, 2, 3]);
     let events = cluster.kubectl_ok(&["get", "events"]);
     assert!(events.contains("Registered") && events.contains("Rejected"), "{events}");
+
+    // The operator's metrics, on its health port.
+    let health_url = cluster.operator.as_ref().expect("the operator runs").health_url.clone();
+    let scrape = support::http_client()
+        .get(format!("{health_url}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |series: &str| support::metric(&scrape, series).unwrap_or(0.0);
+    assert!(
+        value(r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#) > 0.0,
+        "{scrape}"
+    );
+    assert!(
+        value(r#"schemaops_rejections_total{reason="IncompatibleSchema"}"#) >= 1.0,
+        "{scrape}"
+    );
+    assert!(
+        value(r#"schemaops_reconcile_duration_seconds_count{kind="Schema"}"#) > 0.0,
+        "{scrape}"
+    );
+    match backend {
+        // The embedded registry's size; an external one's is not ours to report.
+        Backend::Embedded => assert_eq!(value("schemaops_registry_versions"), 3.0, "{scrape}"),
+        Backend::External => assert!(!scrape.contains("schemaops_registry_versions"), "{scrape}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -672,6 +701,143 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten(backe
         vec![2],
         "schemaops recreated nothing"
     );
+}
+
+/// Issue 8 item 2: two operators on one external registry with leader
+/// election; only the Lease holder reconciles; when it is killed, the other
+/// takes over within the lease time, and nothing is registered twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_leader_election_one_replica_reconciles_and_the_other_takes_over_when_it_dies() {
+    const LEASE: &[&str] = &[
+        "--leader-election",
+        "--lease-duration-seconds",
+        "3",
+        "--renew-seconds",
+        "1",
+    ];
+    let Some(mut cluster) = Cluster::start("leader", Backend::External, LEASE).await else {
+        return;
+    };
+    let second_data = tempfile::tempdir().unwrap();
+    let registry_url = cluster.registry_url();
+    let namespace = cluster.namespace.clone();
+    let kubeconfig = cluster.kubeconfig.clone();
+    let mut args = vec![
+        "--namespace",
+        namespace.as_str(),
+        "--registry-url",
+        registry_url.as_str(),
+    ];
+    args.extend_from_slice(LEASE);
+    let mut second = OperatorProcess::start(&kubeconfig, second_data.path(), &args);
+    second.wait_ready(CONVERGE).await;
+
+    cluster.apply_text(&avro_schema(
+        "first",
+        "first-value",
+        "Retain",
+        r#"{"name":"a","type":"long"}"#,
+    ));
+    cluster.wait_for("schema", "first", "Ready");
+    let holder = |cluster: &Cluster| {
+        let lease = cluster.get("lease", "schemaops-leader");
+        lease["spec"]["holderIdentity"].as_str().unwrap_or_default().to_owned()
+    };
+    let first_pid = cluster.operator().pid();
+    let leader = holder(&cluster);
+    let first_leads = leader.ends_with(&format!("-{first_pid}"));
+    assert!(
+        first_leads || leader.ends_with(&format!("-{}", second.pid())),
+        "the lease names one of the two operators: {leader}"
+    );
+
+    // Only the leader reconciled.
+    let reconciles = |health_url: String| async move {
+        let scrape = support::http_client()
+            .get(format!("{health_url}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        support::metric(&scrape, r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#).unwrap_or(0.0)
+    };
+    let first_health = cluster.operator().health_url.clone();
+    let (leader_health, follower_health) = if first_leads {
+        (first_health, second.health_url.clone())
+    } else {
+        (second.health_url.clone(), first_health)
+    };
+    assert!(reconciles(leader_health).await > 0.0, "the leader reconciled");
+    assert_eq!(reconciles(follower_health).await, 0.0, "the follower did not reconcile");
+
+    // SIGKILL the leader: no release; the other waits out the lease.
+    let killed = Instant::now();
+    let survivor_pid = if first_leads {
+        cluster.operator().kill();
+        second.pid()
+    } else {
+        second.kill();
+        first_pid
+    };
+    let deadline = killed + Duration::from_secs(15);
+    loop {
+        let now_holding = holder(&cluster);
+        if now_holding.ends_with(&format!("-{survivor_pid}")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no takeover within 15 s; holder {now_holding}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let took = killed.elapsed();
+    // The lease (3 s) plus a renew period (1 s) and scheduling slack.
+    assert!(took < Duration::from_secs(8), "the takeover took {took:?}");
+
+    cluster.apply_text(&avro_schema(
+        "second",
+        "second-value",
+        "Retain",
+        r#"{"name":"b","type":"long"}"#,
+    ));
+    cluster.wait_for("schema", "second", "Ready");
+    assert_eq!(cluster.versions("first-value").await, vec![1]);
+    assert_eq!(cluster.versions("second-value").await, vec![1]);
+
+    // SIGTERM releases the lease at once, for a new candidate to take.
+    let third_data = tempfile::tempdir().unwrap();
+    let third = OperatorProcess::start(&kubeconfig, third_data.path(), &args);
+    third.wait_ready(CONVERGE).await;
+    let survivor = if first_leads { &mut second } else { cluster.operator() };
+    assert_eq!(
+        survivor.terminate(Duration::from_secs(20)),
+        Some(0),
+        "a clean exit on SIGTERM"
+    );
+    let after_exit = holder(&cluster);
+    assert!(
+        !after_exit.ends_with(&format!("-{survivor_pid}")),
+        "the lease was released on SIGTERM, not left to expire: {after_exit}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !holder(&cluster).ends_with(&format!("-{}", third.pid())) {
+        assert!(
+            Instant::now() < deadline,
+            "the new candidate never took the released lease"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    cluster.apply_text(&avro_schema(
+        "third",
+        "third-value",
+        "Retain",
+        r#"{"name":"c","type":"long"}"#,
+    ));
+    cluster.wait_for("schema", "third", "Ready");
+    assert_eq!(cluster.versions("third-value").await, vec![1]);
 }
 
 /// Each scenario against both registries.

@@ -164,3 +164,61 @@ async fn sigterm_stops_the_registry_cleanly_and_the_store_reopens() {
     let versions: Value = get_json(&client, &format!("{}/subjects/s/versions", server.url)).await;
     assert_eq!(versions, json!([1]));
 }
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_template_and_show_the_store_size() {
+    let data = tempfile::tempdir().unwrap();
+    let server = RegistryProcess::start(data.path()).await;
+    let client = support::http_client();
+    for (subject, index) in [("a", 1), ("a", 2), ("b", 3)] {
+        let reply = client
+            .post(format!("{}/subjects/{subject}/versions", server.url))
+            .json(&json!({ "schema": schema(index) }))
+            .send()
+            .await
+            .unwrap();
+        assert!(reply.status().is_success());
+    }
+    for subject in ["a", "b", "missing"] {
+        client
+            .get(format!("{}/subjects/{subject}/versions", server.url))
+            .send()
+            .await
+            .unwrap();
+    }
+    client
+        .get(format!("{}/no/such/route", server.url))
+        .send()
+        .await
+        .unwrap();
+
+    let reply = client.get(format!("{}/metrics", server.url)).send().await.unwrap();
+    assert_eq!(reply.status(), 200);
+    let scrape = reply.text().await.unwrap();
+    let value = |series: &str| support::metric(&scrape, series).unwrap_or_else(|| panic!("no {series} in\n{scrape}"));
+    let versions = "/subjects/{subject}/versions";
+    let requests = |method: &str, status: u16| {
+        value(&format!(
+            r#"schemaops_registry_requests_total{{endpoint="{versions}",method="{method}",status="{status}"}}"#
+        ))
+    };
+    assert_eq!(requests("POST", 200), 3.0);
+    assert_eq!(requests("GET", 200), 2.0);
+    assert_eq!(requests("GET", 404), 1.0);
+    assert_eq!(
+        value(r#"schemaops_registry_requests_total{endpoint="unmatched",method="GET",status="404"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(&format!(
+            r#"schemaops_registry_request_duration_seconds_count{{endpoint="{versions}"}}"#
+        )),
+        6.0
+    );
+    assert_eq!(value("schemaops_registry_schemas"), 3.0);
+    assert_eq!(value("schemaops_registry_subjects"), 2.0);
+    assert_eq!(value("schemaops_registry_versions"), 3.0);
+    for raw in ["/subjects/a/", "/subjects/missing", "/no/such/route"] {
+        assert!(!scrape.contains(raw), "a raw path became a label: {raw}\n{scrape}");
+    }
+}

@@ -17,7 +17,9 @@ use axum::routing::get;
 
 use super::Verdict;
 use crate::cli::OperatorConfig;
+use crate::controller::leader::{LeaderElection, Lost};
 use crate::controller::operator::{self, Settings};
+use crate::metrics::{Metrics, instrument};
 use crate::registry::Registry;
 use crate::registry::api::{ApiState, router};
 use crate::registry::external::ExternalRegistry;
@@ -47,6 +49,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// This replica lost the leader Lease and stopped.
+    #[error("lost the leader lease")]
+    LeadershipLost(#[source] Lost),
     /// A server failed.
     #[error("the {server} server failed")]
     Serve {
@@ -74,6 +79,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         ),
     };
     let ready = Arc::new(AtomicBool::new(false));
+    let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
 
     // The embedded registry's REST API; none in external mode (see the module docs).
     let registry_listener = match config.external_registry {
@@ -113,6 +119,9 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     let _ = std::io::stdout().flush();
 
     let (stopping, stopped) = tokio::sync::watch::channel(false);
+    // Shared: a lost leadership stops everything, as a signal does.
+    let stopping = Arc::new(stopping);
+    let signal_stopping = Arc::clone(&stopping);
     let wait_for_stop = move || {
         let mut stopped = stopped.clone();
         async move {
@@ -122,13 +131,14 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     tokio::spawn(async move {
         super::registry::shutdown_signal().await;
         tracing::info!("Shutting down");
-        let _ = stopping.send(true);
+        let _ = signal_stopping.send(true);
     });
 
     let api = {
         let registry = Arc::clone(&registry);
         let stop = wait_for_stop();
         let body_limit = config.body_limit;
+        let metrics = Arc::clone(&metrics);
         async move {
             match registry_listener {
                 Some(listener) => {
@@ -137,14 +147,17 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                         body_limit,
                         auth: None,
                     };
-                    axum::serve(listener, router(state)).with_graceful_shutdown(stop).await
+                    // Counted here, scraped on the health port.
+                    let app = instrument(router(state), metrics, false);
+                    axum::serve(listener, app).with_graceful_shutdown(stop).await
                 }
                 None => Ok(()),
             }
         }
     };
-    let health =
-        axum::serve(health_listener, health_router(Arc::clone(&ready))).with_graceful_shutdown(wait_for_stop());
+    let health = axum::serve(health_listener, health_router(Arc::clone(&ready), Arc::clone(&metrics)))
+        .with_graceful_shutdown(wait_for_stop());
+    let election_client = client.clone();
     let controllers = operator::Controllers::new(
         client.clone(),
         Arc::clone(&registry),
@@ -152,6 +165,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             namespace: config.namespace.clone(),
             checker: config.checker,
             resync: config.resync,
+            metrics,
         },
     );
     let admission = Arc::new(webhook::Admission {
@@ -173,12 +187,75 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             None => Ok(()),
         }
     };
-    let controllers = controllers.run(wait_for_stop(), move || ready.store(true, Ordering::Release));
-    let (api, health, webhook, ()) = tokio::join!(api, health, webhook, controllers);
+    let controllers = async {
+        let Some(election) = config.leader_election.clone() else {
+            controllers
+                .run(wait_for_stop(), move || ready.store(true, Ordering::Release))
+                .await;
+            return Ok(());
+        };
+        // Every replica serves the registry API and health: ready once serving,
+        // whether or not it leads.
+        ready.store(true, Ordering::Release);
+        lead(
+            LeaderElection::new(election_client, election),
+            controllers,
+            &wait_for_stop,
+            &stopping,
+        )
+        .await
+    };
+    let (api, health, webhook, led) = tokio::join!(api, health, webhook, controllers);
     api.map_err(serve_error("registry"))?;
     health.map_err(serve_error("health"))?;
     webhook.map_err(serve_error("webhook"))?;
+    led.map_err(Error::LeadershipLost)?;
     Ok(Verdict::Compatible)
+}
+
+/// Runs the controllers while holding the Lease: waits for it, runs them,
+/// and stops them (and, through `stopping`, the whole process, which its
+/// Deployment restarts as a fresh candidate) when the Lease is lost. On a
+/// shutdown signal the controllers stop first, then the Lease is released.
+async fn lead<S, F>(
+    election: LeaderElection,
+    controllers: operator::Controllers,
+    wait_for_stop: &S,
+    stopping: &tokio::sync::watch::Sender<bool>,
+) -> Result<(), Lost>
+where
+    S: Fn() -> F,
+    F: std::future::Future<Output = ()> + Send + Sync + 'static,
+{
+    tracing::info!(identity = %election.identity(), "Waiting for the leader lease");
+    tokio::select! {
+        () = election.acquire() => {}
+        () = wait_for_stop() => return Ok(()),
+    }
+    let (lost_sender, mut lost_receiver) = tokio::sync::watch::channel(false);
+    let stop = wait_for_stop();
+    let controllers_stop = async move {
+        tokio::select! {
+            () = stop => {}
+            _ = lost_receiver.wait_for(|lost| *lost) => {}
+        }
+    };
+    let holding = async {
+        tokio::select! {
+            lost = election.hold() => {
+                tracing::error!(error = &lost as &dyn std::error::Error, "Lost the leader lease; stopping");
+                let _ = lost_sender.send(true);
+                let _ = stopping.send(true);
+                Err(lost)
+            }
+            () = wait_for_stop() => Ok(()),
+        }
+    };
+    let ((), held) = tokio::join!(controllers.run(controllers_stop, || {}), holding);
+    if held.is_ok() {
+        election.release().await;
+    }
+    held
 }
 
 async fn kube_client(config: &OperatorConfig) -> Result<kube::Client, Error> {
@@ -205,19 +282,26 @@ fn serve_error(server: &'static str) -> impl Fn(std::io::Error) -> Error {
     move |source| Error::Serve { server, source }
 }
 
-/// `/healthz` answers while the process runs; `/readyz` once the controllers' caches are filled.
-fn health_router(ready: Arc<AtomicBool>) -> Router {
-    Router::new().route("/healthz", get(|| async { "ok" })).route(
-        "/readyz",
-        get(move || {
-            let ready = ready.load(Ordering::Acquire);
-            async move {
-                if ready {
-                    (StatusCode::OK, "ready")
-                } else {
-                    (StatusCode::SERVICE_UNAVAILABLE, "starting")
+/// `/healthz` answers while the process runs; `/readyz` once the controllers' caches are filled;
+/// `/metrics` in the Prometheus text format.
+fn health_router(ready: Arc<AtomicBool>, metrics: Arc<Metrics>) -> Router {
+    let metrics = Router::new()
+        .route("/metrics", get(crate::metrics::serve_metrics))
+        .with_state(metrics);
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(metrics)
+        .route(
+            "/readyz",
+            get(move || {
+                let ready = ready.load(Ordering::Acquire);
+                async move {
+                    if ready {
+                        (StatusCode::OK, "ready")
+                    } else {
+                        (StatusCode::SERVICE_UNAVAILABLE, "starting")
+                    }
                 }
-            }
-        }),
-    )
+            }),
+        )
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::Verdict;
 use crate::cli::RegistryConfig;
 use crate::compat::Checker;
+use crate::metrics::{Metrics, instrument};
 use crate::registry::api::{ApiState, Auth, router};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::postgres::PostgresStore;
@@ -68,9 +69,13 @@ pub enum Error {
 /// [`Error`] when the store cannot be opened or the address bound.
 pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
-    let registry = open_registry(&config.database, config.postgres.as_deref(), checker).await?;
+    let registry: Arc<dyn crate::registry::Registry> =
+        Arc::new(open_registry(&config.database, config.postgres.as_deref(), checker).await?);
+    // `/metrics` on the API's own port: one port to expose and scrape; it is
+    // outside `--readers`/`--writers` (it shows counts, never subjects).
+    let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
     let state = ApiState {
-        registry: Arc::new(registry),
+        registry,
         body_limit: config.body_limit,
         auth: Auth::new(&config.readers, &config.writers).map(Arc::new),
     };
@@ -91,7 +96,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     println!("listening on {address}");
     let _ = std::io::stdout().flush();
     let (stopping, stopped) = tokio::sync::watch::channel(false);
-    let server = axum::serve(listener, router(state)).with_graceful_shutdown(async move {
+    let server = axum::serve(listener, instrument(router(state), metrics, true)).with_graceful_shutdown(async move {
         shutdown_signal().await;
         tracing::info!("Shutting down; letting in-flight requests finish");
         let _ = stopping.send(true);

@@ -9,6 +9,7 @@
 //! Nothing here touches `kube::Api`; the operator wiring lives in
 //! [`operator`].
 
+pub mod leader;
 pub mod level;
 pub mod operator;
 pub mod schema;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -24,8 +24,9 @@ use super::schema::cleanup::{self, CleanupOutcome};
 use super::view::{ObjectKey, SubjectView};
 use super::{FIELD_MANAGER, FINALIZER, schema, subject_config};
 use crate::compat::Checker;
-use crate::crd::conditions::{ConditionType, Reason, set_condition};
+use crate::crd::conditions::{ConditionType, Reason, find_condition, set_condition};
 use crate::crd::{Schema, SubjectConfig};
+use crate::metrics::{Kind, Metrics, ReconcileResult};
 use crate::registry::{Registry, SubjectName};
 
 /// The first retry delay after a transient failure; it doubles up to [`MAX_RETRY`].
@@ -82,6 +83,7 @@ pub struct Context {
     recorder: Recorder,
     resync: Duration,
     failures: Mutex<HashMap<ObjectKey, u32>>,
+    metrics: Arc<Metrics>,
 }
 
 impl Context {
@@ -103,6 +105,7 @@ impl Context {
             configs: kube::runtime::reflector::store::Writer::<SubjectConfig>::default().as_reader(),
             resync: Duration::from_secs(300),
             failures: Mutex::new(HashMap::new()),
+            metrics: Arc::new(Metrics::default()),
         }
     }
 
@@ -180,6 +183,8 @@ pub struct Settings {
     pub checker: Checker,
     /// How often every resource is compared with the registry again.
     pub resync: Duration,
+    /// Where reconciles and rejections are counted.
+    pub metrics: Arc<Metrics>,
 }
 
 /// Runs the Schema and SubjectConfig controllers until `shutdown` resolves.
@@ -295,6 +300,7 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         configs: config_store.clone(),
         resync: settings.resync,
         failures: Mutex::new(HashMap::new()),
+        metrics: settings.metrics,
     });
     Controllers {
         schema_controller,
@@ -391,12 +397,30 @@ fn error_policy<K: Resource<DynamicType = ()>>(object: Arc<K>, error: &Error, co
 
 #[tracing::instrument(skip_all, fields(namespace = schema.namespace(), name = schema.name_any(), generation = schema.metadata.generation))]
 async fn reconcile_schema(schema: Arc<Schema>, context: Arc<Context>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let outcome = finalize_schema(schema, &context).await;
+    let result = reconcile_result(&outcome, context.resync);
+    context.metrics.reconciled(Kind::Schema, result, started.elapsed());
+    outcome
+}
+
+/// How a reconcile ended, for the metrics: an error; a retry sooner than
+/// the resync (the registry failed, a write conflict); or done.
+fn reconcile_result(outcome: &Result<Action, Error>, resync: Duration) -> ReconcileResult {
+    match outcome {
+        Err(_) => ReconcileResult::Error,
+        Ok(action) if *action == Action::requeue(resync) || *action == Action::await_change() => ReconcileResult::Ok,
+        Ok(_) => ReconcileResult::Requeue,
+    }
+}
+
+async fn finalize_schema(schema: Arc<Schema>, context: &Context) -> Result<Action, Error> {
     let namespace = schema.namespace().unwrap_or_default();
     let api = Api::<Schema>::namespaced(context.client.clone(), &namespace);
     finalizer(&api, FINALIZER, schema, |event| async {
         match event {
-            finalizer::Event::Apply(schema) => apply_schema(&schema, &context).await,
-            finalizer::Event::Cleanup(schema) => cleanup_schema(&schema, &context).await,
+            finalizer::Event::Apply(schema) => apply_schema(&schema, context).await,
+            finalizer::Event::Cleanup(schema) => cleanup_schema(&schema, context).await,
         }
     })
     .await
@@ -431,6 +455,12 @@ async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Erro
     if schema::status::changed(previous, &reconciled.status) {
         patch_status::<Schema>(context, &key, &reconciled.status).await?;
         if let Some(transition) = schema::status::transition(previous, &reconciled.status) {
+            if transition.warning
+                && let Some(reason) = find_condition(&reconciled.status.conditions, ConditionType::Stalled)
+                    .and_then(|stalled| Reason::parse(&stalled.reason))
+            {
+                context.metrics.rejected(reason);
+            }
             publish(context, schema, transition.reason, transition.warning, transition.note).await;
         }
     }
@@ -554,12 +584,22 @@ async fn publish<K: Resource<DynamicType = ()>>(
 
 #[tracing::instrument(skip_all, fields(namespace = config.namespace(), name = config.name_any(), generation = config.metadata.generation))]
 async fn reconcile_config(config: Arc<SubjectConfig>, context: Arc<Context>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let outcome = finalize_config(config, &context).await;
+    let result = reconcile_result(&outcome, context.resync);
+    context
+        .metrics
+        .reconciled(Kind::SubjectConfig, result, started.elapsed());
+    outcome
+}
+
+async fn finalize_config(config: Arc<SubjectConfig>, context: &Context) -> Result<Action, Error> {
     let namespace = config.namespace().unwrap_or_default();
     let api = Api::<SubjectConfig>::namespaced(context.client.clone(), &namespace);
     finalizer(&api, FINALIZER, config, |event| async {
         match event {
-            finalizer::Event::Apply(config) => apply_config(&config, &context).await,
-            finalizer::Event::Cleanup(config) => cleanup_config(&config, &context).await,
+            finalizer::Event::Apply(config) => apply_config(&config, context).await,
+            finalizer::Event::Cleanup(config) => cleanup_config(&config, context).await,
         }
     })
     .await
@@ -632,6 +672,17 @@ mod tests {
     const EVENTS: &str = "/apis/events.k8s.io/v1/namespaces/default/events";
     /// How long a scenario waits for any request it does not expect.
     const QUIET: Duration = Duration::from_millis(300);
+
+    #[test]
+    fn a_reconcile_counts_as_ok_error_or_requeue() {
+        let resync = Duration::from_secs(300);
+        let ok = |action| reconcile_result(&Ok(action), resync);
+        assert_eq!(ok(Action::requeue(resync)), ReconcileResult::Ok);
+        assert_eq!(ok(Action::await_change()), ReconcileResult::Ok);
+        assert_eq!(ok(Action::requeue(Duration::from_secs(2))), ReconcileResult::Requeue);
+        let failed = Err(Error::DeletionBlocked("referenced".to_owned()));
+        assert_eq!(reconcile_result(&failed, resync), ReconcileResult::Error);
+    }
 
     type Responder = Box<dyn FnOnce(&Value) -> Value + Send>;
 

@@ -79,6 +79,31 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Every reason.
+    pub const ALL: [Reason; 16] = [
+        Reason::Registered,
+        Reason::Configured,
+        Reason::IncompatibleSchema,
+        Reason::InvalidSchema,
+        Reason::SchemaTypeChanged,
+        Reason::InvalidSpec,
+        Reason::SchemaSourceNotFound,
+        Reason::SubjectConflict,
+        Reason::SubjectReadOnly,
+        Reason::RegistryRejected,
+        Reason::RegistryUnavailable,
+        Reason::Progressing,
+        Reason::RegisteredOutsideSchemaops,
+        Reason::VersionDeletedOutsideSchemaops,
+        Reason::ReferencedBySchemas,
+        Reason::Deleted,
+    ];
+
+    /// The reason written as `word` (see [`as_str`](Self::as_str)), if any.
+    pub fn parse(word: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|reason| reason.as_str() == word)
+    }
+
     /// The PascalCase word written in conditions, events and metrics.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -185,6 +210,14 @@ mod tests {
 
     fn at(seconds: i64) -> Time {
         Time(Timestamp::from_second(seconds).unwrap())
+    }
+
+    #[test]
+    fn every_reason_parses_back_from_its_word_and_nothing_else_does() {
+        for reason in Reason::ALL {
+            assert_eq!(Reason::parse(reason.as_str()), Some(reason));
+        }
+        assert_eq!(Reason::parse("incompatible schema: field x"), None);
     }
 
     #[test]

@@ -123,4 +123,21 @@ pub trait Registry: Send + Sync {
 
     /// The schema types this registry can check and store.
     fn schema_types(&self) -> Vec<Format>;
+
+    /// How much the store holds, cheaply (for metrics); `None` when the
+    /// registry cannot tell without remote calls (an external registry).
+    fn stats(&self) -> Option<Stats> {
+        None
+    }
+}
+
+/// The size of a registry's store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Distinct schemas (IDs).
+    pub schemas: usize,
+    /// Subjects, soft-deleted ones included.
+    pub subjects: usize,
+    /// Subject versions, soft-deleted ones included.
+    pub versions: usize,
 }

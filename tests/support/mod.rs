@@ -17,3 +17,12 @@ pub use http::{http_client, http_client_trusting};
 pub fn require_all() -> bool {
     std::env::var("SCHEMAOPS_REQUIRE_ALL").is_ok_and(|value| value == "1")
 }
+
+/// The value of one series in a Prometheus text scrape, e.g.
+/// `metric(text, r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#)`.
+pub fn metric(scrape: &str, series: &str) -> Option<f64> {
+    scrape.lines().find_map(|line| {
+        let value = line.strip_prefix(series)?.strip_prefix(' ')?;
+        value.split_whitespace().next()?.parse().ok()
+    })
+}

@@ -715,6 +715,15 @@ impl Registry for EmbeddedRegistry {
     fn schema_types(&self) -> Vec<Format> {
         vec![Format::Json, Format::Protobuf, Format::Avro]
     }
+
+    fn stats(&self) -> Option<super::Stats> {
+        let state = self.read();
+        Some(super::Stats {
+            schemas: state.schemas.len(),
+            subjects: state.subjects.len(),
+            versions: state.subjects.values().map(|subject| subject.versions.len()).sum(),
+        })
+    }
 }
 
 /// A setting of a subject or of the whole registry; `None` clears it.

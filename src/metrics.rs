@@ -1,0 +1,378 @@
+//! Prometheus metrics: one [`Metrics`] value, built once per process and
+//! shared as an `Arc`, rendered on `/metrics` in the text format.
+//!
+//! Every label comes from a bounded set: a kind, a result, a `Reason`, an
+//! HTTP method and status, or an axum route *template*. Subject names, IDs,
+//! raw paths and error text never become labels. The reconcile core
+//! (`controller::schema`) knows nothing of this module; the controller
+//! wrapper and an HTTP middleware record.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric as _};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+
+use crate::crd::conditions::Reason;
+use crate::registry::Registry;
+
+/// The content type of the text exposition format.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The `endpoint` label of a request that matched no route.
+pub const UNMATCHED_ENDPOINT: &str = "unmatched";
+
+/// What a controller reconciles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A `Schema`.
+    Schema,
+    /// A `SubjectConfig`.
+    SubjectConfig,
+}
+
+impl Kind {
+    /// The `kind` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Schema => "Schema",
+            Kind::SubjectConfig => "SubjectConfig",
+        }
+    }
+}
+
+/// How one reconcile ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReconcileResult {
+    /// Done; the next run is the periodic resync or a change.
+    Ok,
+    /// The reconcile returned an error (the error policy retries).
+    Error,
+    /// Not done yet, retried early (registry unavailable, a write conflict).
+    Requeue,
+}
+
+impl ReconcileResult {
+    /// The `result` label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReconcileResult::Ok => "ok",
+            ReconcileResult::Error => "error",
+            ReconcileResult::Requeue => "requeue",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReconcileLabels {
+    kind: &'static str,
+    result: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    endpoint: String,
+    method: String,
+    status: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EndpointLabels {
+    endpoint: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Latency buckets from 1 ms to about 16 s.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 15))
+}
+
+/// The process's metrics and the Prometheus registry that renders them.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: prometheus_client::registry::Registry,
+    reconciles: Family<ReconcileLabels, Counter>,
+    reconcile_duration: HistogramFamily<KindLabels>,
+    rejections: Family<ReasonLabels, Counter>,
+    requests: Family<RequestLabels, Counter>,
+    request_duration: HistogramFamily<EndpointLabels>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new(None)
+    }
+}
+
+impl Metrics {
+    /// Registers every metric. With `store`, the store-size gauges are read
+    /// from it at each scrape (a registry without [`Registry::stats`] shows none).
+    pub fn new(store: Option<Arc<dyn Registry>>) -> Self {
+        let mut registry = prometheus_client::registry::Registry::default();
+        let reconciles = Family::<ReconcileLabels, Counter>::default();
+        registry.register(
+            "schemaops_reconciles",
+            "Reconciles by kind and result",
+            reconciles.clone(),
+        );
+        let reconcile_duration: HistogramFamily<KindLabels> = Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "schemaops_reconcile_duration_seconds",
+            "How long a reconcile took, in seconds",
+            reconcile_duration.clone(),
+        );
+        let rejections = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "schemaops_rejections",
+            "Schemas newly stalled, by condition reason",
+            rejections.clone(),
+        );
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "schemaops_registry_requests",
+            "Registry API requests by route template, method and status",
+            requests.clone(),
+        );
+        let request_duration: HistogramFamily<EndpointLabels> = Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "schemaops_registry_request_duration_seconds",
+            "Registry API request latency by route template, in seconds",
+            request_duration.clone(),
+        );
+        if let Some(store) = store {
+            registry.register_collector(Box::new(StoreSize(store)));
+        }
+        Self {
+            registry,
+            reconciles,
+            reconcile_duration,
+            rejections,
+            requests,
+            request_duration,
+        }
+    }
+
+    /// Records one reconcile of `kind` that took `elapsed`.
+    pub fn reconciled(&self, kind: Kind, result: ReconcileResult, elapsed: Duration) {
+        self.reconciles
+            .get_or_create(&ReconcileLabels {
+                kind: kind.as_str(),
+                result: result.as_str(),
+            })
+            .inc();
+        self.reconcile_duration
+            .get_or_create(&KindLabels { kind: kind.as_str() })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records a schema newly stalled for `reason`.
+    pub fn rejected(&self, reason: Reason) {
+        self.rejections
+            .get_or_create(&ReasonLabels {
+                reason: reason.as_str(),
+            })
+            .inc();
+    }
+
+    /// Records one registry API request. `endpoint` is a route template
+    /// (or [`UNMATCHED_ENDPOINT`]), never a raw path.
+    pub fn request(&self, endpoint: &str, method: &axum::http::Method, status: StatusCode, elapsed: Duration) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                endpoint: endpoint.to_owned(),
+                method: method_label(method).to_owned(),
+                status: status.as_u16(),
+            })
+            .inc();
+        self.request_duration
+            .get_or_create(&EndpointLabels {
+                endpoint: endpoint.to_owned(),
+            })
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Everything, in the text exposition format.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+/// The `method` label: the standard methods, anything else as `OTHER`, so a
+/// client cannot grow the label set.
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+/// The `endpoint` label of a request: its matched route template.
+pub fn endpoint_label(matched: Option<&MatchedPath>) -> &str {
+    matched.map_or(UNMATCHED_ENDPOINT, MatchedPath::as_str)
+}
+
+/// The store-size gauges, read from the registry at each scrape.
+struct StoreSize(Arc<dyn Registry>);
+
+impl std::fmt::Debug for StoreSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreSize").finish_non_exhaustive()
+    }
+}
+
+impl Collector for StoreSize {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some(stats) = self.0.stats() else {
+            return Ok(());
+        };
+        let gauges = [
+            (
+                "schemaops_registry_schemas",
+                "Schemas (distinct IDs) in the store",
+                stats.schemas,
+            ),
+            ("schemaops_registry_subjects", "Subjects in the store", stats.subjects),
+            (
+                "schemaops_registry_versions",
+                "Subject versions in the store",
+                stats.versions,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+            let metric = encoder.encode_descriptor(name, help, None, gauge.metric_type())?;
+            gauge.encode(metric)?;
+        }
+        Ok(())
+    }
+}
+
+/// Middleware: counts and times each request under its route template.
+/// Add with `Router::layer` so that unmatched requests count too.
+pub async fn track_requests(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let endpoint = endpoint_label(request.extensions().get::<MatchedPath>()).to_owned();
+    let response = next.run(request).await;
+    metrics.request(&endpoint, &method, response.status(), started.elapsed());
+    response
+}
+
+/// The `/metrics` handler.
+pub async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> Response {
+    let mut response = metrics.render().into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
+    response
+}
+
+/// `router` with every request counted, and a `/metrics` route when
+/// `serve` is true.
+pub fn instrument(router: axum::Router, metrics: Arc<Metrics>, serve: bool) -> axum::Router {
+    let router = if serve {
+        axum::Router::new()
+            .route("/metrics", axum::routing::get(serve_metrics))
+            .with_state(Arc::clone(&metrics))
+            .merge(router)
+    } else {
+        router
+    };
+    router.layer(axum::middleware::from_fn_with_state(metrics, track_requests))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::{Method, Request};
+    use axum::routing::get;
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    fn line<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+        text.lines().find(|line| line.starts_with(prefix))
+    }
+
+    #[tokio::test]
+    async fn requests_are_labelled_with_the_route_template_not_the_path() {
+        let metrics = Arc::new(Metrics::default());
+        let api = axum::Router::new().route("/subjects/{subject}/versions", get(|| async { "[]" }));
+        let app = instrument(api, Arc::clone(&metrics), true);
+        for path in ["/subjects/a/versions", "/subjects/b/versions", "/nope/secret-subject"] {
+            let request = Request::builder().uri(path).body(Body::empty()).unwrap();
+            app.clone().oneshot(request).await.unwrap();
+        }
+        let text = metrics.render();
+        assert!(
+            line(
+                &text,
+                r#"schemaops_registry_requests_total{endpoint="/subjects/{subject}/versions",method="GET",status="200"} 2"#
+            )
+            .is_some(),
+            "{text}"
+        );
+        assert!(
+            line(
+                &text,
+                r#"schemaops_registry_requests_total{endpoint="unmatched",method="GET",status="404"} 1"#
+            )
+            .is_some(),
+            "{text}"
+        );
+        assert!(!text.contains("secret-subject"), "{text}");
+        assert!(!text.contains("/subjects/a"), "{text}");
+    }
+
+    #[test]
+    fn unusual_methods_share_one_label() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::from_bytes(b"BREW").unwrap()), "OTHER");
+    }
+
+    #[test]
+    fn reconciles_and_rejections_render_with_their_labels() {
+        let metrics = Metrics::default();
+        metrics.reconciled(Kind::Schema, ReconcileResult::Ok, Duration::from_millis(3));
+        metrics.reconciled(Kind::SubjectConfig, ReconcileResult::Requeue, Duration::from_millis(3));
+        metrics.rejected(Reason::IncompatibleSchema);
+        let text = metrics.render();
+        for expected in [
+            r#"schemaops_reconciles_total{kind="Schema",result="ok"} 1"#,
+            r#"schemaops_reconciles_total{kind="SubjectConfig",result="requeue"} 1"#,
+            r#"schemaops_reconcile_duration_seconds_count{kind="Schema"} 1"#,
+            r#"schemaops_rejections_total{reason="IncompatibleSchema"} 1"#,
+        ] {
+            assert!(line(&text, expected).is_some(), "missing {expected} in\n{text}");
+        }
+    }
+}
