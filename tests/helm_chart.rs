@@ -667,3 +667,60 @@ fn kubectl_applies_the_rendered_manifests_crds_first() {
     .unwrap();
     run(&["apply", "-f", schema.path().to_str().unwrap()]);
 }
+
+/// The Helm-generated webhook certificate, loaded as the operator loads `--webhook-cert-file`,
+/// completes a TLS handshake (in memory) with a client that trusts only `caBundle`, under the
+/// Service's in-cluster name, as the API server calls it.
+#[test]
+fn the_generated_webhook_certificate_is_trusted_through_the_ca_bundle() {
+    use base64::Engine;
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+
+    let Some(answer) = answer() else { return };
+    let manifests = manifests(answer, "webhook");
+    let secret = only(&manifests, "Secret");
+    let hook = &only(&manifests, "ValidatingWebhookConfiguration")["webhooks"][0]["clientConfig"];
+    let decode = |value: &Value| {
+        base64::engine::general_purpose::STANDARD
+            .decode(value.as_str().unwrap())
+            .unwrap()
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let (certificate, key) = (folder.path().join("tls.crt"), folder.path().join("tls.key"));
+    std::fs::write(&certificate, decode(&secret["data"]["tls.crt"])).unwrap();
+    std::fs::write(&key, decode(&secret["data"]["tls.key"])).unwrap();
+    let identity = schemaops::webhook::tls::Identity::from_files(&certificate, &key).unwrap();
+    let server_config = identity.server_config().unwrap();
+
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_slice_iter(&decode(&hook["caBundle"])) {
+        roots.add(certificate.unwrap()).unwrap();
+    }
+    let client_config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let name = format!("{}.ns-webhook.svc", hook["service"]["name"].as_str().unwrap());
+    let mut client =
+        rustls::ClientConnection::new(std::sync::Arc::new(client_config), name.clone().try_into().unwrap()).unwrap();
+    let mut server = rustls::ServerConnection::new(server_config).unwrap();
+    for _ in 0..10 {
+        if !client.is_handshaking() && !server.is_handshaking() {
+            return;
+        }
+        let mut bytes = Vec::new();
+        client.write_tls(&mut bytes).unwrap();
+        server.read_tls(&mut bytes.as_slice()).unwrap();
+        server.process_new_packets().unwrap();
+        bytes.clear();
+        server.write_tls(&mut bytes).unwrap();
+        client.read_tls(&mut bytes.as_slice()).unwrap();
+        client
+            .process_new_packets()
+            .unwrap_or_else(|error| panic!("the client refuses the certificate for {name}: {error}"));
+    }
+    panic!("the TLS handshake for {name} did not finish");
+}
