@@ -1,14 +1,17 @@
-//! The CRDs generated from the Rust types must equal `crds/*.yaml`, so the
-//! checked-in files never drift. `UPDATE_EXPECT=1 cargo test --test crds`
-//! rewrites them. Also checks the parts kubectl, kstatus and Argo CD rely on.
+//! The CRDs generated from the Rust types must equal `crds/*.yaml` and the Helm
+//! chart's copy in `charts/schemaops/crds/`, so the checked-in files never drift.
+//! `UPDATE_EXPECT=1 cargo test --test crds` rewrites both. Also checks the parts
+//! kubectl, kstatus and Argo CD rely on.
 
 use std::path::PathBuf;
 
 use schemaops::crd::render;
 use serde_json::Value;
 
-fn crds_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crds")
+/// Every folder that holds the CRD files: `crds/` and the Helm chart's.
+fn crd_dirs() -> [PathBuf; 2] {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    [root.join("crds"), root.join("charts/schemaops/crds")]
 }
 
 #[test]
@@ -17,29 +20,38 @@ fn checked_in_crds_match_the_rust_types() {
     let mut stale = Vec::new();
     for (file, definition) in render::definitions() {
         let expected = render::to_yaml(&definition).expect("the CRD renders");
-        let path = crds_dir().join(file);
-        if update {
-            std::fs::create_dir_all(crds_dir()).unwrap();
-            std::fs::write(&path, &expected).unwrap();
-            continue;
-        }
-        let actual = std::fs::read_to_string(&path).unwrap_or_default();
-        if actual != expected {
-            stale.push(file);
+        for folder in crd_dirs() {
+            let path = folder.join(file);
+            if update {
+                std::fs::create_dir_all(&folder).unwrap();
+                std::fs::write(&path, &expected).unwrap();
+                continue;
+            }
+            let actual = std::fs::read_to_string(&path).unwrap_or_default();
+            if actual != expected {
+                stale.push(path.display().to_string());
+            }
         }
     }
     assert!(
         stale.is_empty(),
-        "crds/{stale:?} differ from the Rust types; run `UPDATE_EXPECT=1 cargo test --test crds` and commit"
+        "{stale:?} differ from the Rust types; run `UPDATE_EXPECT=1 cargo test --test crds` and commit"
     );
 }
 
 #[test]
 fn the_crd_files_parse_back_to_the_same_definitions() {
     for (file, definition) in render::definitions() {
-        let text = std::fs::read_to_string(crds_dir().join(file)).unwrap();
-        let parsed: Value = serde_saphyr::from_str(&text).unwrap();
-        assert_eq!(parsed, serde_json::to_value(&definition).unwrap(), "{file}");
+        for folder in crd_dirs() {
+            let text = std::fs::read_to_string(folder.join(file)).unwrap();
+            let parsed: Value = serde_saphyr::from_str(&text).unwrap();
+            assert_eq!(
+                parsed,
+                serde_json::to_value(&definition).unwrap(),
+                "{}",
+                folder.join(file).display()
+            );
+        }
     }
 }
 

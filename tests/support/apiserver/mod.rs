@@ -3,7 +3,9 @@
 //! [`TestApiServer::start`] serves it on `127.0.0.1:0` from a background thread with its own tokio
 //! runtime. Real `kubectl` and kube-rs clients talk to it: discovery, a minimal OpenAPI v3,
 //! CustomResourceDefinitions and the kinds they define, namespaces, configmaps, secrets, events and
-//! leases; get, list (selectors, Table output), watch, create, update, merge/JSON/strategic/apply
+//! leases, and (stored as plain objects) the kinds a Helm chart installs: service accounts,
+//! services, persistent volume claims, deployments, RBAC roles and bindings, validating webhook
+//! configurations; get, list (selectors, Table output), watch, create, update, merge/JSON/strategic/apply
 //! patches, delete with finalizers, the status subresource, generation and resourceVersion rules.
 //!
 //! Set `SCHEMAOPS_APISERVER_LOG=1` to print every request to stderr.

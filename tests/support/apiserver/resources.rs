@@ -8,6 +8,8 @@ use super::store::Store;
 pub const CRD_GROUP: &str = "apiextensions.k8s.io";
 /// The plural of CustomResourceDefinitions.
 pub const CRD_PLURAL: &str = "customresourcedefinitions";
+/// The group of Roles and their bindings.
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 /// One served resource (group, version, plural) and what is known about it.
 #[derive(Debug, Clone)]
@@ -136,6 +138,41 @@ pub fn builtins() -> Vec<Resource> {
         ),
         builtin("coordination.k8s.io", "v1", "leases", "Lease", true, &[], false),
         builtin("events.k8s.io", "v1", "events", "Event", true, &["ev"], false),
+        // Stored and served as plain objects (no controllers, defaults or validation), so that
+        // kubectl can apply what the Helm chart renders.
+        builtin("", "v1", "serviceaccounts", "ServiceAccount", true, &["sa"], false),
+        builtin("", "v1", "services", "Service", true, &["svc"], true),
+        builtin(
+            "",
+            "v1",
+            "persistentvolumeclaims",
+            "PersistentVolumeClaim",
+            true,
+            &["pvc"],
+            true,
+        ),
+        builtin("apps", "v1", "deployments", "Deployment", true, &["deploy"], true),
+        builtin(RBAC_GROUP, "v1", "roles", "Role", true, &[], false),
+        builtin(RBAC_GROUP, "v1", "rolebindings", "RoleBinding", true, &[], false),
+        builtin(RBAC_GROUP, "v1", "clusterroles", "ClusterRole", false, &[], false),
+        builtin(
+            RBAC_GROUP,
+            "v1",
+            "clusterrolebindings",
+            "ClusterRoleBinding",
+            false,
+            &[],
+            false,
+        ),
+        builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            false,
+            &[],
+            false,
+        ),
     ]
 }
 

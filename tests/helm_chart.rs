@@ -1,0 +1,726 @@
+//! The Helm chart `charts/schemaops` (issue 8, item 1). `tests/python/render_chart.py` renders it
+//! with helm-python-sdk, which embeds Helm's own engine (no helm binary on these machines), for a
+//! few sets of values; this file checks what came out: lint, RBAC, the pod's security settings and
+//! probes, how Secrets reach the pod, leader election, the webhook's certificate, and that
+//! `values.schema.json` refuses bad values. Then real kubectl applies the rendered manifests to the
+//! in-memory test API server. `.ci/run` installs the package into the venv `SCHEMAOPS_PYTHON` names.
+
+mod support;
+
+#[path = "support/apiserver/mod.rs"]
+mod apiserver;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+fn chart_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/schemaops")
+}
+
+/// The interpreter to use, or why there is none.
+fn python() -> Result<String, String> {
+    let candidate = std::env::var("SCHEMAOPS_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    match Command::new(&candidate).args(["-c", "import helm_python"]).output() {
+        Ok(output) if output.status.success() => Ok(candidate),
+        Ok(output) => Err(format!(
+            "{candidate} cannot import helm_python: {}",
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .unwrap_or_default()
+        )),
+        Err(error) => Err(format!("{candidate} cannot be run: {error}")),
+    }
+}
+
+/// The sets of values rendered: (scenario, values). Each renders as release `<scenario>` in
+/// namespace `ns-<scenario>`, so all of them can be applied to one API server.
+fn scenarios() -> Vec<(&'static str, Value)> {
+    vec![
+        ("default", json!({})),
+        (
+            "external",
+            json!({"registry": {"external": {
+                "url": "https://registry.example.com:8081",
+                "auth": "basic",
+                "credentialsSecret": "registry-credentials",
+                "caKey": "ca.crt",
+            }}}),
+        ),
+        (
+            "token",
+            json!({"registry": {"external": {
+                "url": "https://registry.example.com",
+                "auth": "bearer",
+                "credentialsSecret": "registry-token",
+            }}}),
+        ),
+        (
+            "postgres",
+            json!({"replicas": 2, "store": {"type": "postgres", "postgres": {"dsnSecret": {"name": "schemaops-postgres"}}}}),
+        ),
+        ("webhook", json!({"webhook": {"enabled": true}})),
+        (
+            "certmanager",
+            json!({"webhook": {"enabled": true, "certManager": {"enabled": true}}, "serviceMonitor": {"enabled": true}}),
+        ),
+        ("namespaced", json!({"watchNamespace": "team-a"})),
+    ]
+}
+
+/// Values `values.schema.json` (or the chart's own checks) must refuse, and what the error names.
+fn invalid_values() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
+        ("no-replicas", json!({"replicas": 0}), "/replicas"),
+        ("two-replicas-on-sqlite", json!({"replicas": 2}), "/store/type"),
+        ("unknown-store", json!({"store": {"type": "mysql"}}), "/store/type"),
+        (
+            "postgres-without-dsn-secret",
+            json!({"store": {"type": "postgres"}}),
+            "/store/postgres/dsnSecret/name",
+        ),
+        (
+            "registry-url-not-a-url",
+            json!({"registry": {"external": {"url": "registry.example.com"}}}),
+            "/registry/external/url",
+        ),
+        (
+            "basic-auth-without-a-secret",
+            json!({"registry": {"external": {"url": "https://r.example.com", "auth": "basic"}}}),
+            "/registry/external/credentialsSecret",
+        ),
+        ("unknown-log-format", json!({"logFormat": "xml"}), "/logFormat"),
+    ]
+}
+
+/// What the script answered, rendered once for every test; `None` when skipped.
+fn answer() -> Option<&'static Value> {
+    static ANSWER: OnceLock<Option<Value>> = OnceLock::new();
+    ANSWER
+        .get_or_init(|| {
+            let python = match python() {
+                Ok(python) => python,
+                Err(reason) if !support::require_all() => {
+                    println!("skipped: {reason} (install with: pip install helm-python-sdk==0.2.2)");
+                    return None;
+                }
+                Err(reason) => panic!("SCHEMAOPS_REQUIRE_ALL=1 but {reason}"),
+            };
+            let render: serde_json::Map<String, Value> = scenarios()
+                .into_iter()
+                .map(|(name, values)| {
+                    let job = json!({"values": values, "release": name, "namespace": format!("ns-{name}")});
+                    (name.to_owned(), job)
+                })
+                .collect();
+            let invalid: serde_json::Map<String, Value> = invalid_values()
+                .into_iter()
+                .map(|(name, values, _)| (name.to_owned(), values))
+                .collect();
+            let request = json!({"render": render, "invalid": invalid});
+            let mut child = Command::new(python)
+                .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/render_chart.py"))
+                .arg(chart_dir())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the render script starts");
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), request.to_string().as_bytes()).unwrap();
+            let output = child.wait_with_output().unwrap();
+            assert!(
+                output.status.success(),
+                "render_chart.py failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            Some(serde_json::from_slice(&output.stdout).expect("the script answers JSON"))
+        })
+        .as_ref()
+}
+
+/// Every manifest a scenario renders, parsed, in template order.
+fn manifests(answer: &Value, scenario: &str) -> Vec<Value> {
+    let templates = answer["rendered"][scenario].as_object().expect("the scenario rendered");
+    let mut documents = Vec::new();
+    for (template, text) in templates {
+        if template.ends_with("NOTES.txt") {
+            continue;
+        }
+        for document in text.as_str().unwrap().split("\n---") {
+            let meaningful = document
+                .lines()
+                .any(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'));
+            if meaningful {
+                let value: Value = serde_saphyr::from_str(document)
+                    .unwrap_or_else(|error| panic!("{scenario}: {template} does not parse: {error}\n{document}"));
+                documents.push(value);
+            }
+        }
+    }
+    documents
+}
+
+fn find<'a>(manifests: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    manifests.iter().filter(|manifest| manifest["kind"] == kind).collect()
+}
+
+fn only<'a>(manifests: &'a [Value], kind: &str) -> &'a Value {
+    let found = find(manifests, kind);
+    assert_eq!(found.len(), 1, "expected one {kind}");
+    found[0]
+}
+
+fn container(manifests: &[Value]) -> &Value {
+    &only(manifests, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+}
+
+fn args(manifests: &[Value]) -> Vec<String> {
+    container(manifests)["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn env<'a>(manifests: &'a [Value], name: &str) -> Option<&'a Value> {
+    container(manifests)["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|variable| variable["name"] == name)
+}
+
+/// `(group, resource, verb)` for every rule of a Role or ClusterRole.
+fn grants(role: &Value) -> BTreeSet<(String, String, String)> {
+    let mut grants = BTreeSet::new();
+    for rule in role["rules"].as_array().unwrap() {
+        assert!(rule.get("resourceNames").is_none(), "{rule}");
+        let strings = |key: &str| -> Vec<String> {
+            rule[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|item| item.as_str().unwrap().to_owned())
+                .collect()
+        };
+        for group in strings("apiGroups") {
+            for resource in strings("resources") {
+                for verb in strings("verbs") {
+                    grants.insert((group.clone(), resource.clone(), verb));
+                }
+            }
+        }
+    }
+    grants
+}
+
+fn expand(entries: &[(&[&str], &[&str], &[&str])]) -> BTreeSet<(String, String, String)> {
+    let mut grants = BTreeSet::new();
+    for (groups, resources, verbs) in entries {
+        for group in *groups {
+            for resource in *resources {
+                for verb in *verbs {
+                    grants.insert((group.to_string(), resource.to_string(), verb.to_string()));
+                }
+            }
+        }
+    }
+    grants
+}
+
+#[test]
+fn the_chart_lints_clean_in_strict_mode() {
+    let Some(answer) = answer() else { return };
+    let lint = &answer["lint"];
+    assert_eq!(lint["errors"], json!([]), "{lint}");
+    // Helm's severities: 1 info, 2 warning, 3 error.
+    let serious: Vec<&Value> = lint["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["severity"].as_i64().unwrap_or(3) >= 2)
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}
+
+#[test]
+fn the_chart_ships_the_same_crds_as_the_crds_folder() {
+    let Some(answer) = answer() else { return };
+    let crds = answer["crds"].as_object().unwrap();
+    assert_eq!(crds.len(), 2, "{:?}", crds.keys());
+    for (name, text) in crds {
+        let file = Path::new(name).file_name().unwrap();
+        let expected = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("crds").join(file)).unwrap();
+        assert_eq!(text.as_str().unwrap(), expected, "{name}");
+    }
+}
+
+/// Secrets: none. Every Secret the operator uses (registry credentials, PostgreSQL DSN, webhook
+/// certificate) reaches the pod through its spec, which the kubelet resolves with its own rights,
+/// so the ServiceAccount gets no `secrets` access at all, not even `get` on one name.
+#[test]
+fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
+    let Some(answer) = answer() else { return };
+    let operator = expand(&[
+        (
+            &["schemaops.dev"],
+            &["schemas", "subjectconfigs"],
+            &["get", "list", "watch", "patch", "update"],
+        ),
+        (
+            &["schemaops.dev"],
+            &["schemas/status", "subjectconfigs/status"],
+            &["get", "patch", "update"],
+        ),
+        (
+            &["schemaops.dev"],
+            &["schemas/finalizers", "subjectconfigs/finalizers"],
+            &["update"],
+        ),
+        (&[""], &["configmaps"], &["get", "list", "watch"]),
+        (&["", "events.k8s.io"], &["events"], &["create", "patch"]),
+    ]);
+    let leases = expand(&[(&["coordination.k8s.io"], &["leases"], &["get", "create", "update"])]);
+    for (scenario, _) in scenarios() {
+        let manifests = manifests(answer, scenario);
+        let namespace = format!("ns-{scenario}");
+        let roles = find(&manifests, "Role");
+        let cluster_roles = find(&manifests, "ClusterRole");
+        let (operator_role, lease_role) = if scenario == "namespaced" {
+            assert!(cluster_roles.is_empty(), "{scenario}");
+            assert_eq!(roles.len(), 2, "{scenario}");
+            let operator_role = roles
+                .iter()
+                .find(|role| role["metadata"]["namespace"] == "team-a")
+                .unwrap();
+            let lease_role = roles
+                .iter()
+                .find(|role| role["metadata"]["namespace"] == namespace.as_str())
+                .unwrap();
+            let binding = find(&manifests, "RoleBinding")
+                .into_iter()
+                .find(|binding| binding["metadata"]["namespace"] == "team-a")
+                .expect("a RoleBinding in the watched namespace");
+            assert_eq!(binding["roleRef"]["kind"], "Role");
+            (*operator_role, *lease_role)
+        } else {
+            assert_eq!(cluster_roles.len(), 1, "{scenario}");
+            assert_eq!(roles.len(), 1, "{scenario}");
+            assert_eq!(roles[0]["metadata"]["namespace"], namespace.as_str(), "{scenario}");
+            (cluster_roles[0], roles[0])
+        };
+        assert_eq!(grants(operator_role), operator, "{scenario}");
+        assert_eq!(grants(lease_role), leases, "{scenario}");
+        let text = serde_json::to_string(&manifests).unwrap();
+        assert!(!text.contains("\"secrets\""), "{scenario}: a rule names secrets");
+        // Every binding names the chart's ServiceAccount in the release namespace.
+        let account = only(&manifests, "ServiceAccount");
+        for kind in ["RoleBinding", "ClusterRoleBinding"] {
+            for binding in find(&manifests, kind) {
+                assert_eq!(
+                    binding["subjects"][0]["name"], account["metadata"]["name"],
+                    "{scenario}"
+                );
+                assert_eq!(binding["subjects"][0]["namespace"], namespace.as_str(), "{scenario}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_pod_runs_locked_down_with_health_probes() {
+    let Some(answer) = answer() else { return };
+    for (scenario, _) in scenarios() {
+        let manifests = manifests(answer, scenario);
+        let pod = &only(&manifests, "Deployment")["spec"]["template"]["spec"];
+        assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{scenario}");
+        assert_eq!(pod["securityContext"]["runAsUser"], 65532, "{scenario}");
+        assert_eq!(
+            pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault",
+            "{scenario}"
+        );
+        let container = container(&manifests);
+        let security = &container["securityContext"];
+        assert_eq!(security["readOnlyRootFilesystem"], true, "{scenario}");
+        assert_eq!(security["allowPrivilegeEscalation"], false, "{scenario}");
+        assert_eq!(security["runAsNonRoot"], true, "{scenario}");
+        assert_eq!(security["capabilities"]["drop"], json!(["ALL"]), "{scenario}");
+        assert_eq!(security["seccompProfile"]["type"], "RuntimeDefault", "{scenario}");
+        for kind in ["requests", "limits"] {
+            assert!(container["resources"][kind]["memory"].is_string(), "{scenario}: {kind}");
+        }
+        assert!(container["resources"]["requests"]["cpu"].is_string(), "{scenario}");
+        let ports: BTreeMap<&str, i64> = container["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|port| (port["name"].as_str().unwrap(), port["containerPort"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(ports["registry"], 8081, "{scenario}");
+        assert_eq!(ports["metrics"], 8080, "{scenario}");
+        assert_eq!(
+            container["livenessProbe"]["httpGet"],
+            json!({"path": "/healthz", "port": "metrics"})
+        );
+        assert_eq!(
+            container["readinessProbe"]["httpGet"],
+            json!({"path": "/readyz", "port": "metrics"})
+        );
+        let args = args(&manifests);
+        assert_eq!(args[0], "operator", "{scenario}");
+        assert!(
+            args.contains(&"--health-listen=0.0.0.0:8080".to_owned()),
+            "{scenario}: {args:?}"
+        );
+        assert!(
+            args.contains(&"--registry-listen=0.0.0.0:8081".to_owned()),
+            "{scenario}: {args:?}"
+        );
+        for (variable, field) in [("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace")] {
+            assert_eq!(
+                env(&manifests, variable).unwrap()["valueFrom"]["fieldRef"]["fieldPath"],
+                field,
+                "{scenario}"
+            );
+        }
+        // The root filesystem is read-only: --data and /tmp are volumes.
+        let mounts: BTreeSet<&str> = container["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|mount| mount["mountPath"].as_str().unwrap())
+            .collect();
+        assert!(
+            mounts.contains("/data") && mounts.contains("/tmp"),
+            "{scenario}: {mounts:?}"
+        );
+        assert!(args.contains(&"--data=/data".to_owned()), "{scenario}: {args:?}");
+        // The Service exposes the registry API and metrics to the pod's named ports.
+        let service = find(&manifests, "Service")
+            .into_iter()
+            .find(|service| service["metadata"]["name"] == only(&manifests, "Deployment")["metadata"]["name"])
+            .unwrap();
+        let ports: BTreeMap<&str, i64> = service["spec"]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|port| (port["name"].as_str().unwrap(), port["port"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(
+            ports,
+            BTreeMap::from([("metrics", 8080), ("registry", 8081)]),
+            "{scenario}"
+        );
+    }
+}
+
+#[test]
+fn leader_election_and_postgres_only_with_several_replicas() {
+    let Some(answer) = answer() else { return };
+    let sqlite = manifests(answer, "default");
+    let deployment = only(&sqlite, "Deployment");
+    assert_eq!(deployment["spec"]["replicas"], 1);
+    assert_eq!(deployment["spec"]["strategy"]["type"], "Recreate");
+    assert!(!args(&sqlite).iter().any(|arg| arg == "--leader-election"));
+    assert!(env(&sqlite, "SCHEMAOPS_STORE").is_none());
+    let claim = only(&sqlite, "PersistentVolumeClaim");
+    let volumes = deployment["spec"]["template"]["spec"]["volumes"].as_array().unwrap();
+    let data = volumes.iter().find(|volume| volume["name"] == "data").unwrap();
+    assert_eq!(data["persistentVolumeClaim"]["claimName"], claim["metadata"]["name"]);
+
+    let postgres = manifests(answer, "postgres");
+    assert_eq!(only(&postgres, "Deployment")["spec"]["replicas"], 2);
+    assert!(args(&postgres).iter().any(|arg| arg == "--leader-election"));
+    assert!(find(&postgres, "PersistentVolumeClaim").is_empty());
+    assert_eq!(
+        env(&postgres, "SCHEMAOPS_STORE").unwrap()["valueFrom"]["secretKeyRef"],
+        json!({"name": "schemaops-postgres", "key": "dsn"})
+    );
+}
+
+#[test]
+fn registry_credentials_reach_the_pod_as_files_and_a_secret_key_ref() {
+    let Some(answer) = answer() else { return };
+    let default = manifests(answer, "default");
+    assert!(!args(&default).iter().any(|arg| arg.starts_with("--registry-url")));
+
+    let basic = manifests(answer, "external");
+    let args = args(&basic);
+    for expected in [
+        "--registry-url=https://registry.example.com:8081",
+        "--registry-password-file=/etc/schemaops/registry/password",
+        "--registry-ca-file=/etc/schemaops/registry/ca.crt",
+    ] {
+        assert!(args.contains(&expected.to_owned()), "{expected} in {args:?}");
+    }
+    assert_eq!(
+        env(&basic, "SCHEMAOPS_REGISTRY_USERNAME").unwrap()["valueFrom"]["secretKeyRef"],
+        json!({"name": "registry-credentials", "key": "username"})
+    );
+    let pod = &only(&basic, "Deployment")["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|volume| volume["name"] == "registry-credentials");
+    assert_eq!(
+        volume.unwrap()["secret"]["items"],
+        json!([{"key": "password", "path": "password"}, {"key": "ca.crt", "path": "ca.crt"}])
+    );
+    assert_eq!(volume.unwrap()["secret"]["secretName"], "registry-credentials");
+    let mount = pod["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|mount| mount["name"] == "registry-credentials")
+        .unwrap();
+    assert_eq!(mount["mountPath"], "/etc/schemaops/registry");
+    assert_eq!(mount["readOnly"], true);
+
+    let token = manifests(answer, "token");
+    let args = self::args(&token);
+    assert!(
+        args.contains(&"--registry-token-file=/etc/schemaops/registry/token".to_owned()),
+        "{args:?}"
+    );
+    assert!(
+        !args.iter().any(|arg| arg.starts_with("--registry-password-file")),
+        "{args:?}"
+    );
+    assert!(env(&token, "SCHEMAOPS_REGISTRY_USERNAME").is_none());
+}
+
+#[test]
+fn the_webhook_ca_bundle_matches_its_certificate() {
+    let Some(answer) = answer() else { return };
+    assert!(find(&manifests(answer, "default"), "ValidatingWebhookConfiguration").is_empty());
+
+    // Helm-generated: the Secret holds the CA and the serving pair; caBundle is the same CA.
+    let generated = manifests(answer, "webhook");
+    let configuration = only(&generated, "ValidatingWebhookConfiguration");
+    let hook = &configuration["webhooks"][0];
+    assert_eq!(hook["clientConfig"]["service"]["path"], "/validate/schemas");
+    assert_eq!(hook["clientConfig"]["service"]["port"], 443);
+    assert_eq!(hook["failurePolicy"], "Ignore");
+    let secret = only(&generated, "Secret");
+    assert_eq!(secret["type"], "kubernetes.io/tls");
+    assert_eq!(hook["clientConfig"]["caBundle"], secret["data"]["ca.crt"]);
+    for key in ["ca.crt", "tls.crt", "tls.key"] {
+        assert!(
+            secret["data"][key].as_str().is_some_and(|value| value.len() > 100),
+            "{key}"
+        );
+    }
+    let service = find(&generated, "Service")
+        .into_iter()
+        .find(|service| service["metadata"]["name"] == hook["clientConfig"]["service"]["name"])
+        .expect("the webhook's Service");
+    assert_eq!(service["spec"]["ports"][0]["port"], 443);
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], "webhook");
+    let args = args(&generated);
+    assert!(args.contains(&"--webhook-listen=0.0.0.0:8443".to_owned()), "{args:?}");
+    assert!(
+        args.contains(&"--webhook-cert-file=/etc/schemaops/webhook/tls.crt".to_owned()),
+        "{args:?}"
+    );
+    let pod = &only(&generated, "Deployment")["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|volume| volume["name"] == "webhook-tls");
+    assert_eq!(volume.unwrap()["secret"]["secretName"], secret["metadata"]["name"]);
+
+    // cert-manager: a Certificate writes the same Secret; cainjector fills caBundle.
+    let managed = manifests(answer, "certmanager");
+    let configuration = only(&managed, "ValidatingWebhookConfiguration");
+    let certificate = only(&managed, "Certificate");
+    assert!(configuration["webhooks"][0]["clientConfig"].get("caBundle").is_none());
+    assert_eq!(
+        configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        format!("ns-certmanager/{}", certificate["metadata"]["name"].as_str().unwrap()).as_str()
+    );
+    assert_eq!(certificate["spec"]["issuerRef"]["kind"], "Issuer");
+    assert_eq!(only(&managed, "Issuer")["spec"], json!({"selfSigned": {}}));
+    assert!(find(&managed, "Secret").is_empty());
+    let pod = &only(&managed, "Deployment")["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|volume| volume["name"] == "webhook-tls");
+    assert_eq!(
+        volume.unwrap()["secret"]["secretName"],
+        certificate["spec"]["secretName"]
+    );
+    let monitor = only(&managed, "ServiceMonitor");
+    assert_eq!(monitor["spec"]["endpoints"][0]["port"], "metrics");
+    assert_eq!(monitor["spec"]["endpoints"][0]["path"], "/metrics");
+}
+
+#[test]
+fn the_notes_tell_how_to_check_the_install() {
+    let Some(answer) = answer() else { return };
+    let notes = answer["rendered"]["default"]["schemaops/templates/NOTES.txt"]
+        .as_str()
+        .unwrap();
+    for expected in [
+        "kubectl -n ns-default get pods",
+        "kind: Schema",
+        "kubectl -n default wait --for=condition=Ready",
+    ] {
+        assert!(notes.contains(expected), "{expected} in\n{notes}");
+    }
+}
+
+#[test]
+fn the_values_schema_refuses_bad_values() {
+    let Some(answer) = answer() else { return };
+    for (case, _, pointer) in invalid_values() {
+        let error = answer["invalid"][case].as_str();
+        assert!(
+            error.is_some_and(|error| error.contains(pointer)),
+            "{case}: expected an error at {pointer}, got {:?}",
+            answer["invalid"][case]
+        );
+    }
+}
+
+/// Whether the test API server serves this kind (cert-manager and Prometheus operator kinds come
+/// from CRDs that are not installed there).
+fn served(manifest: &Value) -> bool {
+    !matches!(
+        manifest["kind"].as_str(),
+        Some("Certificate" | "Issuer" | "ServiceMonitor")
+    )
+}
+
+#[test]
+fn kubectl_applies_the_rendered_manifests_crds_first() {
+    let Some(answer) = answer() else { return };
+    let server = apiserver::TestApiServer::start();
+    let run = |args: &[&str]| {
+        let output = server.kubectl().args(args).output().expect("kubectl runs");
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let crds = tempfile::tempdir().unwrap();
+    for (name, text) in answer["crds"].as_object().unwrap() {
+        let file = Path::new(name).file_name().unwrap();
+        std::fs::write(crds.path().join(file), text.as_str().unwrap()).unwrap();
+    }
+    run(&["apply", "-f", crds.path().to_str().unwrap()]);
+    run(&["create", "namespace", "team-a"]);
+    for (scenario, _) in scenarios() {
+        let namespace = format!("ns-{scenario}");
+        run(&["create", "namespace", &namespace]);
+        let folder = tempfile::tempdir().unwrap();
+        let manifests: Vec<Value> = manifests(answer, scenario).into_iter().filter(served).collect();
+        for (index, manifest) in manifests.iter().enumerate() {
+            let path = folder.path().join(format!("{index:02}.json"));
+            std::fs::write(path, serde_json::to_vec_pretty(manifest).unwrap()).unwrap();
+        }
+        run(&["apply", "-f", folder.path().to_str().unwrap()]);
+        let deployment = format!("deployment/{scenario}-schemaops");
+        let applied = run(&["-n", &namespace, "get", &deployment, "-o", "json"]);
+        let applied: Value = serde_json::from_str(&applied).unwrap();
+        assert_eq!(
+            applied["spec"]["template"]["spec"]["serviceAccountName"],
+            format!("{scenario}-schemaops").as_str()
+        );
+        let listed = run(&[
+            "-n",
+            &namespace,
+            "get",
+            "serviceaccounts,services,roles,rolebindings",
+            "-o",
+            "name",
+        ]);
+        assert!(
+            listed.contains(&format!("serviceaccount/{scenario}-schemaops")),
+            "{listed}"
+        );
+    }
+    let cluster = run(&["get", "clusterroles,clusterrolebindings", "-o", "name"]);
+    assert!(
+        cluster.contains("clusterrole.rbac.authorization.k8s.io/default-schemaops"),
+        "{cluster}"
+    );
+    let hooks = run(&["get", "validatingwebhookconfigurations", "-o", "name"]);
+    assert!(hooks.contains("webhook-schemaops-webhook"), "{hooks}");
+    // A first Schema after the install, as NOTES.txt says.
+    let schema = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        schema.path(),
+        "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: orders-value\n  namespace: default\nspec:\n  subject: orders-value\n  schema: '{\"type\": \"string\"}'\n",
+    )
+    .unwrap();
+    run(&["apply", "-f", schema.path().to_str().unwrap()]);
+}
+
+/// The Helm-generated webhook certificate, loaded as the operator loads `--webhook-cert-file`,
+/// completes a TLS handshake (in memory) with a client that trusts only `caBundle`, under the
+/// Service's in-cluster name, as the API server calls it.
+#[test]
+fn the_generated_webhook_certificate_is_trusted_through_the_ca_bundle() {
+    use base64::Engine;
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+
+    let Some(answer) = answer() else { return };
+    let manifests = manifests(answer, "webhook");
+    let secret = only(&manifests, "Secret");
+    let hook = &only(&manifests, "ValidatingWebhookConfiguration")["webhooks"][0]["clientConfig"];
+    let decode = |value: &Value| {
+        base64::engine::general_purpose::STANDARD
+            .decode(value.as_str().unwrap())
+            .unwrap()
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let (certificate, key) = (folder.path().join("tls.crt"), folder.path().join("tls.key"));
+    std::fs::write(&certificate, decode(&secret["data"]["tls.crt"])).unwrap();
+    std::fs::write(&key, decode(&secret["data"]["tls.key"])).unwrap();
+    let identity = schemaops::webhook::tls::Identity::from_files(&certificate, &key).unwrap();
+    let server_config = identity.server_config().unwrap();
+
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_slice_iter(&decode(&hook["caBundle"])) {
+        roots.add(certificate.unwrap()).unwrap();
+    }
+    let client_config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let name = format!("{}.ns-webhook.svc", hook["service"]["name"].as_str().unwrap());
+    let mut client =
+        rustls::ClientConnection::new(std::sync::Arc::new(client_config), name.clone().try_into().unwrap()).unwrap();
+    let mut server = rustls::ServerConnection::new(server_config).unwrap();
+    for _ in 0..10 {
+        if !client.is_handshaking() && !server.is_handshaking() {
+            return;
+        }
+        let mut bytes = Vec::new();
+        client.write_tls(&mut bytes).unwrap();
+        server.read_tls(&mut bytes.as_slice()).unwrap();
+        server.process_new_packets().unwrap();
+        bytes.clear();
+        server.write_tls(&mut bytes).unwrap();
+        client.read_tls(&mut bytes.as_slice()).unwrap();
+        client
+            .process_new_packets()
+            .unwrap_or_else(|error| panic!("the client refuses the certificate for {name}: {error}"));
+    }
+    panic!("the TLS handshake for {name} did not finish");
+}
