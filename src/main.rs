@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser as _;
-use schemaops::cli::{Cli, Command};
+use schemaops::cli::{Cli, Command, LogFormat};
 use schemaops::commands::{self, Verdict};
 use schemaops::telemetry;
 
@@ -26,70 +26,50 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<Verdict> {
     match cli.command {
         Command::Compat(args) => {
-            let config = args
-                .into_config()
-                .map_err(anyhow::Error::msg)
-                .context("invalid arguments")?;
-            let stdout = io::stdout();
-            let mut out = stdout.lock();
-            let verdict = commands::compat::run(&config, &mut out)?;
-            out.flush().context("failed to write the result")?;
-            Ok(verdict)
+            let config = checked(args.into_config())?;
+            to_stdout(|out| Ok(commands::compat::run(&config, out)?))
         }
-        Command::Crds => {
-            let stdout = io::stdout();
-            let mut out = stdout.lock();
-            commands::crds::run(&mut out).context("failed to print the CRDs")?;
+        Command::Crds => to_stdout(|out| {
+            commands::crds::run(out).context("failed to print the CRDs")?;
             Ok(Verdict::Compatible)
-        }
+        }),
         Command::Registry(args) => {
-            let config = args
-                .into_config()
-                .map_err(anyhow::Error::msg)
-                .context("invalid arguments")?;
+            let config = checked(args.into_config())?;
             telemetry::init(config.log_format, "info");
-            let runtime = runtime()?;
-            Ok(runtime.block_on(commands::registry::run(&config))?)
+            Ok(runtime()?.block_on(commands::registry::run(&config))?)
         }
         Command::Apply(args) => {
-            let config = args
-                .into_config()
-                .map_err(anyhow::Error::msg)
-                .context("invalid arguments")?;
-            telemetry::init(schemaops::cli::LogFormat::Plain, "warn");
+            let config = checked(args.into_config())?;
+            telemetry::init(LogFormat::Plain, "warn");
             let runtime = runtime()?;
-            let stdout = io::stdout();
-            let mut out = stdout.lock();
-            let verdict = runtime.block_on(commands::apply::run(&config, &mut out))?;
-            out.flush().context("failed to write the output")?;
-            Ok(verdict)
+            to_stdout(|out| Ok(runtime.block_on(commands::apply::run(&config, out))?))
         }
         Command::Check(args) => {
-            let config = args
-                .into_config()
-                .map_err(anyhow::Error::msg)
-                .context("invalid arguments")?;
-            telemetry::init(schemaops::cli::LogFormat::Plain, "warn");
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .context("failed to start the async runtime")?;
-            let stdout = io::stdout();
-            let mut out = stdout.lock();
-            let verdict = runtime.block_on(commands::check::run(&config, &mut out))?;
-            out.flush().context("failed to write the output")?;
-            Ok(verdict)
+            let config = checked(args.into_config())?;
+            telemetry::init(LogFormat::Plain, "warn");
+            let runtime = runtime()?;
+            to_stdout(|out| Ok(runtime.block_on(commands::check::run(&config, out))?))
         }
         Command::Operator(args) => {
-            let config = args
-                .into_config()
-                .map_err(anyhow::Error::msg)
-                .context("invalid arguments")?;
+            let config = checked(args.into_config())?;
             telemetry::init(config.log_format, "info");
-            let runtime = runtime()?;
-            Ok(runtime.block_on(commands::operator::run(config))?)
+            Ok(runtime()?.block_on(commands::operator::run(config))?)
         }
     }
+}
+
+/// A configuration, or the argument error that prevents it.
+fn checked<T>(config: Result<T, String>) -> anyhow::Result<T> {
+    config.map_err(anyhow::Error::msg).context("invalid arguments")
+}
+
+/// Runs `print` on locked stdout and flushes it.
+fn to_stdout(print: impl FnOnce(&mut dyn Write) -> anyhow::Result<Verdict>) -> anyhow::Result<Verdict> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let verdict = print(&mut out)?;
+    out.flush().context("failed to write the output")?;
+    Ok(verdict)
 }
 
 /// The async runtime of the commands that need one.
