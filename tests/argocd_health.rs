@@ -15,11 +15,9 @@ fn argocd_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/schemaops/argocd")
 }
 
-/// The kinds with a health script: (kind, script file).
-const SCRIPTS: [(&str, &str); 2] = [
-    ("Schema", "health-schema.lua"),
-    ("SubjectConfig", "health-subjectconfig.lua"),
-];
+/// The kinds with a health script: (kind, script file). Both kinds report the same
+/// conditions, so one script serves both.
+const SCRIPTS: [(&str, &str); 2] = [("Schema", "health.lua"), ("SubjectConfig", "health.lua")];
 
 /// `lua5.1` with dkjson, or why it cannot be used.
 fn lua() -> Result<&'static str, String> {
@@ -37,8 +35,8 @@ fn lua() -> Result<&'static str, String> {
 /// The `argocd-cm` snippet, built from the Lua files.
 fn snippet() -> String {
     let mut text = String::from(
-        "# Generated from health-schema.lua and health-subjectconfig.lua by tests/argocd_health.rs\n\
-         # (UPDATE_EXPECT=1 cargo test --test argocd_health); edit the .lua files, not this one.\n\
+        "# Generated from health.lua by tests/argocd_health.rs\n\
+         # (UPDATE_EXPECT=1 cargo test --test argocd_health); edit health.lua, not this one.\n\
          # Merge these keys into the data of Argo CD's argocd-cm ConfigMap, e.g.\n\
          #   kubectl -n argocd patch configmap argocd-cm --type merge --patch-file argocd-cm-snippet.yaml\n\
          data:\n",

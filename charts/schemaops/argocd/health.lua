@@ -1,6 +1,7 @@
--- Argo CD health of a schemaops.dev SubjectConfig (Lua 5.1, as Argo CD's gopher-lua).
+-- Argo CD health of a schemaops.dev Schema or SubjectConfig (Lua 5.1, as Argo CD's gopher-lua);
+-- both kinds report the same conditions, so one script serves both.
 -- Healthy: Ready=True for the current generation. Degraded: Stalled=True for the current
--- generation (an invalid setting or a refused change), with its message. Progressing otherwise:
+-- generation (an incompatible or invalid schema, a refused setting), with its message. Progressing otherwise:
 -- being deleted, no status yet, a status or condition for an older generation, Reconciling=True.
 local hs = { status = "Progressing", message = "Waiting for the schemaops controller" }
 local generation = (obj.metadata and obj.metadata.generation) or 0
