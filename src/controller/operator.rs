@@ -36,6 +36,8 @@ const MAX_RETRY: Duration = Duration::from_secs(300);
 /// How often a Schema waiting for another to release its subject looks again
 /// (a watch on the other Schemas usually wakes it sooner).
 const CONFLICT_RETRY: Duration = Duration::from_secs(30);
+/// How often a deletion blocked by referrers looks again, without backing off.
+const DELETION_RETRY: Duration = Duration::from_secs(5);
 
 /// Why a reconcile failed; every failure is retried.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +63,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// True when the reconcile waits on purpose (a deletion blocked by
+    /// referrers) rather than failed: it is retried at a steady pace.
+    pub fn is_waiting(&self) -> bool {
+        matches!(
+            self,
+            Error::Finalizer(inner)
+                if matches!(inner.as_ref(), finalizer::Error::CleanupFailed(Error::DeletionBlocked(_)))
+        )
+    }
+
     /// The bounded reason, for logs and metrics.
     pub fn reason(&self) -> &'static str {
         match self {
@@ -383,6 +395,12 @@ fn schemas_where(store: &Store<Schema>, wanted: impl Fn(&Schema) -> bool) -> Vec
 /// Every failed reconcile is retried, later each time it fails in a row.
 fn error_policy<K: Resource<DynamicType = ()>>(object: Arc<K>, error: &Error, context: Arc<Context>) -> Action {
     let key = ObjectKey::of(object.meta());
+    if error.is_waiting() {
+        // Not a failure: the finalizer keeps the object until its referrers go.
+        // A referrer's change usually wakes it first (the cache may lag that event).
+        tracing::info!(kind = %K::kind(&()), object = %key, error = error as &dyn std::error::Error, "Deletion waits");
+        return Action::requeue(DELETION_RETRY);
+    }
     let delay = context.backoff(&key);
     tracing::warn!(
         kind = %K::kind(&()),
@@ -1049,5 +1067,25 @@ mod tests {
             live_versions(&registry).await.is_empty(),
             "nothing registered before the finalizer"
         );
+    }
+}
+
+#[cfg(test)]
+mod waiting_tests {
+    use super::*;
+
+    #[test]
+    fn a_deletion_blocked_by_referrers_waits_and_other_errors_fail() {
+        let blocked = Error::Finalizer(Box::new(finalizer::Error::CleanupFailed(Error::DeletionBlocked(
+            "referred to by Schema a/b".to_owned(),
+        ))));
+        assert!(blocked.is_waiting());
+        let failed = Error::Finalizer(Box::new(finalizer::Error::CleanupFailed(Error::Registry(
+            crate::registry::Error::Unavailable {
+                url: "http://registry".to_owned(),
+                reason: "connection refused".to_owned(),
+            },
+        ))));
+        assert!(!failed.is_waiting());
     }
 }
