@@ -1,22 +1,30 @@
-//! Avro verdicts proven on data (issue 9, Avro part): for generated schema
-//! pairs the engine calls compatible, records written with the writer schema
-//! decode with the reader schema through `apache-avro`'s schema resolution,
-//! in every direction the mode promises. For pairs it calls incompatible,
-//! the rate at which generated records actually fail is printed per kind.
+//! Avro verdicts proven on data (issue 9, Avro part). Histories are made by
+//! evolution edits (tests/support/avro_evolution.rs). Whenever the engine
+//! calls the newest version compatible under a mode, records written with
+//! each version the mode promises about decode through `apache-avro`'s
+//! schema resolution: BACKWARD, an earlier version writes and the newest
+//! reads; FORWARD, the newest writes and an earlier one reads; FULL, both;
+//! the transitive forms, against every earlier version. For verdicts of
+//! incompatible, the rate at which generated records actually fail is
+//! printed per kind.
 //!
-//! The generated pairs carry no field aliases: apache-avro's datum reader
-//! (0.22) ignores a reader field's aliases, which the Avro specification and
-//! Java Avro honour, so a rename by alias would fail to decode there while
-//! being compatible. Alias renames are covered by the conformance corpus and
-//! the scenario tests instead. Generated `bytes` values are UTF-8 text:
-//! Avro, Java and Confluent call `bytes` to `string` a compatible promotion,
-//! but a decoder that checks UTF-8 (apache-avro does) rejects other bytes,
-//! so that promotion is sound only for data that is text. The seed is fixed,
-//! so every run checks the same cases.
+//! Two gaps in the decoder are bridged, not hidden:
+//! - apache-avro (0.22) ignores a reader field's aliases, which the Avro
+//!   specification and Java Avro honour. Java's decoder first rewrites the
+//!   writer schema with the reader's aliases; [`with_readers_aliases`] does
+//!   the same here, so renames by alias are tested on data too.
+//! - Generated `bytes` values are UTF-8 text: Avro, Java and Confluent call
+//!   `bytes` to `string` a compatible promotion, but a decoder that checks
+//!   UTF-8 (apache-avro does) rejects other bytes, so that promotion is sound
+//!   only for data that is text. This is a known divergence of the reference
+//!   semantics, shown by its own test below.
+//!
+//! The seeds are fixed, so every run checks the same cases; a failure is
+//! shrunk and saved in `tests/avro_soundness.proptest-regressions`.
 
 mod support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use apache_avro::Schema;
 use apache_avro::reader::datum::GenericDatumReader;
@@ -24,18 +32,124 @@ use apache_avro::types::Value as AvroValue;
 use apache_avro::writer::datum::GenericDatumWriter;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
-use schemaops::compat::{Format, Mode, Report, SchemaText, check};
-use support::avro_gen::{FieldShape, Shape, root_shape, root_text, value};
+use proptest::test_runner::{Config, RngSeed, TestRunner};
+use schemaops::compat::{Direction, Format, Mode, Report, SchemaText, check};
+use serde_json::Value;
+use support::avro_evolution::history;
+use support::avro_gen::{Shape, root_text, value};
+
+/// Where the reference semantics promise more than data bears out: what, and why.
+const KNOWN_DIVERGENCES: &[(&str, &str)] = &[(
+    "bytes read as string",
+    "Avro's specification, Java Avro and Confluent promote bytes to string, but bytes that are not UTF-8 \
+     cannot be read as a string; the verdict holds only for byte values that are text",
+)];
+
+/// A history and, for each version, records written with it.
+type Case = (Vec<Shape>, Vec<Vec<AvroValue>>);
+
+fn case(records: std::ops::Range<usize>) -> impl Strategy<Value = Case> {
+    history().prop_flat_map(move |versions| {
+        let values: Vec<_> = versions
+            .iter()
+            .map(|version| proptest::collection::vec(value(version), records.clone()))
+            .collect();
+        (Just(versions), values)
+    })
+}
+
+/// The writer schema as Java's decoder sees it: each field the reader knows
+/// by an alias renamed to the reader's name, unless the writer already has
+/// a field of that name (a name matches before an alias does).
+fn with_readers_aliases(writer: &Value, reader: &Value) -> Value {
+    let mut renames: HashMap<String, HashMap<String, String>> = HashMap::new();
+    collect_aliases(reader, &mut renames);
+    let mut writer = writer.clone();
+    rename_fields(&mut writer, &renames);
+    writer
+}
+
+/// Record name -> (alias -> field name), for every record in `schema`.
+fn collect_aliases(schema: &Value, into: &mut HashMap<String, HashMap<String, String>>) {
+    match schema {
+        Value::Array(branches) => branches.iter().for_each(|branch| collect_aliases(branch, into)),
+        Value::Object(object) => {
+            if let (Some(name), Some(Value::Array(fields))) = (object.get("name"), object.get("fields")) {
+                let renames = into.entry(name.as_str().unwrap_or_default().to_owned()).or_default();
+                for field in fields {
+                    for alias in field["aliases"].as_array().into_iter().flatten() {
+                        renames.insert(
+                            alias.as_str().unwrap_or_default().to_owned(),
+                            field["name"].as_str().unwrap_or_default().to_owned(),
+                        );
+                    }
+                }
+                for field in fields {
+                    collect_aliases(&field["type"], into);
+                }
+            }
+            for key in ["items", "values"] {
+                if let Some(inner) = object.get(key) {
+                    collect_aliases(inner, into);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn rename_fields(schema: &mut Value, renames: &HashMap<String, HashMap<String, String>>) {
+    match schema {
+        Value::Array(branches) => branches.iter_mut().for_each(|branch| rename_fields(branch, renames)),
+        Value::Object(object) => {
+            let record_renames = object
+                .get("name")
+                .and_then(Value::as_str)
+                .and_then(|name| renames.get(name))
+                .cloned()
+                .unwrap_or_default();
+            if let Some(Value::Array(fields)) = object.get_mut("fields") {
+                let names: Vec<String> = fields
+                    .iter()
+                    .map(|field| field["name"].as_str().unwrap_or_default().to_owned())
+                    .collect();
+                for field in fields.iter_mut() {
+                    // A writer's defaults play no part in reading, and they
+                    // would name the fields by their old names.
+                    if let Some(field) = field.as_object_mut() {
+                        field.remove("default");
+                    }
+                    let name = field["name"].as_str().unwrap_or_default().to_owned();
+                    if let Some(new_name) = record_renames.get(&name)
+                        && !names.contains(new_name)
+                    {
+                        field["name"] = Value::String(new_name.clone());
+                    }
+                    rename_fields(&mut field["type"], renames);
+                }
+            }
+            for key in ["items", "values"] {
+                if let Some(inner) = object.get_mut(key) {
+                    rename_fields(inner, renames);
+                }
+            }
+        }
+        _ => {}
+    }
+}
 
 /// Whether every value written with `writer` reads back with `reader`; the first failure otherwise.
 fn decodes(writer: &str, reader: &str, values: &[AvroValue]) -> Result<(), String> {
+    let writer_json: Value = serde_json::from_str(writer).map_err(|e| e.to_string())?;
+    let reader_json: Value = serde_json::from_str(reader).map_err(|e| e.to_string())?;
     let writer_schema = Schema::parse_str(writer).map_err(|e| format!("apache-avro rejects the writer: {e}"))?;
-    let reader_schema = Schema::parse_str(reader).map_err(|e| format!("apache-avro rejects the reader: {e}"))?;
+    let resolved_writer = Schema::parse(&with_readers_aliases(&writer_json, &reader_json))
+        .map_err(|e| format!("apache-avro rejects the writer with the reader's aliases: {e}"))?;
+    let reader_schema = Schema::parse(&reader_json).map_err(|e| format!("apache-avro rejects the reader: {e}"))?;
     let encoder = GenericDatumWriter::builder(&writer_schema)
         .build()
         .map_err(|e| e.to_string())?;
-    let decoder = GenericDatumReader::builder(&writer_schema)
+    let decoder = GenericDatumReader::builder(&resolved_writer)
         .reader_schema(&reader_schema)
         .build()
         .map_err(|e| format!("apache-avro cannot resolve the pair: {e}"))?;
@@ -50,99 +164,116 @@ fn decodes(writer: &str, reader: &str, values: &[AvroValue]) -> Result<(), Strin
     Ok(())
 }
 
-fn backward(reader: &str, writer: &str) -> Report {
-    check(
-        Format::Avro,
-        Mode::Backward,
-        &SchemaText::new(reader),
-        &[SchemaText::new(writer)],
-    )
-    .expect("generated schemas are valid")
+fn judge(mode: Mode, texts: &[String]) -> Report {
+    let (newest, earlier) = texts.split_last().expect("a history has versions");
+    let earlier: Vec<SchemaText> = earlier.iter().map(SchemaText::new).collect();
+    check(Format::Avro, mode, &SchemaText::new(newest), &earlier).expect("generated schemas are valid")
 }
 
-/// The same shape with every field alias removed.
-fn without_aliases(shape: Shape) -> Shape {
-    match shape {
-        Shape::Record(fields) => Shape::Record(
-            fields
-                .into_iter()
-                .map(|field| FieldShape {
-                    alias: None,
-                    shape: without_aliases(field.shape),
-                    ..field
-                })
-                .collect(),
-        ),
-        Shape::Array(items) => Shape::Array(Box::new(without_aliases(*items))),
-        Shape::Map(values) => Shape::Map(Box::new(without_aliases(*values))),
-        Shape::Union(branches) => Shape::Union(branches.into_iter().map(without_aliases).collect()),
-        other => other,
+/// Checks every promise `mode` makes about the history, when the engine
+/// calls its newest version compatible. Returns whether it did.
+fn promises_hold(mode: Mode, texts: &[String], values: &[Vec<AvroValue>]) -> Result<bool, TestCaseError> {
+    if !judge(mode, texts).is_compatible() {
+        return Ok(false);
     }
-}
-
-/// A reader shape, a writer shape, and values of the writer.
-fn case() -> impl Strategy<Value = (Shape, Shape, Vec<AvroValue>)> {
-    (
-        root_shape().prop_map(without_aliases),
-        root_shape().prop_map(without_aliases),
-    )
-        .prop_flat_map(|(reader, writer)| {
-            let values = proptest::collection::vec(value(&writer), 1..4);
-            (Just(reader), Just(writer), values)
-        })
+    let newest = texts.len() - 1;
+    for version in mode.versions_to_check(newest) {
+        let earlier = version - 1;
+        for direction in mode.directions() {
+            let (writer, reader) = match direction {
+                Direction::Backward => (earlier, newest),
+                Direction::Forward => (newest, earlier),
+            };
+            let outcome = decodes(&texts[writer], &texts[reader], &values[writer]);
+            prop_assert!(
+                outcome.is_ok(),
+                "{mode} called v{} compatible, but records of v{} do not decode with v{}: {:?}\nwriter: {}\nreader: {}",
+                newest + 1,
+                writer + 1,
+                reader + 1,
+                outcome,
+                texts[writer],
+                texts[reader],
+            );
+        }
+    }
+    Ok(true)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 2000,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(9),
+        rng_seed: RngSeed::Fixed(9),
         ..ProptestConfig::default()
     })]
 
-    /// BACKWARD(new, old) promises that the new schema reads what the old one
-    /// wrote; FORWARD is the same check with the roles swapped, and FULL is
-    /// both, so this one property covers every mode.
+    /// Every mode's promise, on every generated history.
     #[test]
-    fn records_written_by_the_old_schema_decode_with_a_compatible_new_one(
-        (reader, writer, values) in case()
-    ) {
-        let (reader_text, writer_text) = (root_text(&reader), root_text(&writer));
-        if backward(&reader_text, &writer_text).is_compatible() {
-            let outcome = decodes(&writer_text, &reader_text, &values);
-            prop_assert!(outcome.is_ok(), "{:?}\nwriter: {writer_text}\nreader: {reader_text}", outcome);
+    fn records_decode_in_every_direction_a_compatible_verdict_promises((versions, values) in case(1..4)) {
+        let texts: Vec<String> = versions.iter().map(root_text).collect();
+        for mode in Mode::ALL {
+            promises_hold(mode, &texts, &values)?;
         }
+    }
+}
+
+/// The property above must not pass because nothing was compatible: over
+/// the same kind of histories, every mode calls a good share compatible.
+#[test]
+fn the_histories_yield_compatible_verdicts_under_every_mode() {
+    let mut runner = TestRunner::new(Config {
+        rng_seed: RngSeed::Fixed(9),
+        ..Config::default()
+    });
+    let mut compatible: BTreeMap<&str, usize> = BTreeMap::new();
+    for _ in 0..500 {
+        let (versions, _) = case(1..2).new_tree(&mut runner).expect("a case").current();
+        let texts: Vec<String> = versions.iter().map(root_text).collect();
+        for mode in Mode::ALL {
+            *compatible.entry(mode.as_str()).or_default() += usize::from(judge(mode, &texts).is_compatible());
+        }
+    }
+    println!("avro histories called compatible, of 500: {compatible:?}");
+    for (mode, count) in compatible {
+        assert!(count >= 100, "{mode} called only {count} of 500 histories compatible");
     }
 }
 
 #[test]
 fn incompatible_verdicts_are_mostly_borne_out_by_data() {
     let mut runner = TestRunner::new(Config {
-        rng_seed: proptest::test_runner::RngSeed::Fixed(2026),
+        rng_seed: RngSeed::Fixed(2026),
         ..Config::default()
     });
-    // kind -> (pairs, pairs where some generated record failed to decode)
+    // kind -> (directed pairs, pairs where some generated record failed to decode)
     let mut rates: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let (mut compatible, mut incompatible) = (0, 0);
     for _ in 0..2000 {
-        let (reader, writer, values) = case().new_tree(&mut runner).expect("a case").current();
-        let (reader_text, writer_text) = (root_text(&reader), root_text(&writer));
-        let report = backward(&reader_text, &writer_text);
-        if report.is_compatible() {
-            compatible += 1;
-            continue;
-        }
-        incompatible += 1;
-        let failed = decodes(&writer_text, &reader_text, &values).is_err();
-        let mut kinds: Vec<String> = report.incompatibilities.iter().map(|i| i.kind.to_string()).collect();
-        kinds.sort();
-        kinds.dedup();
-        for kind in kinds {
-            let entry = rates.entry(kind).or_default();
-            entry.0 += 1;
-            entry.1 += usize::from(failed);
+        let (versions, values) = case(4..8).new_tree(&mut runner).expect("a case").current();
+        let texts: Vec<String> = versions.iter().map(root_text).collect();
+        let pair = &texts[texts.len() - 2..];
+        for (mode, writer) in [(Mode::Backward, 0), (Mode::Forward, 1)] {
+            let report = judge(mode, pair);
+            if report.is_compatible() {
+                compatible += 1;
+                continue;
+            }
+            incompatible += 1;
+            let written = &values[versions.len() - 2 + writer];
+            let failed = decodes(&pair[writer], &pair[1 - writer], written).is_err();
+            let mut kinds: Vec<String> = report.incompatibilities.iter().map(|i| i.kind.to_string()).collect();
+            kinds.sort();
+            kinds.dedup();
+            for kind in kinds {
+                let entry = rates.entry(kind).or_default();
+                entry.0 += 1;
+                entry.1 += usize::from(failed);
+            }
         }
     }
-    println!("avro precision over 2000 generated pairs ({compatible} compatible, {incompatible} incompatible):");
+    println!(
+        "avro precision over 2000 histories, latest pair in both directions ({compatible} compatible, {incompatible} incompatible):"
+    );
     for (kind, (pairs, failing)) in &rates {
         println!(
             "  {kind:<36} {failing:>4} of {pairs:>4} pairs had a record that failed ({:.0} %)",
@@ -150,7 +281,31 @@ fn incompatible_verdicts_are_mostly_borne_out_by_data() {
         );
     }
     assert!(
-        compatible >= 100 && incompatible >= 100,
+        compatible >= 400 && incompatible >= 400,
         "the generator yields both verdicts"
     );
+}
+
+/// The divergence listed in [`KNOWN_DIVERGENCES`] still exists: the engine
+/// calls bytes-to-string compatible, and bytes that are not text fail.
+#[test]
+fn bytes_read_as_string_hold_only_for_text() {
+    assert_eq!(KNOWN_DIVERGENCES.len(), 1);
+    let writer = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"bytes"}]}"#.to_owned();
+    let reader = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#.to_owned();
+    assert!(judge(Mode::Backward, &[writer.clone(), reader.clone()]).is_compatible());
+    let record = |bytes: &[u8]| AvroValue::Record(vec![("a".to_owned(), AvroValue::Bytes(bytes.to_vec()))]);
+    assert!(decodes(&writer, &reader, &[record(b"text")]).is_ok());
+    assert!(decodes(&writer, &reader, &[record(&[0xff, 0xfe])]).is_err());
+}
+
+/// Renames by alias are part of the histories, so the bridge for
+/// apache-avro's missing alias support must itself be right.
+#[test]
+fn a_rename_by_alias_decodes_once_the_readers_aliases_are_applied() {
+    let writer = r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#.to_owned();
+    let reader = r#"{"type":"record","name":"R","fields":[{"name":"b","type":"long","aliases":["a"]}]}"#.to_owned();
+    assert!(judge(Mode::Backward, &[writer.clone(), reader.clone()]).is_compatible());
+    let record = AvroValue::Record(vec![("a".to_owned(), AvroValue::Int(5))]);
+    decodes(&writer, &reader, &[record]).expect("the renamed field reads the old one's value");
 }

@@ -29,7 +29,8 @@ pub struct FieldShape {
     pub name: usize,
     pub shape: Shape,
     pub default: bool,
-    pub alias: Option<usize>,
+    /// Earlier names of the field, oldest first.
+    pub aliases: Vec<usize>,
 }
 
 pub fn primitive() -> impl Strategy<Value = Shape> {
@@ -99,7 +100,7 @@ pub fn fields(inner: impl Strategy<Value = Shape>) -> impl Strategy<Value = Vec<
                 name,
                 shape,
                 default,
-                alias: alias.filter(|alias| !taken.contains(alias)),
+                aliases: alias.filter(|alias| !taken.contains(alias)).into_iter().collect(),
             })
             .collect()
     })
@@ -134,13 +135,9 @@ pub fn render(shape: &Shape, name: &str) -> Value {
         Shape::Fixed(size) => json!({"type": "fixed", "name": name, "size": size}),
         Shape::Array(items) => json!({"type": "array", "items": render(items, &format!("{name}_items"))}),
         Shape::Map(values) => json!({"type": "map", "values": render(values, &format!("{name}_values"))}),
-        Shape::Union(branches) => Value::Array(
-            branches
-                .iter()
-                .enumerate()
-                .map(|(i, branch)| render(branch, &format!("{name}_{i}")))
-                .collect(),
-        ),
+        // A union holds at most one named branch, which takes the union's
+        // name, so making a field nullable keeps its named type's name.
+        Shape::Union(branches) => Value::Array(branches.iter().map(|branch| render(branch, name)).collect()),
         Shape::Record(fields) => {
             let fields: Vec<Value> = fields
                 .iter()
@@ -151,8 +148,9 @@ pub fn render(shape: &Shape, name: &str) -> Value {
                     if field.default {
                         value["default"] = default_for(&field.shape);
                     }
-                    if let Some(alias) = field.alias {
-                        value["aliases"] = json!([FIELD_NAMES[alias]]);
+                    if !field.aliases.is_empty() {
+                        let aliases: Vec<&str> = field.aliases.iter().map(|alias| FIELD_NAMES[*alias]).collect();
+                        value["aliases"] = json!(aliases);
                     }
                     value
                 })

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod avro_evolution;
 pub mod avro_gen;
 pub mod corpus;
 pub mod http;
