@@ -39,9 +39,9 @@ pub enum Edit {
     Rename { record: Index, field: Index, name: Index },
     /// `T` becomes `["null", T]`, or `["null", T]` becomes `T`.
     ToggleNullable { record: Index, field: Index },
-    /// A symbol added to (or, when all are there, removed from) an enum in the field.
+    /// A symbol added to an enum in the field, or removed when it is there.
     ToggleSymbol { record: Index, field: Index, symbol: Index },
-    /// A primitive branch added to (or, when present, removed from) a union in the field.
+    /// A primitive branch added to a union in the field, or removed when it is there.
     ToggleBranch { record: Index, field: Index, branch: Index },
 }
 
