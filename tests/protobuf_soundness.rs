@@ -196,8 +196,8 @@ fn flow(record: &DynamicMessage, reader: &MessageDescriptor) -> Outcome {
     }
     match DynamicMessage::decode(reader.clone(), bytes.as_slice()) {
         Err(_) if !refused.is_empty() => match flow(&rest, reader) {
-            Outcome::Kept => Outcome::Diverged(refused),
-            Outcome::Diverged(more) => Outcome::Diverged(refused.into_iter().chain(more).collect()),
+            Outcome::Kept => diverged(refused),
+            Outcome::Diverged(more) => diverged(refused.into_iter().chain(more).collect()),
             broken @ Outcome::Broken(_) => broken,
         },
         Err(error) => Outcome::Broken(format!("decode error: {error}")),
@@ -214,13 +214,17 @@ fn flow(record: &DynamicMessage, reader: &MessageDescriptor) -> Outcome {
             } else if losses.is_empty() {
                 Outcome::Kept
             } else {
-                let mut names: Vec<&'static str> = losses.iter().filter_map(|loss| loss.divergence).collect();
-                names.sort_unstable();
-                names.dedup();
-                Outcome::Diverged(names)
+                diverged(losses.iter().filter_map(|loss| loss.divergence).collect())
             }
         }
     }
+}
+
+/// The outcome of losses to these divergences, each named once.
+fn diverged(mut names: Vec<&'static str>) -> Outcome {
+    names.sort_unstable();
+    names.dedup();
+    Outcome::Diverged(names)
 }
 
 /// The documented divergence that makes a reader of `read_field` refuse

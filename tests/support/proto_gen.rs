@@ -151,7 +151,7 @@ pub struct History {
 
 /// A history of 2 to 4 versions: a random base and 1 to 3 edits in turn.
 pub fn history() -> impl Strategy<Value = History> {
-    let edit = (0u8..15, any::<u64>()).prop_map(|(op, pick)| Edit { op, pick });
+    let edit = (0u8..16, any::<u64>()).prop_map(|(op, pick)| Edit { op, pick });
     (any::<u64>(), proptest::collection::vec(edit, 1..=3)).prop_map(|(seed, edits)| {
         let mut schema = Schema::base(&mut Rng::new(seed));
         let mut texts = vec![schema.text()];
@@ -274,7 +274,8 @@ impl Schema {
             11 => self.add_enum_value(&mut rng),
             12 => self.remove_enum_value(&mut rng),
             13 => self.renumber(index, &mut rng),
-            _ => self.change_kind(&mut rng),
+            14 => self.change_kind(&mut rng),
+            _ => self.move_two_into_oneof(&mut rng),
         };
         done.unwrap_or_else(|| self.add_field(index, &mut rng))
     }
@@ -395,6 +396,15 @@ impl Schema {
         field.in_oneof = true;
         field.label = Label::Implicit;
         Some(format!("move into the oneof {}", describe(field)))
+    }
+
+    /// Two fields that could be set together join the oneof in one step.
+    fn move_two_into_oneof(&mut self, rng: &mut Rng) -> Option<String> {
+        let first = self.move_into_oneof(rng)?;
+        Some(match self.move_into_oneof(rng) {
+            Some(second) => format!("{first}; {second}"),
+            None => first,
+        })
     }
 
     fn move_out_of_oneof(&mut self, rng: &mut Rng) -> Option<String> {
