@@ -2,11 +2,13 @@
 #![allow(dead_code)]
 
 pub mod avro_gen;
+pub mod broker;
 pub mod corpus;
 pub mod http;
 pub mod laws;
 pub mod operator;
 pub mod postgres;
+pub mod python;
 pub mod refusal;
 pub mod registry;
 
