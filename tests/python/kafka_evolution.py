@@ -197,7 +197,8 @@ class Protobuf:
                                   label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
             pool = descriptor_pool.DescriptorPool()
             pool.Add(file)
-            self.classes[key] = message_factory.GetMessageClass(pool.FindMessageTypeByName("dev.schemaops.examples.Rsvp"))
+            descriptor = pool.FindMessageTypeByName("dev.schemaops.examples.Rsvp")
+            self.classes[key] = message_factory.GetMessageClass(descriptor)
         return self.classes[key]
 
     def serializer(self, fields, conf):
@@ -473,7 +474,8 @@ def scenario(fmt, producer, mode, v1, v2, v3, v3_kinds, v3_record):
             if reader not in PROMISED[mode]:
                 other = 3 - reader
                 lost = [field for field in fmt.record(schemas[reader], reader, 0) if field not in records[other][0]]
-                print(f"     (the v{other} records lack {', '.join(lost)}: the v{reader} reader sees their zero values, not an error)")
+                print(f"     (the v{other} records lack {', '.join(lost)}: "
+                      f"the v{reader} reader sees their zero values, not an error)")
         else:
             error = check(f"{name}: a v{reader} reader, which {mode} does not promise, reads its own records "
                           f"and fails on every v{3 - reader} record", decode_own_and_fail_on_other)
