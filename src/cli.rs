@@ -31,12 +31,15 @@ pub enum Command {
     Registry(RegistryArgs),
     /// Print the CustomResourceDefinitions of Schema and SubjectConfig as YAML (`kubectl apply -f -`).
     Crds,
-    /// Apply Schema and SubjectConfig manifests to the embedded registry on disk, without a cluster.
+    /// Apply Schema and SubjectConfig manifests to the embedded registry on disk (or to a running
+    /// registry with `--registry-url`), without a cluster.
     ///
     /// Each compatible schema is registered; each incompatible one is left out
     /// and its status says why. Objects are kept in the data folder between
-    /// runs, so a later run is an edit. Exit status: 0 all accepted, 1 some
-    /// rejected, 2 error.
+    /// runs, so a later run is an edit. With `--registry-url` the schemas and
+    /// levels go to that Confluent-compatible registry (checked to answer
+    /// before anything is applied) and the data folder keeps only the
+    /// objects. Exit status: 0 all accepted, 1 some rejected, 2 error.
     Apply(ApplyArgs),
     /// Say what `apply` would do with Schema and SubjectConfig manifests, without writing anything.
     ///
@@ -86,13 +89,18 @@ pub struct ApplyArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Folder for the registry and the applied objects (created when missing).
+    /// Folder for the registry and the applied objects (created when missing);
+    /// with `--registry-url`, for the applied objects only.
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
 
     /// How to print the resulting objects.
     #[arg(short = 'o', long, value_enum, default_value_t = ObjectOutput::Table)]
     pub output: ObjectOutput,
+
+    /// A running registry to apply to instead of the embedded one under `--data`.
+    #[command(flatten)]
+    pub registry: RegistryConnectionArgs,
 
     /// Engine options.
     #[command(flatten)]
@@ -117,6 +125,8 @@ pub struct ApplyConfig {
     pub paths: Vec<PathBuf>,
     /// The data folder.
     pub data: PathBuf,
+    /// The registry to apply to; `None` for the embedded one in the data folder.
+    pub registry: Option<ExternalConfig>,
     /// How to print.
     pub output: ObjectOutput,
     /// The engine.
@@ -131,6 +141,7 @@ impl ApplyArgs {
     pub fn into_config(self) -> Result<ApplyConfig, String> {
         Ok(ApplyConfig {
             checker: self.engine.checker()?,
+            registry: self.registry.into_config()?,
             paths: self.paths,
             data: self.data,
             output: self.output,
@@ -1202,6 +1213,30 @@ mod tests {
             .is_err()
         );
         assert!(operator_config(&["--registry-url", "https://x", "--registry-client-cert", "c.pem"]).is_err());
+    }
+
+    #[test]
+    fn apply_takes_the_registry_connection_flags() {
+        let apply = |args: &[&str]| {
+            let cli = Cli::parse_from(["schemaops", "apply"].iter().chain(args).chain(&["manifests/"]));
+            let Command::Apply(args) = cli.command else {
+                panic!("an apply command");
+            };
+            args.into_config()
+        };
+        assert_eq!(apply(&[]).unwrap().registry, None);
+        let config = apply(&[
+            "--registry-url",
+            "http://127.0.0.1:8081/",
+            "--registry-timeout-seconds",
+            "3",
+        ])
+        .unwrap();
+        let registry = config.registry.unwrap();
+        assert_eq!(registry.display_url(), "http://127.0.0.1:8081");
+        assert_eq!(registry.timeout, std::time::Duration::from_secs(3));
+        let error = apply(&["--registry-token", "t"]).unwrap_err();
+        assert!(error.contains("--registry-token needs --registry-url"), "{error}");
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! `schemaops apply` as a user runs it (issue 6): the examples, edits across
-//! runs, output formats, and bad manifests refused before anything is stored.
+//! runs, output formats, and bad manifests refused before anything is stored;
+//! and with `--registry-url`, applied to a running registry over HTTP.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+
+mod support;
 
 fn apply(data: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_schemaops"))
@@ -251,5 +255,130 @@ fn a_second_schema_for_one_subject_is_a_conflict_naming_the_first() {
             .as_str()
             .unwrap()
             .contains("default/a-first")
+    );
+}
+
+/// GET `path` on the registry as JSON.
+async fn served(url: &str, path: &str) -> Value {
+    let answer = support::http_client()
+        .get(format!("{url}{path}"))
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("GET {path}: {error}"));
+    assert!(answer.status().is_success(), "GET {path}: {}", answer.status());
+    answer.json().await.unwrap()
+}
+
+/// `--registry-url`: the examples applied to a running `schemaops registry`
+/// give the verdicts they give on the embedded registry, and the registry
+/// then serves exactly the versions, IDs and levels the objects report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_registry_url_the_examples_are_applied_to_that_registry() {
+    let served_data = tempfile::tempdir().unwrap();
+    let registry = support::registry::RegistryProcess::start(served_data.path()).await;
+    let data = tempfile::tempdir().unwrap();
+    let remote = apply(
+        data.path(),
+        &["-o", "json", "--registry-url", &registry.url, "examples/evolution/"],
+    );
+    assert_eq!(remote.status.code(), Some(1), "{}", text(&remote.stderr));
+    let embedded_data = tempfile::tempdir().unwrap();
+    let embedded = apply(embedded_data.path(), &["-o", "json", "examples/evolution/"]);
+    let outcome = |object: &Value| {
+        (
+            object["kind"].clone(),
+            object["metadata"]["name"].clone(),
+            ready(object),
+            object["status"]["version"].clone(),
+        )
+    };
+    assert_eq!(
+        items(&remote).iter().map(outcome).collect::<Vec<_>>(),
+        items(&embedded).iter().map(outcome).collect::<Vec<_>>(),
+        "the same verdicts as on the embedded registry"
+    );
+    assert!(data.path().join("objects.json").exists());
+    assert!(
+        !data.path().join("registry.db").exists(),
+        "the data folder keeps only the objects"
+    );
+
+    // Every registered Schema is the latest version of its subject, with its ID;
+    // and the registry holds no other subject.
+    let mut expected = BTreeMap::new();
+    for object in items(&remote).iter().filter(|o| o["kind"] == "Schema") {
+        let subject = object["spec"]["subject"].as_str().unwrap().to_owned();
+        let status = &object["status"];
+        if let Some(version) = status["version"].as_u64() {
+            expected.insert(subject, (version, status["id"].as_u64().unwrap()));
+        }
+    }
+    assert!(expected.len() >= 5, "the examples register most subjects: {expected:?}");
+    let mut subjects: Vec<String> = serde_json::from_value(served(&registry.url, "/subjects").await).unwrap();
+    subjects.sort();
+    assert_eq!(subjects, expected.keys().cloned().collect::<Vec<_>>());
+    for (subject, (version, id)) in &expected {
+        let versions = served(&registry.url, &format!("/subjects/{subject}/versions")).await;
+        assert_eq!(
+            versions.as_array().unwrap().last(),
+            Some(&Value::from(*version)),
+            "{subject}"
+        );
+        let latest = served(&registry.url, &format!("/subjects/{subject}/versions/latest")).await;
+        assert_eq!(latest["id"], *id, "{subject}");
+    }
+    // The platonic solid's v2 is registered and its refused v3 is not.
+    assert_eq!(
+        served(&registry.url, "/subjects/platonic-solid-value/versions").await,
+        serde_json::json!([1, 2])
+    );
+    let level = served(&registry.url, "/config/rsvp-value").await;
+    assert_eq!(level["compatibilityLevel"], "FORWARD", "the SubjectConfig's level");
+}
+
+/// An unreachable `--registry-url` is an error naming it, and the objects
+/// stored by earlier runs are left as they were.
+#[test]
+fn an_unreachable_registry_url_is_an_error_and_nothing_is_stored() {
+    let data = tempfile::tempdir().unwrap();
+    let first = apply(data.path(), &["examples/evolution/10-rsvp-config.yaml"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let before = std::fs::read(data.path().join("objects.json")).unwrap();
+    // Port 9 (discard) has no listener on a test machine.
+    let url = "http://127.0.0.1:9";
+    let output = apply(
+        data.path(),
+        &[
+            "--registry-url",
+            url,
+            "--registry-timeout-seconds",
+            "1",
+            "examples/evolution/11-rsvp-v1.yaml",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+    let message = text(&output.stderr);
+    assert!(
+        message.contains(&format!("nothing was applied to {url}")) && message.contains("unavailable"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(data.path().join("objects.json")).unwrap(), before);
+
+    let fresh = tempfile::tempdir().unwrap();
+    let folder = fresh.path().join("data");
+    let output = apply(
+        &folder,
+        &[
+            "--registry-url",
+            url,
+            "--registry-timeout-seconds",
+            "1",
+            "examples/evolution/",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        !folder.exists(),
+        "no data folder is made for a run that applied nothing"
     );
 }

@@ -9,37 +9,10 @@ use std::process::Command;
 
 use support::registry::RegistryProcess;
 
-/// The interpreter to use, or why there is none.
-fn python() -> Result<String, String> {
-    let candidate = std::env::var("SCHEMAOPS_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let probe = Command::new(&candidate)
-        .args([
-            "-c",
-            "import confluent_kafka.schema_registry.protobuf, confluent_kafka.schema_registry.avro",
-        ])
-        .output();
-    match probe {
-        Ok(output) if output.status.success() => Ok(candidate),
-        Ok(output) => Err(format!(
-            "{candidate} cannot import confluent_kafka with its extras: {}",
-            String::from_utf8_lossy(&output.stderr)
-                .lines()
-                .last()
-                .unwrap_or_default()
-        )),
-        Err(error) => Err(format!("{candidate} cannot be run: {error}")),
-    }
-}
-
 #[tokio::test]
 async fn the_confluent_python_client_works_against_the_registry() {
-    let python = match python() {
-        Ok(python) => python,
-        Err(reason) if !support::require_all() => {
-            println!("skipped: {reason} (install with: pip install 'confluent-kafka[avro,json,protobuf]')");
-            return;
-        }
-        Err(reason) => panic!("SCHEMAOPS_REQUIRE_ALL=1 but {reason}"),
+    let Some(python) = support::python::confluent_python_or_skip() else {
+        return;
     };
     let data = tempfile::tempdir().unwrap();
     let server = RegistryProcess::start(data.path()).await;

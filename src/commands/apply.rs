@@ -1,5 +1,6 @@
-//! `schemaops apply`: manifests into the embedded registry on disk, then
-//! the resulting objects printed as a table, YAML or JSON.
+//! `schemaops apply`: manifests into the embedded registry on disk (or a
+//! running registry named by `--registry-url`), then the resulting objects
+//! printed as a table, YAML or JSON.
 
 use std::io::Write;
 
@@ -10,6 +11,8 @@ use super::Verdict;
 use crate::cli::{ApplyConfig, ObjectOutput};
 use crate::crd::conditions::{ConditionType, find_condition};
 use crate::local::run::{Applied, ApplyError};
+use crate::registry::Registry;
+use crate::registry::external::ExternalRegistry;
 
 /// Why `apply` stopped.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +20,19 @@ pub enum Error {
     /// The registry could not be opened.
     #[error(transparent)]
     Registry(#[from] super::registry::Error),
+    /// The registry client could not be configured.
+    #[error("failed to configure the registry client")]
+    ExternalRegistry(#[source] crate::registry::external::ConfigError),
+    /// The registry named by `--registry-url` did not answer, or refused the
+    /// credentials, before anything was applied.
+    #[error("nothing was applied to {url}")]
+    Unreachable {
+        /// The registry's base URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: crate::registry::Error,
+    },
     /// The manifests or the stored objects could not be used.
     #[error(transparent)]
     Apply(#[from] ApplyError),
@@ -38,9 +54,10 @@ pub enum Error {
 /// # Errors
 /// [`Error`] when the registry, a manifest or the objects file cannot be used.
 pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let registry = super::registry::open_registry(&config.data.join("registry.db"), None, config.checker).await?;
+    let registry = open(config).await?;
     let now = Time(Timestamp::now());
-    let applied = crate::local::run::apply(&config.paths, &config.data, &registry, &config.checker, &now).await?;
+    let applied =
+        crate::local::run::apply(&config.paths, &config.data, registry.as_ref(), &config.checker, &now).await?;
     match config.output {
         ObjectOutput::Table => print_table(&applied, out).map_err(Error::Write)?,
         ObjectOutput::Yaml => {
@@ -84,6 +101,28 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     } else {
         Verdict::Incompatible
     })
+}
+
+/// The embedded registry in the data folder, or the external one after it
+/// answered: a registry that cannot be reached fails the run here, before
+/// any object is stored (reconciling would only record it in each status).
+async fn open(config: &ApplyConfig) -> Result<Box<dyn Registry>, Error> {
+    let Some(external) = &config.registry else {
+        let database = config.data.join("registry.db");
+        return Ok(Box::new(
+            super::registry::open_registry(&database, None, config.checker).await?,
+        ));
+    };
+    let client = ExternalRegistry::new(external, config.checker).map_err(Error::ExternalRegistry)?;
+    client.capabilities().await.map_err(|source| Error::Unreachable {
+        url: external.display_url(),
+        source,
+    })?;
+    std::fs::create_dir_all(&config.data).map_err(|source| super::registry::Error::CreateDataDir {
+        path: config.data.clone(),
+        source,
+    })?;
+    Ok(Box::new(client))
 }
 
 fn ready(object: &Applied) -> Option<&Condition> {

@@ -3,11 +3,13 @@
 
 pub mod avro_evolution;
 pub mod avro_gen;
+pub mod broker;
 pub mod corpus;
 pub mod http;
 pub mod laws;
 pub mod operator;
 pub mod postgres;
+pub mod python;
 pub mod refusal;
 pub mod registry;
 
