@@ -32,7 +32,7 @@ use apache_avro::types::Value as AvroValue;
 use apache_avro::writer::datum::GenericDatumWriter;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestRunner};
 use schemaops::compat::{Direction, Format, Mode, Report, SchemaText, check};
 use serde_json::Value;
 use support::avro_evolution::history;
@@ -204,6 +204,8 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: 2000,
         rng_seed: RngSeed::Fixed(9),
+        // Shrunk failures are saved beside this file, and replayed first on every run.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
         ..ProptestConfig::default()
     })]
 

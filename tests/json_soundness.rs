@@ -26,7 +26,7 @@ use json_gen::{Schema, history, instance, text};
 use jsonschema::Validator;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestRunner};
 use schemaops::compat::json::{DEFAULT_STEP_BUDGET, JsonPolicy, JsonSchema, differences, is_compatible};
 use schemaops::compat::{Checker, Direction, Format, Mode, Report, SchemaText};
 use serde_json::{Value, json};
@@ -320,6 +320,8 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: 2000,
         rng_seed: RngSeed::Fixed(9),
+        // Shrunk failures are saved beside this file, and replayed first on every run.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
         ..ProptestConfig::default()
     })]
 

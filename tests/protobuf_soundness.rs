@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use base64::Engine as _;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, RngSeed, TestRunner};
+use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestRunner};
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, ReflectMessage as _, Value};
 use proto_gen::{History, Rng, history};
@@ -640,6 +640,8 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: CASES,
         rng_seed: RngSeed::Fixed(9),
+        // Shrunk failures are saved beside this file, and replayed first on every run.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
         ..ProptestConfig::default()
     })]
 
