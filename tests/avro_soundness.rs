@@ -114,10 +114,12 @@ fn rename_fields(schema: &mut Value, renames: &HashMap<String, HashMap<String, S
                     .map(|field| field["name"].as_str().unwrap_or_default().to_owned())
                     .collect();
                 for field in fields.iter_mut() {
-                    // A writer's defaults play no part in reading, and they
-                    // would name the fields by their old names.
+                    // A writer's defaults and aliases play no part in reading;
+                    // its defaults name fields by their old names, and its
+                    // aliases could clash with a field's new name.
                     if let Some(field) = field.as_object_mut() {
                         field.remove("default");
+                        field.remove("aliases");
                     }
                     let name = field["name"].as_str().unwrap_or_default().to_owned();
                     if let Some(new_name) = record_renames.get(&name)
