@@ -2,7 +2,7 @@
 //! first version, then edits applied one after another (add or remove a
 //! field, add or drop a default, promote or demote a primitive, rename with
 //! an alias, make a field nullable, add or remove an enum symbol or a union
-//! branch, replace a type outright).
+//! branch, resize a fixed type, replace a type outright).
 //!
 //! Edits carry indices, not names, and each picks its target modulo what
 //! the schema holds at that point, so every edit applies to every schema
@@ -43,6 +43,8 @@ pub enum Edit {
     ToggleSymbol { record: Index, field: Index, symbol: Index },
     /// A primitive branch added to a union in the field, or removed when it is there.
     ToggleBranch { record: Index, field: Index, branch: Index },
+    /// A fixed type in the field given another size.
+    ResizeFixed { record: Index, field: Index },
 }
 
 /// Avro's promotions: what a writer's type may be read as.
@@ -72,6 +74,7 @@ pub fn edit() -> impl Strategy<Value = Edit> {
         2 => at().prop_map(|(record, field)| Edit::ToggleNullable { record, field }),
         1 => (at(), any::<Index>()).prop_map(|((record, field), symbol)| Edit::ToggleSymbol { record, field, symbol }),
         1 => (at(), any::<Index>()).prop_map(|((record, field), branch)| Edit::ToggleBranch { record, field, branch }),
+        1 => at().prop_map(|(record, field)| Edit::ResizeFixed { record, field }),
     ]
 }
 
@@ -107,7 +110,8 @@ pub fn apply(schema: &mut Shape, edit: &Edit) {
         | Edit::Rename { record, .. }
         | Edit::ToggleNullable { record, .. }
         | Edit::ToggleSymbol { record, .. }
-        | Edit::ToggleBranch { record, .. } => record,
+        | Edit::ToggleBranch { record, .. }
+        | Edit::ResizeFixed { record, .. } => record,
     };
     let count = count_records(schema);
     let mut target = record.index(count);
@@ -180,7 +184,8 @@ fn edit_record(fields: &mut Vec<FieldShape>, edit: &Edit) {
         | Edit::Rename { field, .. }
         | Edit::ToggleNullable { field, .. }
         | Edit::ToggleSymbol { field, .. }
-        | Edit::ToggleBranch { field, .. } => field.index(fields.len()),
+        | Edit::ToggleBranch { field, .. }
+        | Edit::ResizeFixed { field, .. } => field.index(fields.len()),
         Edit::AddField { .. } => unreachable!("handled above"),
     };
     match edit {
@@ -232,6 +237,12 @@ fn edit_record(fields: &mut Vec<FieldShape>, edit: &Edit) {
                     Some(_) => {}
                     None => branches.push(Shape::Primitive(branch)),
                 }
+            }
+        }
+        Edit::ResizeFixed { .. } => {
+            let at = first_from(fields, chosen, has_fixed).unwrap_or(chosen);
+            if let Some(size) = first_fixed(&mut fields[at].shape) {
+                *size = if *size == 1 { 2 } else { 1 };
             }
         }
         Edit::AddField { .. } => unreachable!("handled above"),
@@ -312,6 +323,25 @@ fn toggle_nullable(shape: &mut Shape) {
             let inner = std::mem::replace(other, Shape::Primitive("null"));
             *other = Shape::Union(vec![Shape::Primitive("null"), inner]);
         }
+    }
+}
+
+fn has_fixed(shape: &Shape) -> bool {
+    match shape {
+        Shape::Fixed(_) => true,
+        Shape::Array(inner) | Shape::Map(inner) => has_fixed(inner),
+        Shape::Union(branches) => branches.iter().any(has_fixed),
+        _ => false,
+    }
+}
+
+/// The size of the first fixed type in `shape`, looking through collections and unions.
+fn first_fixed(shape: &mut Shape) -> Option<&mut u8> {
+    match shape {
+        Shape::Fixed(size) => Some(size),
+        Shape::Array(inner) | Shape::Map(inner) => first_fixed(inner),
+        Shape::Union(branches) => branches.iter_mut().find_map(first_fixed),
+        _ => None,
     }
 }
 
