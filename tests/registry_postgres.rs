@@ -6,13 +6,11 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Value, json};
-use support::registry::RegistryProcess;
+use std::time::Duration;
 
-/// Distinct schemas (their docs differ) that are all compatible with each other.
-fn schema(index: usize) -> String {
-    format!(r#"{{"type":"record","name":"R","doc":"{index}","fields":[{{"name":"f","type":"long"}}]}}"#)
-}
+use serde_json::{Value, json};
+use support::durability::{self, schema};
+use support::registry::RegistryProcess;
 
 const SUBJECTS: usize = 3;
 
@@ -118,70 +116,14 @@ async fn every_acknowledged_registration_survives_sigkill() {
     let dsn = server.database().await;
     let data = tempfile::tempdir().unwrap();
     let mut registry = RegistryProcess::start_with(data.path(), &["--store", &dsn]).await;
-    let client = support::http_client();
-    let url = registry.url.clone();
-    let mut writers = Vec::new();
-    for writer in 0..8 {
-        let client = client.clone();
-        let url = url.clone();
-        writers.push(tokio::spawn(async move {
-            let mut acknowledged = Vec::new();
-            for step in 0..200 {
-                let index = writer * 1000 + step;
-                let subject = format!("subject-{}", writer % 4);
-                let reply = client
-                    .post(format!("{url}/subjects/{subject}/versions"))
-                    .json(&json!({ "schema": schema(index) }))
-                    .send()
-                    .await;
-                match reply {
-                    Ok(response) if response.status().is_success() => {
-                        if let Ok(Some(id)) = response.json::<Value>().await.map(|v| v["id"].as_u64()) {
-                            acknowledged.push((subject, index, id));
-                        }
-                    }
-                    _ => break,
-                }
-            }
-            acknowledged
-        }));
-    }
-    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
-    registry.kill();
-    let mut acknowledged = Vec::new();
-    for writer in writers {
-        acknowledged.extend(writer.await.unwrap());
-    }
+    let acknowledged = durability::register_until_killed(&mut registry, 8, Duration::from_millis(700)).await;
     assert!(
         acknowledged.len() > 5,
         "the kill came after some registrations ({})",
         acknowledged.len()
     );
-
     // An empty --data folder: everything comes from PostgreSQL.
     let other_data = tempfile::tempdir().unwrap();
     let registry = RegistryProcess::start_with(other_data.path(), &["--store", &dsn]).await;
-    let mut seen_ids = BTreeSet::new();
-    for (subject, index, id) in &acknowledged {
-        let response = client
-            .post(format!("{}/subjects/{subject}", registry.url))
-            .json(&json!({ "schema": schema(*index) }))
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            response.status().is_success(),
-            "acknowledged schema {index} under {subject} is gone"
-        );
-        let found: Value = response.json().await.unwrap();
-        assert_eq!(found["id"].as_u64(), Some(*id), "schema {index} kept its ID");
-        assert!(seen_ids.insert(*id), "ID {id} was given twice");
-    }
-    // Versions stay gapless after the restart.
-    for subject in 0..4 {
-        let versions = get(&client, format!("{}/subjects/subject-{subject}/versions", registry.url)).await;
-        let versions: Vec<u64> = serde_json::from_value(versions).unwrap();
-        let expected: Vec<u64> = (1..=versions.len() as u64).collect();
-        assert_eq!(versions, expected, "versions of subject-{subject} have no gaps");
-    }
+    durability::assert_all_kept(&registry.url, &acknowledged).await;
 }

@@ -3,92 +3,27 @@
 
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::durability::{self, schema};
 use support::registry::RegistryProcess;
-
-/// Distinct schemas (their docs differ) that are all compatible with each other.
-fn schema(index: usize) -> String {
-    format!(r#"{{"type":"record","name":"R","doc":"{index}","fields":[{{"name":"f","type":"long"}}]}}"#)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_acknowledged_registration_survives_sigkill() {
     let data = tempfile::tempdir().unwrap();
     let mut server = RegistryProcess::start(data.path()).await;
-    let client = support::http_client();
-    let url = server.url.clone();
     // Many writers register distinct schemas under a few subjects while the server is killed mid-stream.
-    let mut writers = Vec::new();
-    for writer in 0..16 {
-        let client = client.clone();
-        let url = url.clone();
-        writers.push(tokio::spawn(async move {
-            let mut acknowledged = Vec::new();
-            for step in 0..200 {
-                let index = writer * 1000 + step;
-                let subject = format!("subject-{}", writer % 4);
-                let body = json!({ "schema": schema(index) });
-                let reply = client
-                    .post(format!("{url}/subjects/{subject}/versions"))
-                    .json(&body)
-                    .send()
-                    .await;
-                match reply {
-                    Ok(response) if response.status().is_success() => {
-                        let id = response.json::<Value>().await.map(|v| v["id"].as_u64());
-                        if let Ok(Some(id)) = id {
-                            acknowledged.push((subject, index, id));
-                        }
-                    }
-                    _ => break,
-                }
-            }
-            acknowledged
-        }));
-    }
-    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
-    server.kill();
-    let mut acknowledged = Vec::new();
-    for writer in writers {
-        acknowledged.extend(writer.await.unwrap());
-    }
+    let acknowledged = durability::register_until_killed(&mut server, 16, Duration::from_millis(700)).await;
     assert!(
         acknowledged.len() > 20,
         "the kill came after some registrations ({})",
         acknowledged.len()
     );
     println!("{} registrations were acknowledged before SIGKILL", acknowledged.len());
-
     let server = RegistryProcess::start(data.path()).await;
-    let mut seen_ids: BTreeMap<u64, usize> = BTreeMap::new();
-    for (subject, index, id) in &acknowledged {
-        let response = client
-            .post(format!("{}/subjects/{subject}", server.url))
-            .json(&json!({ "schema": schema(*index) }))
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            response.status().is_success(),
-            "acknowledged schema {index} under {subject} is gone"
-        );
-        let found: Value = response.json().await.unwrap();
-        assert_eq!(found["id"].as_u64(), Some(*id), "schema {index} kept its ID");
-        assert!(
-            seen_ids.insert(*id, *index).is_none(),
-            "ID {id} was given to two schemas"
-        );
-    }
-    for subject in 0..4 {
-        let versions: Vec<u64> =
-            get_json(&client, &format!("{}/subjects/subject-{subject}/versions", server.url)).await;
-        let unique: BTreeSet<u64> = versions.iter().copied().collect();
-        assert_eq!(unique.len(), versions.len(), "no version is duplicated");
-        let expected: Vec<u64> = (1..=versions.len() as u64).collect();
-        assert_eq!(versions, expected, "versions are gapless");
-    }
+    durability::assert_all_kept(&server.url, &acknowledged).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -5,6 +5,7 @@ pub mod avro_evolution;
 pub mod avro_gen;
 pub mod broker;
 pub mod corpus;
+pub mod durability;
 pub mod http;
 pub mod laws;
 pub mod operator;
