@@ -573,28 +573,18 @@ impl<'a> Differ<'a> {
                 }
             }
         }
-        // additionalProperties
-        let steps = [Step::Key("additionalProperties")];
-        if old.permits_additional != new.permits_additional {
-            found.push(keyword(
-                "additionalProperties",
-                if new.permits_additional {
-                    Kind::AdditionalPropertiesAdded
-                } else {
-                    Kind::AdditionalPropertiesRemoved
-                },
-            ));
-        } else {
-            match (old.additional, new.additional) {
-                (None, Some(_)) => found.push(keyword("additionalProperties", Kind::AdditionalPropertiesNarrowed)),
-                (Some(_), None) => found.push(keyword("additionalProperties", Kind::AdditionalPropertiesExtended)),
-                (Some(was), Some(is)) => {
-                    let inner = self.compare(Some((old_side, was)), Some((new_side, is)))?;
-                    found.extend(under(inner, &steps));
-                }
-                (None, None) => {}
-            }
-        }
+        self.additional(
+            "additionalProperties",
+            [
+                Kind::AdditionalPropertiesAdded,
+                Kind::AdditionalPropertiesRemoved,
+                Kind::AdditionalPropertiesExtended,
+                Kind::AdditionalPropertiesNarrowed,
+            ],
+            (old_side, old.permits_additional, old.additional),
+            (new_side, new.permits_additional, new.additional),
+            found,
+        )?;
         self.unevaluated(
             "unevaluatedProperties",
             [
@@ -635,6 +625,35 @@ impl<'a> Differ<'a> {
     }
 
     /// `unevaluatedProperties` / `unevaluatedItems`: kinds are (added, removed, extended, narrowed).
+    /// `additionalProperties` or `additionalItems`, each side given as
+    /// (side, whether anything beyond the declared members is allowed, the
+    /// schema such members must match): allowing them is `added`, forbidding
+    /// them `removed`, dropping a schema for them `extended`, imposing one
+    /// `narrowed`; two schemas are compared beneath the keyword.
+    fn additional(
+        &mut self,
+        name: &'static str,
+        [added, removed, extended, narrowed]: [Kind; 4],
+        (old_side, old_permits, old_schema): (u8, bool, Option<NodeId>),
+        (new_side, new_permits, new_schema): (u8, bool, Option<NodeId>),
+        found: &mut Vec<RawChange<'a>>,
+    ) -> Result<(), TooComplex> {
+        if old_permits != new_permits {
+            found.push(keyword(name, if new_permits { added } else { removed }));
+            return Ok(());
+        }
+        match (old_schema, new_schema) {
+            (None, Some(_)) => found.push(keyword(name, narrowed)),
+            (Some(_), None) => found.push(keyword(name, extended)),
+            (Some(was), Some(is)) => {
+                let inner = self.compare(Some((old_side, was)), Some((new_side, is)))?;
+                found.extend(under(inner, &[Step::Key(name)]));
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+
     fn unevaluated(
         &mut self,
         name: &'static str,
@@ -730,26 +749,18 @@ impl<'a> Differ<'a> {
                 (None, None) => {}
             }
         }
-        if old.permits_additional != new.permits_additional {
-            found.push(keyword(
-                "additionalItems",
-                if old.permits_additional {
-                    Kind::AdditionalItemsRemoved
-                } else {
-                    Kind::AdditionalItemsAdded
-                },
-            ));
-        } else {
-            match (old.additional, new.additional) {
-                (None, Some(_)) => found.push(keyword("additionalItems", Kind::AdditionalItemsNarrowed)),
-                (Some(_), None) => found.push(keyword("additionalItems", Kind::AdditionalItemsExtended)),
-                (Some(was), Some(is)) => {
-                    let inner = self.compare(Some((old_side, was)), Some((new_side, is)))?;
-                    found.extend(under(inner, &[Step::Key("additionalItems")]));
-                }
-                (None, None) => {}
-            }
-        }
+        self.additional(
+            "additionalItems",
+            [
+                Kind::AdditionalItemsAdded,
+                Kind::AdditionalItemsRemoved,
+                Kind::AdditionalItemsExtended,
+                Kind::AdditionalItemsNarrowed,
+            ],
+            (old_side, old.permits_additional, old.additional),
+            (new_side, new.permits_additional, new.additional),
+            found,
+        )?;
         self.unevaluated(
             "unevaluatedItems",
             [
