@@ -684,3 +684,142 @@ async fn the_operator_serves_the_webhook_on_its_caches_and_registry() {
     assert_eq!(reply["response"]["allowed"], true, "{reply:#}");
     drop(operator);
 }
+
+/// Under leader election every replica serves the webhook, but only the
+/// leader runs the controllers: a follower keeps caches of its own, so it
+/// still knows which Schema manages a subject (a follower whose caches were
+/// the idle controllers' would allow the copy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_replica_judges_with_caches_of_its_own() {
+    if !Path::new("/usr/bin/kubectl").exists() {
+        assert!(!support::require_all(), "kubectl is required (SCHEMAOPS_REQUIRE_ALL=1)");
+        eprintln!("skipping: kubectl is not installed");
+        return;
+    }
+    let server = apiserver::TestApiServer::start();
+    let kubectl = |args: &[&str]| {
+        let output = server.kubectl().args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output.stdout
+    };
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+    kubectl(&["apply", "-f", crds.to_str().unwrap()]);
+    // Both replicas share one registry, as they would in a cluster.
+    let registry_data = tempfile::tempdir().unwrap();
+    let registry = support::registry::RegistryProcess::start(registry_data.path()).await;
+    let replica = |data: &Path, bundle: &Path| {
+        support::operator::OperatorProcess::start(
+            server.kubeconfig(),
+            data,
+            &[
+                "--namespace",
+                "default",
+                "--registry-url",
+                registry.url.as_str(),
+                "--leader-election",
+                "--webhook-listen",
+                "127.0.0.1:0",
+                "--webhook-ca-bundle-out",
+                bundle.to_str().unwrap(),
+            ],
+        )
+    };
+    let leader_data = tempfile::tempdir().unwrap();
+    let leader = replica(leader_data.path(), &leader_data.path().join("ca-bundle"));
+    leader.wait_ready(Duration::from_secs(60)).await;
+    let manifest = leader_data.path().join("orders.yaml");
+    let schema_yaml = serde_json::to_string(&schema_object("orders", SUBJECT, &v1())).unwrap();
+    std::fs::write(&manifest, schema_yaml).unwrap();
+    kubectl(&["apply", "-f", manifest.to_str().unwrap()]);
+    kubectl(&[
+        "wait",
+        "--for=condition=Ready",
+        "schema/orders",
+        "-n",
+        "default",
+        "--timeout=60s",
+    ]);
+
+    let follower_data = tempfile::tempdir().unwrap();
+    let bundle = follower_data.path().join("ca-bundle");
+    let follower = replica(follower_data.path(), &bundle);
+    follower.wait_ready(Duration::from_secs(60)).await;
+    let lease: Value = serde_json::from_slice(&kubectl(&[
+        "get",
+        "lease",
+        "schemaops-leader",
+        "-n",
+        "default",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default();
+    assert!(
+        holder.ends_with(&format!("-{}", leader.pid())),
+        "the first replica leads: {holder}"
+    );
+
+    use base64::Engine as _;
+    let ca_pem = String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(std::fs::read_to_string(&bundle).unwrap().trim())
+            .unwrap(),
+    )
+    .unwrap();
+    let client = client_trusting(Some(&ca_pem));
+    let url = format!(
+        "{}{}",
+        follower
+            .webhook_url
+            .clone()
+            .expect("the follower prints its webhook address")
+            .replace("127.0.0.1", "localhost"),
+        server::VALIDATE_SCHEMAS_PATH
+    );
+    let copy = review_body("CREATE", Some(schema_object("orders-copy", SUBJECT, &v1())), None);
+    // The follower's caches fill within moments of its start.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let reply = loop {
+        let reply: Value = client
+            .post(&url)
+            .json(&copy)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if reply["response"]["allowed"] == false || std::time::Instant::now() > deadline {
+            break reply;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(reply["response"]["status"]["code"], 403, "{reply:#}");
+    assert!(
+        reply["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("default/orders"),
+        "{reply:#}"
+    );
+    // And it judges an edit against the shared registry.
+    let stored: Value =
+        serde_json::from_slice(&kubectl(&["get", "schema/orders", "-n", "default", "-o", "json"])).unwrap();
+    let mut edited = stored.clone();
+    edited["spec"]["schema"] = json!(incompatible());
+    let reply: Value = client
+        .post(&url)
+        .json(&review_body("UPDATE", Some(edited), Some(stored)))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["response"]["allowed"], false, "{reply:#}");
+}

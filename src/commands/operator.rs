@@ -168,13 +168,30 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             metrics,
         },
     );
+    // A follower's controllers do not run, so neither do their caches: its
+    // webhook keeps caches of its own, or it would miss every conflict.
+    let (view, keep_view_filled) = match (&webhook, &config.leader_election) {
+        (Some(_), Some(_)) => {
+            let (schemas, subject_configs, keep_filled) =
+                operator::watched_caches(&client, config.namespace.clone(), wait_for_stop());
+            let view = webhook::CachedView {
+                schemas,
+                subject_configs,
+            };
+            (view, Some(keep_filled))
+        }
+        _ => {
+            let view = webhook::CachedView {
+                schemas: controllers.schemas(),
+                subject_configs: controllers.subject_configs(),
+            };
+            (view, None)
+        }
+    };
     let admission = Arc::new(webhook::Admission {
         registry,
         checker: config.checker,
-        view: Arc::new(webhook::CachedView {
-            schemas: controllers.schemas(),
-            subject_configs: controllers.subject_configs(),
-        }),
+        view: Arc::new(view),
         config_maps: Arc::new(webhook::KubeConfigMaps(client)),
         namespace: config.namespace.clone(),
     });
@@ -182,7 +199,11 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         match webhook {
             Some(bound) => {
                 let router = webhook::server::router(admission);
-                webhook::server::serve(bound.listener, bound.tls, router, wait_for_stop()).await
+                let serve = webhook::server::serve(bound.listener, bound.tls, router, wait_for_stop());
+                match keep_view_filled {
+                    Some(keep_filled) => futures::future::join(serve, keep_filled).await.0,
+                    None => serve.await,
+                }
             }
             None => Ok(()),
         }

@@ -16,8 +16,8 @@ use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::finalizer::{self, finalizer};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::schema::cleanup::{self, CleanupOutcome};
@@ -209,6 +209,52 @@ pub async fn run(
     ready: impl FnOnce() + Send + 'static,
 ) {
     Controllers::new(client, registry, settings).run(shutdown, ready).await;
+}
+
+/// Schema and SubjectConfig caches kept by watches of their own, for a
+/// replica that serves the admission webhook while another replica leads:
+/// a follower's controllers, and so their caches, do not run until it leads.
+/// Returns the caches and the future that keeps them filled until `shutdown`.
+pub fn watched_caches(
+    client: &Client,
+    namespace: Option<String>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (
+    Store<Schema>,
+    Store<SubjectConfig>,
+    impl Future<Output = ()> + Send + 'static,
+) {
+    let scope = Scope(namespace);
+    let (schemas, schema_writer) = reflector::store::<Schema>();
+    let (configs, config_writer) = reflector::store::<SubjectConfig>();
+    let schema_watch = reflector(
+        schema_writer,
+        watcher(scope.api::<Schema>(client), watcher::Config::default()),
+    );
+    let config_watch = reflector(
+        config_writer,
+        watcher(scope.api::<SubjectConfig>(client), watcher::Config::default()),
+    );
+    let keep_filled = async move {
+        let schema_watch = schema_watch.default_backoff().for_each(log_watch_error);
+        let config_watch = config_watch.default_backoff().for_each(log_watch_error);
+        tokio::select! {
+            _ = futures::future::join(schema_watch, config_watch) => {}
+            () = shutdown => {}
+        }
+    };
+    (schemas, configs, keep_filled)
+}
+
+/// A watch error is retried with backoff; it is worth a log line, no more.
+fn log_watch_error<T>(event: Result<T, watcher::Error>) -> std::future::Ready<()> {
+    if let Err(error) = event {
+        tracing::debug!(
+            error = &error as &dyn std::error::Error,
+            "A cache's watch failed; retrying"
+        );
+    }
+    std::future::ready(())
 }
 
 /// The Schema and SubjectConfig controllers, built but not running yet, so

@@ -22,7 +22,8 @@
 //!   registry and reports these in the status.
 //!
 //! # Caveats
-//! The view comes from the operator's caches: until they are filled, or
+//! The view comes from the operator's caches (on a follower replica under
+//! leader election, from watches of its own): until they are filled, or
 //! when two Schemas claim a subject at the same moment, a conflict can be
 //! missed here. The controller then reports it as it always has.
 
