@@ -9,6 +9,7 @@ pub mod api;
 pub mod embedded;
 mod error;
 pub mod external;
+pub mod tls;
 mod types;
 
 use std::sync::Arc;
