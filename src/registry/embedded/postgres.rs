@@ -362,8 +362,8 @@ fn reason(error: &tokio_postgres::Error, connector: &Connector) -> String {
     if let Some(db) = error.as_db_error() {
         if *db.code() == SqlState::INVALID_AUTHORIZATION_SPECIFICATION && matches!(connector, Connector::Plain) {
             return format!(
-                "the server refused the connection: {db} (a server that accepts only TLS refuses plain \
-                 connections so: add sslmode=require to the DSN)"
+                "the server refused the connection: {db} (if the server takes only TLS connections, \
+                 add sslmode=require to the DSN)"
             );
         }
         return format!("the server refused the connection: {db}");
