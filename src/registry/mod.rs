@@ -3,7 +3,8 @@
 //!
 //! Knows nothing of Kubernetes. `embedded` stores versions itself; `external`
 //! talks to a remote Confluent-compatible registry; `api`
-//! serves the Confluent REST API over any `Registry`.
+//! serves the Confluent REST API over any `Registry`; `tls` builds the
+//! rustls client configurations of the connections the registry opens.
 
 pub mod api;
 pub mod embedded;
