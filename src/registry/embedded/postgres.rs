@@ -284,6 +284,7 @@ async fn connect(config: &Config, connector: &Connector) -> Result<Client, Store
     })
 }
 
+/// Runs a connection's I/O on its own task until it ends, logging why when it broke.
 fn drive<S, T>(connection: tokio_postgres::Connection<S, T>)
 where
     tokio_postgres::Connection<S, T>: Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
@@ -370,7 +371,9 @@ fn reason(error: &tokio_postgres::Error, connector: &Connector) -> String {
     }
     let chain = describe_chain(error);
     if chain.contains("server does not support TLS") {
-        return "sslmode=require, but the server does not offer TLS (its `ssl` setting is off)".to_owned();
+        return "sslmode=require, but the server does not offer TLS (its `ssl` setting is off, or the DSN names \
+                a Unix socket, which never has TLS)"
+            .to_owned();
     }
     chain
 }
