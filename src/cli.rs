@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::compat::json::JsonPolicy;
 use crate::compat::{Checker, Format, Limits, Mode};
 use crate::registry::api::Credential;
+use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::{ExternalAuth, ExternalConfig};
 
 /// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
@@ -242,9 +243,16 @@ pub struct OperatorArgs {
     pub data: PathBuf,
 
     /// A PostgreSQL database for the embedded registry instead of SQLite under
-    /// `--data`: `postgres://user:password@host:port/database` (no TLS).
-    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN")]
+    /// `--data`: `postgres://user:password@host:port/database`. Add
+    /// `?sslmode=require` for TLS (the server's certificate and host name are
+    /// verified); without it the connection is plain.
+    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN", hide_env_values = true)]
     pub store: Option<String>,
+
+    /// PEM file of CA certificates trusted for the PostgreSQL server's
+    /// certificate, besides the system's; needs `sslmode=require` in `--store`.
+    #[arg(long, env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
+    pub store_ca_file: Option<PathBuf>,
 
     /// Address of the registry's REST API; port 0 picks a free port (printed).
     #[arg(long, env = "SCHEMAOPS_REGISTRY_LISTEN", default_value = "0.0.0.0:8081")]
@@ -625,8 +633,8 @@ fn secret_file(flag: &str, path: &std::path::Path) -> Result<String, String> {
 pub struct OperatorConfig {
     /// The SQLite file of the embedded registry.
     pub database: PathBuf,
-    /// The PostgreSQL DSN used instead of the SQLite file, when given.
-    pub postgres: Option<String>,
+    /// The PostgreSQL database used instead of the SQLite file, when given.
+    pub postgres: Option<PostgresOptions>,
     /// Where the registry API listens.
     pub registry_listen: std::net::SocketAddr,
     /// Where health and readiness are served.
@@ -668,7 +676,7 @@ impl OperatorArgs {
         let leader_election = self.leader.into_config(self.namespace.as_deref())?;
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
-            postgres: postgres_store(self.store)?,
+            postgres: postgres_store(self.store, self.store_ca_file)?,
             registry_listen: address("--registry-listen", &self.registry_listen)?,
             health_listen: address("--health-listen", &self.health_listen)?,
             kubeconfig: self.kubeconfig,
@@ -692,10 +700,17 @@ pub struct RegistryArgs {
     pub data: PathBuf,
 
     /// A PostgreSQL database for the registry instead of SQLite under `--data`:
-    /// `postgres://user:password@host:port/database` (no TLS). Several registry
-    /// processes may share one database.
-    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN")]
+    /// `postgres://user:password@host:port/database`. Add `?sslmode=require`
+    /// for TLS (the server's certificate and host name are verified); without
+    /// it the connection is plain. Several registry processes may share one
+    /// database.
+    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN", hide_env_values = true)]
     pub store: Option<String>,
+
+    /// PEM file of CA certificates trusted for the PostgreSQL server's
+    /// certificate, besides the system's; needs `sslmode=require` in `--store`.
+    #[arg(long, env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
+    pub store_ca_file: Option<PathBuf>,
 
     /// Address to listen on; port 0 picks a free port (the address is printed).
     #[arg(long, env = "SCHEMAOPS_LISTEN", default_value = "127.0.0.1:8081")]
@@ -766,8 +781,8 @@ pub enum LogFormat {
 pub struct RegistryConfig {
     /// The SQLite file.
     pub database: PathBuf,
-    /// The PostgreSQL DSN used instead of the SQLite file, when given.
-    pub postgres: Option<String>,
+    /// The PostgreSQL database used instead of the SQLite file, when given.
+    pub postgres: Option<PostgresOptions>,
     /// Where to listen.
     pub listen: std::net::SocketAddr,
     /// The request body limit.
@@ -806,7 +821,7 @@ impl RegistryArgs {
         )?;
         Ok(RegistryConfig {
             database: self.data.join("registry.db"),
-            postgres: postgres_store(self.store)?,
+            postgres: postgres_store(self.store, self.store_ca_file)?,
             listen,
             body_limit: self.max_body_bytes,
             limits: Limits {
@@ -820,14 +835,33 @@ impl RegistryArgs {
     }
 }
 
-/// Checks that `--store` names a PostgreSQL database.
-fn postgres_store(store: Option<String>) -> Result<Option<String>, String> {
-    match store {
-        Some(dsn) if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) => {
-            Err("--store takes a PostgreSQL URL like postgres://user:password@host:5432/database".to_owned())
-        }
-        other => Ok(other),
+/// Checks that `--store` names a PostgreSQL database, and that
+/// `--store-ca-file` comes with it and with `sslmode=require`. Messages never
+/// repeat the DSN: it may hold a password.
+fn postgres_store(store: Option<String>, ca_file: Option<PathBuf>) -> Result<Option<PostgresOptions>, String> {
+    let Some(dsn) = store else {
+        return match ca_file {
+            Some(_) => Err("--store-ca-file needs --store (a PostgreSQL URL with sslmode=require)".to_owned()),
+            None => Ok(None),
+        };
+    };
+    if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) {
+        return Err("--store takes a PostgreSQL URL like postgres://user:password@host:5432/database".to_owned());
     }
+    let tls = requires_tls(&dsn).map_err(|error| format!("--store is not a valid PostgreSQL URL: {error}"))?;
+    if let Some(path) = &ca_file {
+        if !tls {
+            return Err(format!(
+                "--store-ca-file {} is only used over TLS: add sslmode=require to the --store URL \
+                 (postgres://…/database?sslmode=require)",
+                path.display()
+            ));
+        }
+        if !path.is_file() {
+            return Err(format!("--store-ca-file {} is not a readable file", path.display()));
+        }
+    }
+    Ok(Some(PostgresOptions { dsn, ca_file }))
 }
 
 /// Credentials from a file (one per line) or an inline list (comma-separated).
@@ -1119,11 +1153,69 @@ mod tests {
             args.into_config()
         };
         let config = registry("postgres://u:p@db:5432/registry").unwrap();
-        assert_eq!(config.postgres.as_deref(), Some("postgres://u:p@db:5432/registry"));
+        assert_eq!(
+            config.postgres,
+            Some(PostgresOptions::new("postgres://u:p@db:5432/registry"))
+        );
         let error = registry("mysql://db/registry").unwrap_err();
         assert!(error.contains("--store"), "{error}");
         let config = operator_config(&["--store", "postgresql://db/registry"]).unwrap();
-        assert_eq!(config.postgres.as_deref(), Some("postgresql://db/registry"));
+        assert_eq!(config.postgres, Some(PostgresOptions::new("postgresql://db/registry")));
+    }
+
+    fn registry_config(args: &[&str]) -> Result<RegistryConfig, String> {
+        let cli = Cli::try_parse_from(["schemaops", "registry"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let Command::Registry(args) = cli.command else {
+            panic!("a registry command");
+        };
+        args.into_config()
+    }
+
+    #[test]
+    fn a_store_ca_file_needs_a_store_whose_dsn_says_sslmode_require() {
+        let ca = tempfile::NamedTempFile::new().unwrap();
+        let ca = ca.path().to_str().unwrap();
+        let with_tls = "postgres://u:secret@db:5432/registry?sslmode=require";
+        type Run = fn(&[&str]) -> Result<Option<PostgresOptions>, String>;
+        let commands: [(&str, Run); 2] = [
+            ("registry", |args| registry_config(args).map(|config| config.postgres)),
+            ("operator", |args| operator_config(args).map(|config| config.postgres)),
+        ];
+        for (command, run) in commands {
+            let error = run(&["--store-ca-file", ca]).unwrap_err();
+            assert!(error.contains("--store-ca-file needs --store"), "{command}: {error}");
+            for plain in [
+                "postgres://u:secret@db:5432/registry",
+                "postgres://u:secret@db:5432/registry?sslmode=prefer",
+                "postgres://u:secret@db:5432/registry?sslmode=disable",
+            ] {
+                let error = run(&["--store", plain, "--store-ca-file", ca]).unwrap_err();
+                assert!(error.contains("add sslmode=require"), "{command} {plain}: {error}");
+                assert!(!error.contains("secret"), "{command}: the password leaked: {error}");
+                // Without the CA file, the same DSNs are plain connections, as before.
+                assert_eq!(run(&["--store", plain]).unwrap(), Some(PostgresOptions::new(plain)));
+            }
+            let options = run(&["--store", with_tls, "--store-ca-file", ca]).unwrap().unwrap();
+            assert_eq!(options.ca_file.as_deref(), Some(std::path::Path::new(ca)), "{command}");
+            assert!(!format!("{options:?}").contains("secret"), "{command}: {options:?}");
+            assert_eq!(
+                run(&["--store", with_tls]).unwrap(),
+                Some(PostgresOptions::new(with_tls)),
+                "{command}: the system's CAs alone"
+            );
+            let error = run(&["--store", with_tls, "--store-ca-file", "/nonexistent/ca.pem"]).unwrap_err();
+            assert!(
+                error.contains("--store-ca-file /nonexistent/ca.pem is not a readable file"),
+                "{command}: {error}"
+            );
+            // libpq's verify-full is what require means here; tokio-postgres knows no other names.
+            let error = run(&["--store", "postgres://u:secret@db/registry?sslmode=verify-full"]).unwrap_err();
+            assert!(
+                error.contains("--store is not a valid PostgreSQL URL"),
+                "{command}: {error}"
+            );
+            assert!(!error.contains("secret"), "{command}: the password leaked: {error}");
+        }
     }
 
     #[test]

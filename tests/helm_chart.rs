@@ -63,6 +63,13 @@ fn scenarios() -> Vec<(&'static str, Value)> {
             "postgres",
             json!({"replicas": 2, "store": {"type": "postgres", "postgres": {"dsnSecret": {"name": "schemaops-postgres"}}}}),
         ),
+        (
+            "postgres-tls",
+            json!({"replicas": 2, "store": {"type": "postgres", "postgres": {
+                "dsnSecret": {"name": "schemaops-postgres"},
+                "caSecret": {"name": "postgres-ca", "key": "root.pem"},
+            }}}),
+        ),
         ("webhook", json!({"webhook": {"enabled": true}})),
         (
             "certmanager",
@@ -82,6 +89,14 @@ fn invalid_values() -> Vec<(&'static str, Value, &'static str)> {
             "postgres-without-dsn-secret",
             json!({"store": {"type": "postgres"}}),
             "/store/postgres/dsnSecret/name",
+        ),
+        (
+            "postgres-ca-secret-without-a-key",
+            json!({"store": {"type": "postgres", "postgres": {
+                "dsnSecret": {"name": "schemaops-postgres"},
+                "caSecret": {"name": "postgres-ca", "key": ""},
+            }}}),
+            "/store/postgres/caSecret/key",
         ),
         (
             "registry-url-not-a-url",
@@ -439,6 +454,49 @@ fn leader_election_and_postgres_only_with_several_replicas() {
     assert!(find(&postgres, "PersistentVolumeClaim").is_empty());
     assert_eq!(
         env(&postgres, "SCHEMAOPS_STORE").unwrap()["valueFrom"]["secretKeyRef"],
+        json!({"name": "schemaops-postgres", "key": "dsn"})
+    );
+    assert!(
+        !args(&postgres).iter().any(|arg| arg.starts_with("--store-ca-file")),
+        "no CA Secret, no CA file"
+    );
+}
+
+#[test]
+fn the_postgres_ca_secret_is_mounted_and_passed_as_the_store_ca_file() {
+    let Some(answer) = answer() else { return };
+    let manifests = manifests(answer, "postgres-tls");
+    assert!(
+        args(&manifests).contains(&"--store-ca-file=/etc/schemaops/postgres/ca.crt".to_owned()),
+        "{:?}",
+        args(&manifests)
+    );
+    let pod = &only(&manifests, "Deployment")["spec"]["template"]["spec"];
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|volume| volume["name"] == "postgres-ca")
+        .expect("a postgres-ca volume");
+    assert_eq!(volume["secret"]["secretName"], "postgres-ca");
+    assert_eq!(
+        volume["secret"]["items"],
+        json!([{"key": "root.pem", "path": "ca.crt"}])
+    );
+    // The template writes `defaultMode: 0440`, octal to Kubernetes' YAML 1.1 reader; the YAML 1.2
+    // reader here sees the digits as decimal 440.
+    assert_eq!(volume["secret"]["defaultMode"].as_f64(), Some(440.0));
+    let mount = pod["containers"][0]["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|mount| mount["name"] == "postgres-ca")
+        .expect("a postgres-ca mount");
+    assert_eq!(mount["mountPath"], "/etc/schemaops/postgres");
+    assert_eq!(mount["readOnly"], true);
+    // The CA is a file; the DSN (and its sslmode) still comes from its own Secret.
+    assert_eq!(
+        env(&manifests, "SCHEMAOPS_STORE").unwrap()["valueFrom"]["secretKeyRef"],
         json!({"name": "schemaops-postgres", "key": "dsn"})
     );
 }

@@ -1,12 +1,15 @@
 //! `schemaops registry --store postgres://…` as real processes (issue 8,
 //! item 3): two processes sharing one database under concurrent writes, and
-//! durability across SIGKILL.
+//! durability across SIGKILL. Then the store over TLS, against a server
+//! whose pg_hba.conf rejects plain TCP: with `sslmode=require` and the CA
+//! file it works (which proves TLS), and each way of getting it wrong ends
+//! the process with an error that says what to fix and never the password.
 
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::durability::{self, schema};
@@ -126,4 +129,170 @@ async fn every_acknowledged_registration_survives_sigkill() {
     let other_data = tempfile::tempdir().unwrap();
     let registry = RegistryProcess::start_with(other_data.path(), &["--store", &dsn]).await;
     durability::assert_all_kept(&registry.url, &acknowledged).await;
+}
+
+/// A password the DSNs carry (trust authentication ignores it); no error may show it.
+const PASSWORD: &str = "hunter2-never-shown";
+
+/// The DSN of a new database on `server` with the password and `sslmode`.
+async fn dsn_with(server: &support::postgres::PostgresServer, sslmode: &str) -> String {
+    let dsn = server.database().await;
+    let dsn = dsn.replacen("postgres://schemaops@", &format!("postgres://schemaops:{PASSWORD}@"), 1);
+    assert!(dsn.contains(PASSWORD), "{dsn}");
+    format!("{dsn}?sslmode={sslmode}")
+}
+
+/// Runs `schemaops registry` with `extra`, which must fail to start: returns
+/// its stderr once it exits with status 2 (it is killed after 30 s).
+fn registry_refusing_to_start(extra: &[&str]) -> String {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path())
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the schemaops binary starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the registry kept running with {extra:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(!stdout.contains("listening on"), "{stdout}");
+    assert!(!stderr.contains(PASSWORD), "the password leaked: {stderr}");
+    eprintln!("{stderr}");
+    stderr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_with_the_ca_file_schemas_register_and_read_back_through_a_restart() {
+    let Some(server) = support::postgres::shared_tls() else {
+        return;
+    };
+    let ca = server.ca_file().unwrap().to_str().unwrap().to_owned();
+    let dsn = dsn_with(server, "require").await;
+    let args = ["--store", dsn.as_str(), "--store-ca-file", ca.as_str()];
+    let data = tempfile::tempdir().unwrap();
+    let client = support::http_client();
+    let mut ids = Vec::new();
+    {
+        let registry = RegistryProcess::start_with(data.path(), &args).await;
+        for index in 0..3 {
+            let response = client
+                .post(format!("{}/subjects/tls-value/versions", registry.url))
+                .json(&json!({ "schema": schema(index) }))
+                .send()
+                .await
+                .unwrap();
+            assert!(
+                response.status().is_success(),
+                "registration {index}: {}",
+                response.status()
+            );
+            let body: Value = response.json().await.unwrap();
+            ids.push(body["id"].as_u64().expect("the reply has an ID"));
+        }
+    }
+    // A new process, with an empty --data folder, reads everything back over TLS.
+    let other_data = tempfile::tempdir().unwrap();
+    let registry = RegistryProcess::start_with(other_data.path(), &args).await;
+    assert_eq!(
+        get(&client, format!("{}/subjects/tls-value/versions", registry.url)).await,
+        json!([1, 2, 3])
+    );
+    for (index, id) in ids.iter().enumerate() {
+        let found = get(&client, format!("{}/schemas/ids/{id}", registry.url)).await;
+        assert_eq!(found["schema"], json!(schema(index)), "schema {id}");
+    }
+}
+
+#[tokio::test]
+async fn over_tls_without_the_ca_file_the_registry_exits_naming_the_unknown_issuer() {
+    let Some(server) = support::postgres::shared_tls() else {
+        return;
+    };
+    let dsn = dsn_with(server, "require").await;
+    let stderr = registry_refusing_to_start(&["--store", &dsn]);
+    for expected in [
+        &format!("cannot connect to PostgreSQL at 127.0.0.1:{}", server.port),
+        "the TLS handshake failed: the server's certificate is issued by an unknown CA",
+        "--store-ca-file",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    }
+}
+
+#[tokio::test]
+async fn without_tls_a_server_that_requires_it_refuses_and_the_registry_says_to_add_sslmode_require() {
+    let Some(server) = support::postgres::shared_tls() else {
+        return;
+    };
+    let dsn = dsn_with(server, "disable").await;
+    let stderr = registry_refusing_to_start(&["--store", &dsn]);
+    for expected in [
+        &format!("cannot connect to PostgreSQL at 127.0.0.1:{}", server.port),
+        // The server's own words (pg_hba.conf's hostnossl … reject).
+        "pg_hba.conf rejects connection",
+        "no encryption",
+        "add sslmode=require",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    }
+}
+
+#[tokio::test]
+async fn sslmode_require_against_a_server_without_tls_fails_instead_of_falling_back() {
+    let Some(server) = support::postgres::shared() else {
+        return;
+    };
+    let dsn = dsn_with(server, "require").await;
+    let stderr = registry_refusing_to_start(&["--store", &dsn]);
+    assert!(
+        stderr.contains("sslmode=require, but the server does not offer TLS"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_ca_file_that_is_not_pem_is_named_in_the_error() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), "not a certificate\n").unwrap();
+    let path = file.path().to_str().unwrap();
+    // No server is needed: the file is read before connecting (port 1 refuses anyway).
+    let dsn = format!("postgres://schemaops:{PASSWORD}@127.0.0.1:1/db?sslmode=require");
+    let stderr = registry_refusing_to_start(&["--store", &dsn, "--store-ca-file", path]);
+    assert!(
+        stderr.contains(&format!("failed to read CA certificates from {path}")),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn over_tls_a_host_name_the_certificate_does_not_list_is_refused_even_with_the_ca_file() {
+    let Some(server) = support::postgres::shared_tls() else {
+        return;
+    };
+    let ca = server.ca_file().unwrap().to_str().unwrap().to_owned();
+    // Connect to 127.0.0.1 (hostaddr) but verify the certificate against the DSN's host.
+    let dsn = dsn_with(server, "require")
+        .await
+        .replacen("@127.0.0.1:", "@db.invalid:", 1)
+        + "&hostaddr=127.0.0.1";
+    let stderr = registry_refusing_to_start(&["--store", &dsn, "--store-ca-file", &ca]);
+    for expected in [
+        &format!("cannot connect to PostgreSQL at db.invalid:{}", server.port),
+        "the server's certificate is not valid for the host the DSN names",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} in {stderr}");
+    }
 }

@@ -74,9 +74,9 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             tracing::info!(url = %external.display_url(), "Managing an external registry");
             Arc::new(ExternalRegistry::new(external, config.checker).map_err(Error::ExternalRegistry)?)
         }
-        None => Arc::new(
-            super::registry::open_registry(&config.database, config.postgres.as_deref(), config.checker).await?,
-        ),
+        None => {
+            Arc::new(super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?)
+        }
     };
     let ready = Arc::new(AtomicBool::new(false));
     let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));

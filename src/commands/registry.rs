@@ -11,7 +11,7 @@ use crate::compat::Checker;
 use crate::metrics::{Metrics, instrument};
 use crate::registry::api::{ApiState, Auth, router};
 use crate::registry::embedded::EmbeddedRegistry;
-use crate::registry::embedded::postgres::PostgresStore;
+use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
 
 /// How long in-flight requests may take to finish after a shutdown signal.
@@ -70,7 +70,7 @@ pub enum Error {
 pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
     let registry: Arc<dyn crate::registry::Registry> =
-        Arc::new(open_registry(&config.database, config.postgres.as_deref(), checker).await?);
+        Arc::new(open_registry(&config.database, config.postgres.as_ref(), checker).await?);
     // `/metrics` on the API's own port: one port to expose and scrape; it is
     // outside `--readers`/`--writers` (it shows counts, never subjects).
     let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
@@ -113,17 +113,18 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
 }
 
 /// Opens (creating when missing) the embedded registry on the PostgreSQL
-/// database `postgres` names, or else on a SQLite file.
+/// database `postgres` names (over TLS when its DSN says `sslmode=require`),
+/// or else on a SQLite file.
 ///
 /// # Errors
 /// [`Error`] when the folder cannot be created or the store opened or loaded.
 pub async fn open_registry(
     database: &std::path::Path,
-    postgres: Option<&str>,
+    postgres: Option<&PostgresOptions>,
     checker: Checker,
 ) -> Result<EmbeddedRegistry, Error> {
-    if let Some(dsn) = postgres {
-        let store = PostgresStore::connect(dsn)
+    if let Some(options) = postgres {
+        let store = PostgresStore::open(options)
             .await
             .map_err(|source| Error::ConnectStore { source })?;
         return EmbeddedRegistry::open(Arc::new(store), checker)

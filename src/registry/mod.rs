@@ -3,12 +3,14 @@
 //!
 //! Knows nothing of Kubernetes. `embedded` stores versions itself; `external`
 //! talks to a remote Confluent-compatible registry; `api`
-//! serves the Confluent REST API over any `Registry`.
+//! serves the Confluent REST API over any `Registry`; `tls` builds the
+//! rustls client configurations of the connections the registry opens.
 
 pub mod api;
 pub mod embedded;
 mod error;
 pub mod external;
+pub mod tls;
 mod types;
 
 use std::sync::Arc;

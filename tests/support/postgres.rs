@@ -7,6 +7,12 @@
 //! runs through `runuser -u postgres`. A watchdog shell stops the server and
 //! removes the folder when the test process ends, however it ends: the
 //! server shared by a test binary lives in a static, which is never dropped.
+//!
+//! [`shared_tls`] is a second kind of cluster: `ssl = on` with a certificate
+//! from a throwaway CA (for `localhost` and 127.0.0.1), and a pg_hba.conf
+//! that trusts TLS connections and rejects plain ones over TCP, so a
+//! connection that works proves TLS was used. Its databases are created over
+//! the Unix socket.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -21,6 +27,8 @@ pub struct PostgresServer {
     bin: PathBuf,
     folder: PathBuf,
     as_postgres: bool,
+    /// The PEM file of the CA that signed the server's certificate, when TLS is on.
+    ca_file: Option<PathBuf>,
     /// The TCP port on 127.0.0.1.
     pub port: u16,
 }
@@ -31,6 +39,12 @@ pub struct PostgresServer {
 pub fn shared() -> Option<&'static PostgresServer> {
     static SERVER: OnceLock<Option<PostgresServer>> = OnceLock::new();
     SERVER.get_or_init(PostgresServer::start).as_ref()
+}
+
+/// Like [`shared`], a server that accepts only TLS connections over TCP.
+pub fn shared_tls() -> Option<&'static PostgresServer> {
+    static SERVER: OnceLock<Option<PostgresServer>> = OnceLock::new();
+    SERVER.get_or_init(PostgresServer::start_tls).as_ref()
 }
 
 /// The directory holding `initdb` and `pg_ctl`, newest version first.
@@ -65,6 +79,16 @@ fn free_port() -> u16 {
 impl PostgresServer {
     /// Creates and starts a cluster; `None` when PostgreSQL is not installed.
     pub fn start() -> Option<Self> {
+        Self::start_with(false)
+    }
+
+    /// Creates and starts a cluster that takes only TLS over TCP (see the
+    /// module docs); `None` when PostgreSQL is not installed.
+    pub fn start_tls() -> Option<Self> {
+        Self::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> Option<Self> {
         let Some(bin) = binaries() else {
             let reason = "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); \
                           `apt-get install postgresql` (as .ci/run does)";
@@ -88,10 +112,11 @@ impl PostgresServer {
                 .expect("chown runs");
             assert!(status.success(), "the cluster folder can be given to the postgres user");
         }
-        let server = Self {
+        let mut server = Self {
             bin,
             folder,
             as_postgres,
+            ca_file: None,
             port: free_port(),
         };
         server.run(
@@ -111,11 +136,14 @@ impl PostgresServer {
             ],
         );
         server.watch_this_process();
-        let options = format!(
+        let mut options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
             server.port,
             server.folder.display()
         );
+        if tls {
+            options.push_str(&server.turn_tls_on());
+        }
         server.run(
             "pg_ctl",
             &[
@@ -134,6 +162,61 @@ impl PostgresServer {
 
     fn data(&self) -> PathBuf {
         self.folder.join("data")
+    }
+
+    /// Writes a CA, the server's certificate and key (the postgres user's,
+    /// mode 0600 as the server demands) and a pg_hba.conf that rejects plain
+    /// TCP; returns the server options that turn TLS on.
+    fn turn_tls_on(&mut self) -> String {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "schemaops test PostgreSQL CA");
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = Issuer::new(ca_params, &ca_key);
+        let key = KeyPair::generate().unwrap();
+        // rcgen makes "127.0.0.1" an IP address SAN and "localhost" a DNS one.
+        let certificate = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        let ca_file = self.folder.join("ca.pem");
+        std::fs::write(&ca_file, ca.pem()).unwrap();
+        let cert_file = self.folder.join("server.crt");
+        let key_file = self.folder.join("server.key");
+        std::fs::write(&cert_file, certificate.pem()).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        std::fs::set_permissions(&key_file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        if self.as_postgres {
+            let status = Command::new("chown")
+                .arg("postgres:postgres")
+                .args([&cert_file, &key_file])
+                .status()
+                .expect("chown runs");
+            assert!(status.success(), "the server's key can be given to the postgres user");
+        }
+        // Unix sockets stay open for creating databases; TCP takes TLS only.
+        std::fs::write(
+            self.data().join("pg_hba.conf"),
+            "local     all all              trust\n\
+             hostssl   all all 127.0.0.1/32 trust\n\
+             hostnossl all all 127.0.0.1/32 reject\n",
+        )
+        .unwrap();
+        self.ca_file = Some(ca_file);
+        format!(
+            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+            cert_file.display(),
+            key_file.display()
+        )
+    }
+
+    /// The PEM file of the CA that signed the server's certificate (TLS clusters only).
+    pub fn ca_file(&self) -> Option<&Path> {
+        self.ca_file.as_deref()
     }
 
     /// The command `program` of the server's binaries, as the postgres user when we are root.
@@ -187,12 +270,21 @@ impl PostgresServer {
             .expect("the watchdog starts");
     }
 
-    /// The DSN of the maintenance database.
+    /// The DSN of the maintenance database: over TCP, or over the Unix socket
+    /// when TCP takes only TLS.
     fn admin_dsn(&self) -> String {
-        format!("postgres://{USER}@127.0.0.1:{}/postgres", self.port)
+        match self.ca_file {
+            None => format!("postgres://{USER}@127.0.0.1:{}/postgres", self.port),
+            Some(_) => format!(
+                "host={} port={} user={USER} dbname=postgres",
+                self.folder.display(),
+                self.port
+            ),
+        }
     }
 
-    /// Creates an empty database and returns its DSN.
+    /// Creates an empty database and returns its DSN over TCP (without an
+    /// `sslmode`).
     pub async fn database(&self) -> String {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let name = format!("test_{}", COUNT.fetch_add(1, Ordering::Relaxed));

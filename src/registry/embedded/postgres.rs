@@ -11,20 +11,39 @@
 //!
 //! tokio-postgres rather than sqlx: the crate already has rusqlite for
 //! SQLite, and sqlx would bring a second SQLite and a large macro tree.
-//! Connections are plain TCP or Unix sockets without TLS (`NoTls`): run the
-//! registry next to the database or inside a trusted network. Each store
-//! keeps two connections, one for writes and loads (transactions need it to
-//! itself) and one shared by readers (tokio-postgres pipelines queries on
-//! it); either is opened again when it breaks.
+//! Each store keeps two connections, one for writes and loads (transactions
+//! need it to itself) and one shared by readers (tokio-postgres pipelines
+//! queries on it); either is opened again when it breaks.
+//!
+//! # TLS
+//! The DSN's `sslmode` decides, and nothing in between is offered:
+//! - `disable`, and `prefer` (the default when the DSN names none): plain TCP
+//!   or a Unix socket. `prefer` does not try TLS here, unlike libpq's.
+//! - `require`: TLS through rustls (ring), or no connection at all. The
+//!   server's certificate must chain to the system's trusted CAs or to one
+//!   of [`PostgresOptions::ca_file`], and must be valid for the host the DSN
+//!   names (a DNS name or an IP address). That is stricter than libpq's
+//!   `require`, which verifies nothing unless a root certificate file
+//!   exists; it is what libpq calls `verify-full`. There is no unverified mode.
+//!
+//! A CA file without `sslmode=require` is refused, not ignored. Errors name
+//! the host and port and what failed (the certificate's issuer is unknown,
+//! the server refused a connection without TLS, …), never the DSN itself,
+//! which may hold a password.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio::sync::Mutex;
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Row, Transaction};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::store::{Applied, Batch, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow};
 use crate::compat::{Format, Mode};
+use crate::registry::tls;
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
 /// The layout this code writes (the `layout` row of `settings`).
@@ -64,11 +83,67 @@ CREATE TABLE IF NOT EXISTS changes (
 );
 ";
 
+/// Where the store's database is, and which CA certificates vouch for its
+/// server beyond the system's.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PostgresOptions {
+    /// `postgres://user:password@host:port/database?sslmode=…`.
+    pub dsn: String,
+    /// A PEM file of CA certificates trusted in addition to the system's;
+    /// only with `sslmode=require`.
+    pub ca_file: Option<PathBuf>,
+}
+
+impl PostgresOptions {
+    /// The DSN alone, trusting the system's CAs when it asks for TLS.
+    pub fn new(dsn: impl Into<String>) -> Self {
+        Self {
+            dsn: dsn.into(),
+            ca_file: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for PostgresOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The DSN may hold a password.
+        f.debug_struct("PostgresOptions")
+            .field("ca_file", &self.ca_file)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a DSN asks for TLS: `sslmode=require`. `disable` and `prefer`
+/// (also the default) connect without it.
+///
+/// # Errors
+/// When the DSN does not parse (the message names no part of it).
+pub fn requires_tls(dsn: &str) -> Result<bool, StoreError> {
+    let config: Config = dsn.parse().map_err(|error| describe_chain(&error))?;
+    tls_wanted(&config)
+}
+
+fn tls_wanted(config: &Config) -> Result<bool, StoreError> {
+    match config.get_ssl_mode() {
+        SslMode::Disable | SslMode::Prefer => Ok(false),
+        SslMode::Require => Ok(true),
+        other => Err(format!("sslmode {other:?} is not supported; use require or disable").into()),
+    }
+}
+
 /// A registry store in a PostgreSQL database, shareable by several processes.
 pub struct PostgresStore {
     config: Config,
+    connector: Connector,
     writer: Mutex<Option<Client>>,
     reader: Mutex<Option<Arc<Client>>>,
+}
+
+/// How connections reach the server, decided once from the DSN's `sslmode`.
+#[derive(Clone)]
+enum Connector {
+    Plain,
+    Tls(MakeRustlsConnect),
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -76,20 +151,45 @@ impl std::fmt::Debug for PostgresStore {
         // The configuration may hold a password.
         f.debug_struct("PostgresStore")
             .field("dbname", &self.config.get_dbname())
+            .field("tls", &matches!(self.connector, Connector::Tls(_)))
             .finish_non_exhaustive()
     }
 }
 
 impl PostgresStore {
     /// Connects to the database `dsn` names (`postgres://user:pass@host:port/db`)
-    /// and creates the tables when missing.
+    /// and creates the tables when missing. With `sslmode=require`, the
+    /// server's certificate must chain to the system's trusted CAs.
     ///
     /// # Errors
-    /// When the DSN is malformed, the server cannot be reached, or the
-    /// database was written by a newer schemaops.
+    /// As [`PostgresStore::open`].
     pub async fn connect(dsn: &str) -> Result<Self, StoreError> {
-        let config: Config = dsn.parse()?;
-        let mut client = connect(&config).await?;
+        Self::open(&PostgresOptions::new(dsn)).await
+    }
+
+    /// Connects to the database `options` names, over TLS when its DSN has
+    /// `sslmode=require` (see the module docs), and creates the tables when
+    /// missing.
+    ///
+    /// # Errors
+    /// When the DSN is malformed, a CA file is given without
+    /// `sslmode=require` or cannot be read, the server cannot be reached or
+    /// its certificate is refused, or the database was written by a newer
+    /// schemaops.
+    pub async fn open(options: &PostgresOptions) -> Result<Self, StoreError> {
+        let config: Config = options.dsn.parse().map_err(|error| describe_chain(&error))?;
+        let connector = if tls_wanted(&config)? {
+            Connector::Tls(tls_connector(options.ca_file.as_deref())?)
+        } else if let Some(path) = &options.ca_file {
+            return Err(format!(
+                "the CA file {} is only used over TLS: add sslmode=require to the DSN",
+                path.display()
+            )
+            .into());
+        } else {
+            Connector::Plain
+        };
+        let mut client = connect(&config, &connector).await?;
         let transaction = client.transaction().await?;
         // Two processes starting together must not race on CREATE TABLE.
         transaction
@@ -116,6 +216,7 @@ impl PostgresStore {
         transaction.commit().await?;
         Ok(Self {
             config,
+            connector,
             writer: Mutex::new(Some(client)),
             reader: Mutex::new(None),
         })
@@ -127,7 +228,7 @@ impl PostgresStore {
         match reader.as_ref() {
             Some(client) if !client.is_closed() => Ok(Arc::clone(client)),
             _ => {
-                let client = Arc::new(connect(&self.config).await?);
+                let client = Arc::new(connect(&self.config, &self.connector).await?);
                 *reader = Some(Arc::clone(&client));
                 Ok(client)
             }
@@ -141,21 +242,172 @@ impl PostgresStore {
     ) -> Result<T, StoreError> {
         let mut writer = self.writer.lock().await;
         if writer.as_ref().is_none_or(Client::is_closed) {
-            *writer = Some(connect(&self.config).await?);
+            *writer = Some(connect(&self.config, &self.connector).await?);
         }
         let client = writer.as_mut().expect("the writer was connected just above");
         work(client).await
     }
 }
 
-async fn connect(config: &Config) -> Result<Client, StoreError> {
-    let (client, connection) = config.connect(NoTls).await?;
+/// rustls on ring, trusting the system's CAs and those of `ca_file`.
+fn tls_connector(ca_file: Option<&Path>) -> Result<MakeRustlsConnect, StoreError> {
+    let mut roots = rustls::RootCertStore::empty();
+    tls::add_system_roots(&mut roots);
+    if let Some(path) = ca_file {
+        tls::add_ca_file(&mut roots, path)?;
+    }
+    if roots.is_empty() {
+        return Err("sslmode=require, but the system trusts no CA and no --store-ca-file was given".into());
+    }
+    Ok(MakeRustlsConnect::new(
+        tls::client_builder(roots)?.with_no_client_auth(),
+    ))
+}
+
+/// Opens a connection and drives it on its own task.
+async fn connect(config: &Config, connector: &Connector) -> Result<Client, StoreError> {
+    let connected = match connector {
+        Connector::Plain => config.connect(NoTls).await.map(|(client, connection)| {
+            drive(connection);
+            client
+        }),
+        Connector::Tls(tls) => config.connect(tls.clone()).await.map(|(client, connection)| {
+            drive(connection);
+            client
+        }),
+    };
+    connected.map_err(|error| {
+        Box::new(ConnectError {
+            server: server(config),
+            reason: reason(&error, connector),
+        }) as StoreError
+    })
+}
+
+/// Runs a connection's I/O on its own task until it ends, logging why when it broke.
+fn drive<S, T>(connection: tokio_postgres::Connection<S, T>)
+where
+    tokio_postgres::Connection<S, T>: Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
+{
     tokio::spawn(async move {
         if let Err(error) = connection.await {
             tracing::warn!(error = &error as &dyn std::error::Error, "PostgreSQL connection ended");
         }
     });
-    Ok(client)
+}
+
+/// A connection that could not be opened: which server, and what went wrong
+/// in words an operator can act on (tokio-postgres's own error chain when
+/// nothing better is known).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot connect to PostgreSQL at {server}: {reason}")]
+pub struct ConnectError {
+    /// `host:port` (several, comma-separated, when the DSN names several).
+    pub server: String,
+    /// What failed and what to do about it.
+    pub reason: String,
+}
+
+/// The servers a configuration names, as `host:port` (never the password).
+fn server(config: &Config) -> String {
+    let port = |index: usize| {
+        config
+            .get_ports()
+            .get(index)
+            .or_else(|| config.get_ports().first())
+            .copied()
+            .unwrap_or(5432)
+    };
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(index, host)| match host {
+            Host::Tcp(name) if name.contains(':') => format!("[{name}]:{}", port(index)),
+            Host::Tcp(name) => format!("{name}:{}", port(index)),
+            Host::Unix(folder) => format!("the socket in {}", folder.display()),
+        })
+        .collect();
+    if hosts.is_empty() {
+        "no host".to_owned()
+    } else {
+        hosts.join(", ")
+    }
+}
+
+/// What a failed connection attempt means for the operator.
+fn reason(error: &tokio_postgres::Error, connector: &Connector) -> String {
+    if let Some(refused) = rustls_error(error) {
+        use rustls::CertificateError;
+        let problem = match refused {
+            rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => {
+                "the TLS handshake failed: the server's certificate is issued by an unknown CA \
+                 (neither the system's CAs nor --store-ca-file vouch for it)"
+                    .to_owned()
+            }
+            rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            ) => "the TLS handshake failed: the server's certificate is not valid for the host the DSN names \
+                  (connect by a name or address the certificate lists)"
+                .to_owned(),
+            rustls::Error::InvalidCertificate(CertificateError::Expired | CertificateError::ExpiredContext { .. }) => {
+                "the TLS handshake failed: the server's certificate has expired".to_owned()
+            }
+            rustls::Error::InvalidCertificate(problem) => {
+                format!("the TLS handshake failed: the server's certificate was refused ({problem:?})")
+            }
+            other => format!("the TLS handshake failed: {other}"),
+        };
+        return problem;
+    }
+    if let Some(db) = error.as_db_error() {
+        if *db.code() == SqlState::INVALID_AUTHORIZATION_SPECIFICATION && matches!(connector, Connector::Plain) {
+            return format!(
+                "the server refused the connection: {db} (if the server takes only TLS connections, \
+                 add sslmode=require to the DSN)"
+            );
+        }
+        return format!("the server refused the connection: {db}");
+    }
+    let chain = describe_chain(error);
+    if chain.contains("server does not support TLS") {
+        return "sslmode=require, but the server does not offer TLS (its `ssl` setting is off, or the DSN names \
+                a Unix socket, which never has TLS)"
+            .to_owned();
+    }
+    chain
+}
+
+/// The rustls error under a TLS failure, if that is what it was: tokio-rustls
+/// wraps it in an `io::Error`, whose `source` skips it.
+fn rustls_error(error: &tokio_postgres::Error) -> Option<&rustls::Error> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(current) = cause {
+        if let Some(found) = current.downcast_ref::<rustls::Error>() {
+            return Some(found);
+        }
+        if let Some(found) = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return Some(found);
+        }
+        cause = current.source();
+    }
+    None
+}
+
+/// An error and its causes on one line.
+fn describe_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(current) = cause {
+        text.push_str(": ");
+        text.push_str(&current.to_string());
+        cause = current.source();
+    }
+    text
 }
 
 #[async_trait]
@@ -402,4 +654,55 @@ async fn read_snapshot(transaction: &Transaction<'_>) -> Result<Snapshot, StoreE
         .get(0);
     snapshot.revision = u64::try_from(newest)?;
     Ok(snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(options: &PostgresOptions) -> String {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let error = runtime.block_on(PostgresStore::open(options)).unwrap_err();
+        error.to_string()
+    }
+
+    #[test]
+    fn a_ca_file_that_is_missing_or_not_pem_is_named_before_any_connection() {
+        let not_pem = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(not_pem.path(), "not a certificate\n").unwrap();
+        // Port 1 refuses connections: the CA file must be refused before that.
+        let dsn = "postgres://u:secret@127.0.0.1:1/db?sslmode=require";
+        for path in [not_pem.path(), Path::new("/nonexistent/ca.pem")] {
+            let mut options = PostgresOptions::new(dsn);
+            options.ca_file = Some(path.to_owned());
+            let error = error_of(&options);
+            assert!(
+                error.contains(&format!("failed to read CA certificates from {}", path.display())),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_ca_file_without_sslmode_require_is_refused_not_ignored() {
+        let mut options = PostgresOptions::new("postgres://u:secret@127.0.0.1:1/db");
+        options.ca_file = Some("/etc/hostname".into());
+        let error = error_of(&options);
+        assert!(error.contains("add sslmode=require"), "{error}");
+    }
+
+    #[test]
+    fn connection_errors_name_the_server_but_not_the_password() {
+        let error = error_of(&PostgresOptions::new("postgres://u:secret@127.0.0.1:1/db"));
+        assert!(
+            error.starts_with("cannot connect to PostgreSQL at 127.0.0.1:1: "),
+            "{error}"
+        );
+        assert!(!error.contains("secret"), "{error}");
+        let config: Config = "postgres://u@[::1]:5433,db.example/x".parse().unwrap();
+        assert_eq!(server(&config), "[::1]:5433, db.example:5432");
+    }
 }

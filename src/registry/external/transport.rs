@@ -4,17 +4,16 @@
 //! turned into [`Error`] values. Knows paths and status codes, not the
 //! meaning of the Confluent API.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::{Method, StatusCode};
+use rustls_pki_types::PrivateKeyDer;
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::de::DeserializeOwned;
 
 use super::config::{ExternalAuth, ExternalConfig};
+use crate::registry::tls::{self, ReadPemError};
 use crate::registry::{Error, SubjectName, Version, VersionSelector};
 
 /// The media type of requests and the preferred one of answers.
@@ -33,16 +32,8 @@ pub fn segment(text: &str) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// A PEM file could not be read or holds nothing usable.
-    #[error("failed to read {what} from {}", path.display())]
-    ReadPem {
-        /// Which file: "CA certificates", "client certificate", "client key".
-        what: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
+    #[error(transparent)]
+    ReadPem(#[from] ReadPemError),
     /// Only one of the client certificate and key was given.
     #[error("a client certificate and a client key must be given together")]
     ClientIdentityIncomplete,
@@ -338,33 +329,17 @@ pub fn error_from(answer: &Answer, about: About<'_>, base: &str) -> Error {
 /// The rustls client configuration: ring, safe protocol versions, the CA
 /// file's certificates or the system's roots, and the client identity.
 fn tls_config(config: &ExternalConfig) -> Result<rustls::ClientConfig, ConfigError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = rustls::RootCertStore::empty();
     match &config.ca_file {
-        Some(path) => {
-            let certificates = read_certificates("CA certificates", path)?;
-            for certificate in certificates {
-                roots.add(certificate).map_err(ConfigError::Tls)?;
-            }
-        }
-        None => {
-            let found = rustls_native_certs::load_native_certs();
-            for error in &found.errors {
-                tracing::warn!(error = %error, "Could not read some of the system's CA certificates");
-            }
-            let (added, _ignored) = roots.add_parsable_certificates(found.certs);
-            tracing::debug!(roots = added, "Trusting the system's CA certificates");
-        }
+        Some(path) => tls::add_ca_file(&mut roots, path)?,
+        None => tls::add_system_roots(&mut roots),
     }
-    let builder = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(ConfigError::Tls)?
-        .with_root_certificates(roots);
+    let builder = tls::client_builder(roots).map_err(ConfigError::Tls)?;
     match (&config.client_cert_file, &config.client_key_file) {
         (None, None) => Ok(builder.with_no_client_auth()),
         (Some(cert), Some(key)) => {
-            let chain = read_certificates("client certificate", cert)?;
-            let key = PrivateKeyDer::from_pem_file(key).map_err(|error| ConfigError::ReadPem {
+            let chain = tls::read_certificates("client certificate", cert)?;
+            let key = PrivateKeyDer::from_pem_file(key).map_err(|error| ReadPemError {
                 what: "client key",
                 path: key.clone(),
                 source: Box::new(error),
@@ -373,22 +348,6 @@ fn tls_config(config: &ExternalConfig) -> Result<rustls::ClientConfig, ConfigErr
         }
         _ => Err(ConfigError::ClientIdentityIncomplete),
     }
-}
-
-fn read_certificates(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
-    let failed = |source: Box<dyn std::error::Error + Send + Sync>| ConfigError::ReadPem {
-        what,
-        path: path.to_owned(),
-        source,
-    };
-    let certificates = CertificateDer::pem_file_iter(path)
-        .map_err(|error| failed(Box::new(error)))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| failed(Box::new(error)))?;
-    if certificates.is_empty() {
-        return Err(failed("the file holds no PEM certificate".into()));
-    }
-    Ok(certificates)
 }
 
 #[cfg(test)]

@@ -1,0 +1,86 @@
+//! rustls client configurations for the connections the registry opens (an
+//! external registry over HTTPS, the PostgreSQL store): always the ring
+//! provider and rustls's safe protocol versions, with roots from the
+//! system's trust store, a CA file, or both.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::WantsClientCert;
+use rustls::{ClientConfig, ConfigBuilder, RootCertStore};
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+
+/// A PEM file that could not be read or holds nothing usable.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to read {what} from {}", path.display())]
+pub struct ReadPemError {
+    /// Which file: "CA certificates", "client certificate", "client key".
+    pub what: &'static str,
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+/// The certificates of a PEM file; an error naming the file when it cannot
+/// be read or holds no certificate.
+///
+/// # Errors
+/// [`ReadPemError`].
+pub fn read_certificates(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, ReadPemError> {
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| ReadPemError {
+        what,
+        path: path.to_owned(),
+        source,
+    };
+    let certificates = CertificateDer::pem_file_iter(path)
+        .map_err(|error| failed(Box::new(error)))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| failed(Box::new(error)))?;
+    if certificates.is_empty() {
+        return Err(failed("the file holds no PEM certificate".into()));
+    }
+    Ok(certificates)
+}
+
+/// Adds the system's trusted CA certificates to `roots`; unreadable ones are
+/// logged and skipped.
+pub fn add_system_roots(roots: &mut RootCertStore) {
+    let found = rustls_native_certs::load_native_certs();
+    for error in &found.errors {
+        tracing::warn!(error = %error, "Could not read some of the system's CA certificates");
+    }
+    let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+    tracing::debug!(roots = added, "Trusting the system's CA certificates");
+}
+
+/// Adds every certificate of the PEM file `path` to `roots`.
+///
+/// # Errors
+/// [`ReadPemError`] naming the file when it is unreadable, holds no
+/// certificate, or one of them is not a usable CA certificate.
+pub fn add_ca_file(roots: &mut RootCertStore, path: &Path) -> Result<(), ReadPemError> {
+    for certificate in read_certificates("CA certificates", path)? {
+        roots.add(certificate).map_err(|error| ReadPemError {
+            what: "CA certificates",
+            path: path.to_owned(),
+            source: Box::new(error),
+        })?;
+    }
+    Ok(())
+}
+
+/// A client configuration on the ring provider that trusts `roots`, still
+/// to be told whether it presents a client certificate.
+///
+/// # Errors
+/// When the ring provider supports none of the safe protocol versions (it
+/// supports both TLS 1.2 and 1.3, so this does not happen in practice).
+pub fn client_builder(roots: RootCertStore) -> Result<ConfigBuilder<ClientConfig, WantsClientCert>, rustls::Error> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots))
+}
