@@ -9,8 +9,13 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use schemaops::compat::{Checker, Format};
+use schemaops::registry::embedded::EmbeddedRegistry;
+use schemaops::registry::embedded::postgres::PostgresStore;
+use schemaops::registry::{NewSchema, RegisterOptions, Registry, SubjectName, VersionFilter};
 use serde_json::{Value, json};
 use support::durability::{self, schema};
 use support::registry::RegistryProcess;
@@ -295,4 +300,77 @@ async fn over_tls_a_host_name_the_certificate_does_not_list_is_refused_even_with
     ] {
         assert!(stderr.contains(expected), "{expected:?} in {stderr}");
     }
+}
+
+/// The `changes` log is compacted as writers go, and a process that slept
+/// through the compaction loads everything again instead of missing writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_behind_a_compacted_log_loads_everything_again() {
+    let Some(server) = support::postgres::shared() else {
+        return;
+    };
+    let dsn = server.database().await;
+    let open = |retention: u64| {
+        let dsn = dsn.clone();
+        async move {
+            let store = PostgresStore::connect(&dsn)
+                .await
+                .unwrap()
+                .with_log_retention(retention);
+            EmbeddedRegistry::open(Arc::new(store), Checker::default())
+                .await
+                .unwrap()
+        }
+    };
+    let writer = open(4).await;
+    let sleeper = open(4).await;
+    let avro = |index: usize| NewSchema {
+        format: Format::Avro,
+        text: schema(index),
+        references: Vec::new(),
+    };
+    let subject = |index: usize| SubjectName::new(format!("subject-{}", index % SUBJECTS)).unwrap();
+    let mut ids = BTreeSet::new();
+    for index in 0..30 {
+        let registered = writer
+            .register(&subject(index), &avro(index), RegisterOptions::default())
+            .await
+            .unwrap();
+        ids.insert(registered.id);
+    }
+
+    // The log kept only the newest entries and says how far it was compacted.
+    let (client, connection) = tokio_postgres::connect(&dsn, tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let entries: i64 = client
+        .query_one("SELECT count(*) FROM changes", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        entries <= 8,
+        "the log holds {entries} entries, at most twice the retention of 4"
+    );
+    let compacted: String = client
+        .query_one("SELECT value FROM settings WHERE key = 'log_compacted_through'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(compacted.parse::<u64>().unwrap() >= 20, "compacted through {compacted}");
+
+    // The sleeper last saw revision 0: it cannot replay, so it reloads and sees every write.
+    for index in 0..SUBJECTS {
+        let versions = sleeper.versions(&subject(index), VersionFilter::Live).await.unwrap();
+        assert_eq!(versions.len(), 10, "subject-{index}: {versions:?}");
+    }
+    // And it writes on top of them: a new version after the ten, a new ID after the thirty.
+    let registered = sleeper
+        .register(&subject(0), &avro(1000), RegisterOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(registered.version.to_string(), "11");
+    assert!(!ids.contains(&registered.id), "the new ID {} is fresh", registered.id);
+    // The writer, for its part, catches up by replaying the log.
+    let versions = writer.versions(&subject(0), VersionFilter::Live).await.unwrap();
+    assert_eq!(versions.len(), 11);
 }

@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 
 use self::cache::ParsedCache;
 use self::state::State;
-use self::store::{Applied, Change, SchemaRow, StaleRevision, Store, VersionRow};
+use self::store::{Applied, CatchUp, Change, SchemaRow, StaleRevision, Store, VersionRow};
 use super::{
     CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
     SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
@@ -74,10 +74,12 @@ impl EmbeddedRegistry {
         self.state.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Applies the batches other processes committed since the last one seen.
+    /// Applies the batches other processes committed since the last one
+    /// seen, or loads everything again when the store's log no longer
+    /// reaches back that far.
     async fn catch_up(&self) -> Result<(), Error> {
         let revision = self.read().revision;
-        let batches = self
+        let catch_up = self
             .store
             .changes_since(revision)
             .await
@@ -85,12 +87,29 @@ impl EmbeddedRegistry {
                 action: "read other processes' writes",
                 source,
             })?;
-        if batches.is_empty() {
-            return Ok(());
-        }
-        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-        for batch in &batches {
-            state.apply_batch(batch.revision, &batch.changes);
+        match catch_up {
+            CatchUp::Batches(batches) if batches.is_empty() => {}
+            CatchUp::Batches(batches) => {
+                let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+                for batch in &batches {
+                    state.apply_batch(batch.revision, &batch.changes);
+                }
+            }
+            CatchUp::Reload => {
+                tracing::info!(
+                    revision,
+                    "The store's log was compacted past this process; loading it again"
+                );
+                let snapshot = self.store.load().await.map_err(|source| Error::Store {
+                    action: "load the registry again",
+                    source,
+                })?;
+                let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+                // Another request may have caught up meanwhile; never go back.
+                if snapshot.revision >= state.revision {
+                    *state = State::from_snapshot(snapshot);
+                }
+            }
         }
         Ok(())
     }

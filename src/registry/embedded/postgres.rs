@@ -9,6 +9,13 @@
 //! ([`Applied::Behind`] otherwise), then writes the rows and the batch's log
 //! entry. Readers catch up from the log with one indexed query.
 //!
+//! The log is compacted as it goes: every [`LOG_RETENTION`] revisions, the
+//! writer deletes the entries older than the newest [`LOG_RETENTION`] and
+//! records the newest revision deleted (`log_compacted_through` in
+//! `settings`). A process that has not caught up since before that revision
+//! cannot replay the gap, so it is told to load everything again
+//! ([`CatchUp::Reload`]), as it did when it started.
+//!
 //! tokio-postgres rather than sqlx: the crate already has rusqlite for
 //! SQLite, and sqlx would bring a second SQLite and a large macro tree.
 //! Each store keeps two connections, one for writes and loads (transactions
@@ -41,13 +48,17 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Row, Transaction};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::store::{Applied, Batch, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow};
+use super::store::{Applied, Batch, CatchUp, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow};
 use crate::compat::{Format, Mode};
 use crate::registry::tls;
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
 /// The layout this code writes (the `layout` row of `settings`).
 const LAYOUT_VERSION: i64 = 1;
+
+/// How many of the newest log entries compaction keeps; it runs each time
+/// this many more have been written, so the log holds at most twice as many.
+pub const LOG_RETENTION: u64 = 10_000;
 
 /// The advisory lock key every writer takes: "schemaops" in ASCII, cut to 64 bits.
 pub const WRITE_LOCK: i64 = 0x7363_6865_6d61_6f70;
@@ -137,6 +148,7 @@ pub struct PostgresStore {
     connector: Connector,
     writer: Mutex<Option<Client>>,
     reader: Mutex<Option<Arc<Client>>>,
+    log_retention: u64,
 }
 
 /// How connections reach the server, decided once from the DSN's `sslmode`.
@@ -219,7 +231,16 @@ impl PostgresStore {
             connector,
             writer: Mutex::new(Some(client)),
             reader: Mutex::new(None),
+            log_retention: LOG_RETENTION,
         })
+    }
+
+    /// The same store, keeping `entries` log entries instead of
+    /// [`LOG_RETENTION`] (at least one): for tests of compaction.
+    #[must_use]
+    pub fn with_log_retention(mut self, entries: u64) -> Self {
+        self.log_retention = entries.max(1);
+        self
     }
 
     /// The shared reading connection, opened again when it broke.
@@ -432,15 +453,24 @@ impl Store for PostgresStore {
         self.write(None, &changes).await.map(|_| ())
     }
 
-    async fn changes_since(&self, revision: u64) -> Result<Vec<Batch>, StoreError> {
+    async fn changes_since(&self, revision: u64) -> Result<CatchUp, StoreError> {
         let reader = self.reader().await?;
+        // One statement, so one snapshot: the entries after `revision`, led
+        // by a marker row (revision -1) when compaction deleted some of them.
         let rows = reader
             .query(
-                "SELECT revision, batch FROM changes WHERE revision > $1 ORDER BY revision",
+                "SELECT revision, batch FROM changes WHERE revision > $1 \
+                 UNION ALL \
+                 SELECT -1::bigint, '' FROM settings \
+                     WHERE key = 'log_compacted_through' AND value::bigint > $1 \
+                 ORDER BY 1",
                 &[&i64::try_from(revision)?],
             )
             .await?;
-        rows.iter().map(batch).collect()
+        if rows.first().is_some_and(|row| row.get::<_, i64>(0) < 0) {
+            return Ok(CatchUp::Reload);
+        }
+        Ok(CatchUp::Batches(rows.iter().map(batch).collect::<Result<_, _>>()?))
     }
 
     async fn apply_after(&self, revision: u64, changes: Vec<Change>) -> Result<Applied, StoreError> {
@@ -478,13 +508,24 @@ impl PostgresStore {
                 )
                 .await?
                 .get(0);
+            let revision = u64::try_from(revision)?;
+            if revision.is_multiple_of(self.log_retention) && revision > self.log_retention {
+                compact_log(&transaction, revision - self.log_retention).await?;
+            }
             transaction.commit().await?;
-            Ok(Applied::Committed {
-                revision: u64::try_from(revision)?,
-            })
+            Ok(Applied::Committed { revision })
         })
         .await
     }
+}
+
+/// Deletes the log entries up to `through` and records that they are gone.
+async fn compact_log(transaction: &Transaction<'_>, through: u64) -> Result<(), StoreError> {
+    let through = i64::try_from(through)?;
+    transaction
+        .execute("DELETE FROM changes WHERE revision <= $1", &[&through])
+        .await?;
+    set_setting(transaction, "log_compacted_through", Some(&through.to_string())).await
 }
 
 fn batch(row: &Row) -> Result<Batch, StoreError> {

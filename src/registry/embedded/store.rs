@@ -116,6 +116,16 @@ pub struct Batch {
     pub changes: Vec<Change>,
 }
 
+/// What a process must do to see the writes of other processes since a revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatchUp {
+    /// Apply these batches, oldest first; none when nothing is new.
+    Batches(Vec<Batch>),
+    /// The log no longer reaches back to that revision (its older entries
+    /// were compacted): load everything again.
+    Reload,
+}
+
 /// What became of a batch given to [`Store::apply_after`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
@@ -149,12 +159,13 @@ pub trait Store: Send + Sync {
     /// Applies a batch of changes in one transaction.
     async fn apply(&self, changes: Vec<Change>) -> Result<(), StoreError>;
 
-    /// The batches other processes committed after `revision`, oldest first.
+    /// The batches other processes committed after `revision`, oldest
+    /// first, or [`CatchUp::Reload`] when the log no longer holds them all.
     ///
     /// A store that one process owns has none: this default.
-    async fn changes_since(&self, revision: u64) -> Result<Vec<Batch>, StoreError> {
+    async fn changes_since(&self, revision: u64) -> Result<CatchUp, StoreError> {
         let _ = revision;
-        Ok(Vec::new())
+        Ok(CatchUp::Batches(Vec::new()))
     }
 
     /// Applies a batch in one transaction, unless a batch newer than
