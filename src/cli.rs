@@ -242,17 +242,9 @@ pub struct OperatorArgs {
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
 
-    /// A PostgreSQL database for the embedded registry instead of SQLite under
-    /// `--data`: `postgres://user:password@host:port/database`. Add
-    /// `?sslmode=require` for TLS (the server's certificate and host name are
-    /// verified); without it the connection is plain.
-    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN", hide_env_values = true)]
-    pub store: Option<String>,
-
-    /// PEM file of CA certificates trusted for the PostgreSQL server's
-    /// certificate, besides the system's; needs `sslmode=require` in `--store`.
-    #[arg(long, env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
-    pub store_ca_file: Option<PathBuf>,
+    /// A PostgreSQL database instead of SQLite under `--data`.
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// Address of the registry's REST API; port 0 picks a free port (printed).
     #[arg(long, env = "SCHEMAOPS_REGISTRY_LISTEN", default_value = "0.0.0.0:8081")]
@@ -676,7 +668,7 @@ impl OperatorArgs {
         let leader_election = self.leader.into_config(self.namespace.as_deref())?;
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
-            postgres: postgres_store(self.store, self.store_ca_file)?,
+            postgres: self.store.into_options()?,
             registry_listen: address("--registry-listen", &self.registry_listen)?,
             health_listen: address("--health-listen", &self.health_listen)?,
             kubeconfig: self.kubeconfig,
@@ -699,18 +691,9 @@ pub struct RegistryArgs {
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
 
-    /// A PostgreSQL database for the registry instead of SQLite under `--data`:
-    /// `postgres://user:password@host:port/database`. Add `?sslmode=require`
-    /// for TLS (the server's certificate and host name are verified); without
-    /// it the connection is plain. Several registry processes may share one
-    /// database.
-    #[arg(long, env = "SCHEMAOPS_STORE", value_name = "DSN", hide_env_values = true)]
-    pub store: Option<String>,
-
-    /// PEM file of CA certificates trusted for the PostgreSQL server's
-    /// certificate, besides the system's; needs `sslmode=require` in `--store`.
-    #[arg(long, env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
-    pub store_ca_file: Option<PathBuf>,
+    /// A PostgreSQL database instead of SQLite under `--data`.
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// Address to listen on; port 0 picks a free port (the address is printed).
     #[arg(long, env = "SCHEMAOPS_LISTEN", default_value = "127.0.0.1:8081")]
@@ -821,7 +804,7 @@ impl RegistryArgs {
         )?;
         Ok(RegistryConfig {
             database: self.data.join("registry.db"),
-            postgres: postgres_store(self.store, self.store_ca_file)?,
+            postgres: self.store.into_options()?,
             listen,
             body_limit: self.max_body_bytes,
             limits: Limits {
@@ -835,33 +818,81 @@ impl RegistryArgs {
     }
 }
 
-/// Checks that `--store` names a PostgreSQL database, and that
-/// `--store-ca-file` comes with it and with `sslmode=require`. Messages never
-/// repeat the DSN: it may hold a password.
-fn postgres_store(store: Option<String>, ca_file: Option<PathBuf>) -> Result<Option<PostgresOptions>, String> {
-    let Some(dsn) = store else {
-        return match ca_file {
-            Some(_) => Err("--store-ca-file needs --store (a PostgreSQL URL with sslmode=require)".to_owned()),
-            None => Ok(None),
+/// Where the embedded registry keeps its data instead of SQLite under
+/// `--data` (`schemaops registry` and `schemaops operator`).
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// A PostgreSQL database for the embedded registry instead of SQLite under
+    /// `--data`: `postgres://user:password@host:port/database`. Add
+    /// `?sslmode=require` for TLS (the server's certificate and host name are
+    /// verified); without it the connection is plain. Several registry
+    /// processes may share one database.
+    #[arg(long = "store", env = "SCHEMAOPS_STORE", value_name = "DSN", hide_env_values = true)]
+    pub dsn: Option<String>,
+
+    /// PEM file of CA certificates trusted for the PostgreSQL server's
+    /// certificate, besides the system's; needs `sslmode=require` in `--store`.
+    #[arg(long = "store-ca-file", env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+
+    /// PEM certificate chain presented to the PostgreSQL server (its `cert`
+    /// authentication); with `--store-client-key` and `sslmode=require`.
+    #[arg(long = "store-client-cert", env = "SCHEMAOPS_STORE_CLIENT_CERT", value_name = "FILE")]
+    pub client_cert: Option<PathBuf>,
+
+    /// PEM private key of `--store-client-cert`.
+    #[arg(long = "store-client-key", env = "SCHEMAOPS_STORE_CLIENT_KEY", value_name = "FILE")]
+    pub client_key: Option<PathBuf>,
+}
+
+impl StoreArgs {
+    /// Checks that `--store` names a PostgreSQL database, and that the TLS
+    /// files come with it, with `sslmode=require`, and exist. Messages never
+    /// repeat the DSN: it may hold a password.
+    ///
+    /// # Errors
+    /// A message naming the flag at fault.
+    pub fn into_options(self) -> Result<Option<PostgresOptions>, String> {
+        let tls_files = [
+            ("--store-ca-file", &self.ca_file),
+            ("--store-client-cert", &self.client_cert),
+            ("--store-client-key", &self.client_key),
+        ];
+        let Some(dsn) = self.dsn else {
+            return match tls_files.iter().find(|(_, file)| file.is_some()) {
+                Some((flag, _)) => Err(format!("{flag} needs --store (a PostgreSQL URL with sslmode=require)")),
+                None => Ok(None),
+            };
         };
-    };
-    if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) {
-        return Err("--store takes a PostgreSQL URL like postgres://user:password@host:5432/database".to_owned());
-    }
-    let tls = requires_tls(&dsn).map_err(|error| format!("--store is not a valid PostgreSQL URL: {error}"))?;
-    if let Some(path) = &ca_file {
-        if !tls {
-            return Err(format!(
-                "--store-ca-file {} is only used over TLS: add sslmode=require to the --store URL \
-                 (postgres://…/database?sslmode=require)",
-                path.display()
-            ));
+        if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) {
+            return Err("--store takes a PostgreSQL URL like postgres://user:password@host:5432/database".to_owned());
         }
-        if !path.is_file() {
-            return Err(format!("--store-ca-file {} is not a readable file", path.display()));
+        let tls = requires_tls(&dsn).map_err(|error| format!("--store is not a valid PostgreSQL URL: {error}"))?;
+        for (flag, file) in tls_files {
+            let Some(path) = file else { continue };
+            if !tls {
+                return Err(format!(
+                    "{flag} {} is only used over TLS: add sslmode=require to the --store URL \
+                     (postgres://…/database?sslmode=require)",
+                    path.display()
+                ));
+            }
+            if !path.is_file() {
+                return Err(format!("{flag} {} is not a readable file", path.display()));
+            }
         }
+        let client_identity = match (self.client_cert, self.client_key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            (Some(_), None) => return Err("--store-client-cert needs --store-client-key".to_owned()),
+            (None, Some(_)) => return Err("--store-client-key needs --store-client-cert".to_owned()),
+        };
+        Ok(Some(PostgresOptions {
+            dsn,
+            ca_file: self.ca_file,
+            client_identity,
+        }))
     }
-    Ok(Some(PostgresOptions { dsn, ca_file }))
 }
 
 /// Credentials from a file (one per line) or an inline list (comma-separated).
@@ -1216,6 +1247,36 @@ mod tests {
             );
             assert!(!error.contains("secret"), "{command}: the password leaked: {error}");
         }
+    }
+
+    #[test]
+    fn a_store_client_certificate_needs_its_key_a_store_and_sslmode_require() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let file = file.path().to_str().unwrap();
+        let with_tls = "postgres://u:secret@db:5432/registry?sslmode=require";
+        let identity = ["--store-client-cert", file, "--store-client-key", file];
+        let registry = |args: &[&str]| registry_config(args).map(|config| config.postgres);
+        let error = registry(&identity).unwrap_err();
+        assert!(error.contains("--store-client-cert needs --store"), "{error}");
+        let error = registry(&[&["--store", "postgres://u:secret@db/registry"][..], &identity].concat()).unwrap_err();
+        assert!(error.contains("add sslmode=require"), "{error}");
+        assert!(!error.contains("secret"), "the password leaked: {error}");
+        let error = registry(&["--store", with_tls, "--store-client-cert", file]).unwrap_err();
+        assert!(
+            error.contains("--store-client-cert needs --store-client-key"),
+            "{error}"
+        );
+        let error = registry(&["--store", with_tls, "--store-client-key", file]).unwrap_err();
+        assert!(
+            error.contains("--store-client-key needs --store-client-cert"),
+            "{error}"
+        );
+        let options = operator_config(&[&["--store", with_tls][..], &identity].concat())
+            .unwrap()
+            .postgres
+            .unwrap();
+        assert_eq!(options.client_identity, Some((file.into(), file.into())));
+        assert!(!format!("{options:?}").contains("secret"), "{options:?}");
     }
 
     #[test]

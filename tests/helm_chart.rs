@@ -68,6 +68,7 @@ fn scenarios() -> Vec<(&'static str, Value)> {
             json!({"replicas": 2, "store": {"type": "postgres", "postgres": {
                 "dsnSecret": {"name": "schemaops-postgres"},
                 "caSecret": {"name": "postgres-ca", "key": "root.pem"},
+                "clientSecret": {"name": "postgres-client"},
             }}}),
         ),
         ("webhook", json!({"webhook": {"enabled": true}})),
@@ -457,8 +458,10 @@ fn leader_election_and_postgres_only_with_several_replicas() {
         json!({"name": "schemaops-postgres", "key": "dsn"})
     );
     assert!(
-        !args(&postgres).iter().any(|arg| arg.starts_with("--store-ca-file")),
-        "no CA Secret, no CA file"
+        !args(&postgres)
+            .iter()
+            .any(|arg| arg.starts_with("--store-ca-file") || arg.starts_with("--store-client")),
+        "no CA or client Secret, no files"
     );
 }
 
@@ -494,6 +497,27 @@ fn the_postgres_ca_secret_is_mounted_and_passed_as_the_store_ca_file() {
         .expect("a postgres-ca mount");
     assert_eq!(mount["mountPath"], "/etc/schemaops/postgres");
     assert_eq!(mount["readOnly"], true);
+    // The client certificate and key, from a kubernetes.io/tls Secret.
+    for expected in [
+        "--store-client-cert=/etc/schemaops/postgres-client/tls.crt",
+        "--store-client-key=/etc/schemaops/postgres-client/tls.key",
+    ] {
+        assert!(args(&manifests).contains(&expected.to_owned()), "{expected}");
+    }
+    let client = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|volume| volume["name"] == "postgres-client")
+        .expect("a postgres-client volume");
+    assert_eq!(client["secret"]["secretName"], "postgres-client");
+    assert!(
+        pod["containers"][0]["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|mount| mount["name"] == "postgres-client" && mount["mountPath"] == "/etc/schemaops/postgres-client")
+    );
     // The CA is a file; the DSN (and its sslmode) still comes from its own Secret.
     assert_eq!(
         env(&manifests, "SCHEMAOPS_STORE").unwrap()["valueFrom"]["secretKeyRef"],

@@ -221,6 +221,54 @@ async fn over_tls_with_the_ca_file_schemas_register_and_read_back_through_a_rest
     }
 }
 
+/// A server that authenticates its users by certificate (`cert` in
+/// pg_hba.conf): the registry logs in with `--store-client-cert` and
+/// `--store-client-key`, and without them the server's refusal is shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_authenticated_by_client_certificate_logs_in_with_it_and_is_refused_without() {
+    let Some(server) = support::postgres::shared_tls() else {
+        return;
+    };
+    let ca = server.ca_file().unwrap().to_str().unwrap().to_owned();
+    let (cert, key) = server.client_identity().unwrap();
+    let (cert, key) = (cert.to_str().unwrap().to_owned(), key.to_str().unwrap().to_owned());
+    let dsn = dsn_with(server, "require").await.replacen(
+        "postgres://schemaops:",
+        &format!("postgres://{}:", support::postgres::CERTIFIED_USER),
+        1,
+    );
+    let with_identity = [
+        "--store",
+        dsn.as_str(),
+        "--store-ca-file",
+        ca.as_str(),
+        "--store-client-cert",
+        cert.as_str(),
+        "--store-client-key",
+        key.as_str(),
+    ];
+    let data = tempfile::tempdir().unwrap();
+    let registry = RegistryProcess::start_with(data.path(), &with_identity).await;
+    let response = support::http_client()
+        .post(format!("{}/subjects/certified-value/versions", registry.url))
+        .json(&json!({ "schema": schema(1) }))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    drop(registry);
+
+    let stderr = registry_refusing_to_start(&with_identity[..4]);
+    assert!(
+        stderr.contains(&format!("cannot connect to PostgreSQL at 127.0.0.1:{}", server.port)),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("certificate"),
+        "the server's refusal names the certificate: {stderr}"
+    );
+}
+
 #[tokio::test]
 async fn over_tls_without_the_ca_file_the_registry_exits_naming_the_unknown_issuer() {
     let Some(server) = support::postgres::shared_tls() else {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use rustls::client::WantsClientCert;
 use rustls::{ClientConfig, ConfigBuilder, RootCertStore};
-use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A PEM file that could not be read or holds nothing usable.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +43,24 @@ pub fn read_certificates(what: &'static str, path: &Path) -> Result<Vec<Certific
         return Err(failed("the file holds no PEM certificate".into()));
     }
     Ok(certificates)
+}
+
+/// A client certificate chain and its private key, from two PEM files.
+///
+/// # Errors
+/// [`ReadPemError`] naming the file that is unreadable or holds no
+/// certificate or key.
+pub fn read_client_identity(
+    cert: &Path,
+    key: &Path,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), ReadPemError> {
+    let chain = read_certificates("client certificate", cert)?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(|error| ReadPemError {
+        what: "client key",
+        path: key.to_owned(),
+        source: Box::new(error),
+    })?;
+    Ok((chain, key))
 }
 
 /// Adds the system's trusted CA certificates to `roots`; unreadable ones are

@@ -11,7 +11,8 @@
 //! [`shared_tls`] is a second kind of cluster: `ssl = on` with a certificate
 //! from a throwaway CA (for `localhost` and 127.0.0.1), and a pg_hba.conf
 //! that trusts TLS connections and rejects plain ones over TCP, so a
-//! connection that works proves TLS was used. Its databases are created over
+//! connection that works proves TLS was used; the user `certified` must also
+//! show a client certificate. Its databases are created over
 //! the Unix socket.
 
 use std::path::{Path, PathBuf};
@@ -22,6 +23,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The superuser the cluster is created with (trust authentication on loopback).
 const USER: &str = "schemaops";
 
+/// On TLS clusters, a superuser that must log in with a client certificate
+/// (`cert` authentication: the certificate's common name is the user).
+pub const CERTIFIED_USER: &str = "certified";
+
 /// A running PostgreSQL server; stopped and removed on drop.
 pub struct PostgresServer {
     bin: PathBuf,
@@ -29,6 +34,8 @@ pub struct PostgresServer {
     as_postgres: bool,
     /// The PEM file of the CA that signed the server's certificate, when TLS is on.
     ca_file: Option<PathBuf>,
+    /// The PEM files of [`CERTIFIED_USER`]'s certificate and key, when TLS is on.
+    client_identity: Option<(PathBuf, PathBuf)>,
     /// The TCP port on 127.0.0.1.
     pub port: u16,
 }
@@ -117,6 +124,7 @@ impl PostgresServer {
             folder,
             as_postgres,
             ca_file: None,
+            client_identity: None,
             port: free_port(),
         };
         server.run(
@@ -157,6 +165,14 @@ impl PostgresServer {
                 "start",
             ],
         );
+        if tls {
+            let role = format!("CREATE ROLE {CERTIFIED_USER} LOGIN SUPERUSER");
+            let (socket, port) = (server.folder.display().to_string(), server.port.to_string());
+            server.run(
+                "psql",
+                &["-h", &socket, "-p", &port, "-U", USER, "-d", "postgres", "-c", &role],
+            );
+        }
         Some(server)
     }
 
@@ -183,6 +199,18 @@ impl PostgresServer {
             .unwrap()
             .signed_by(&key, &issuer)
             .unwrap();
+        let client_key = KeyPair::generate().unwrap();
+        let mut client_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        client_params
+            .distinguished_name
+            .push(DnType::CommonName, CERTIFIED_USER);
+        client_params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let client_certificate = client_params.signed_by(&client_key, &issuer).unwrap();
+        let client_cert_file = self.folder.join("client.crt");
+        let client_key_file = self.folder.join("client.key");
+        std::fs::write(&client_cert_file, client_certificate.pem()).unwrap();
+        std::fs::write(&client_key_file, client_key.serialize_pem()).unwrap();
+        self.client_identity = Some((client_cert_file, client_key_file));
         let ca_file = self.folder.join("ca.pem");
         std::fs::write(&ca_file, ca.pem()).unwrap();
         let cert_file = self.folder.join("server.crt");
@@ -198,25 +226,37 @@ impl PostgresServer {
                 .expect("chown runs");
             assert!(status.success(), "the server's key can be given to the postgres user");
         }
-        // Unix sockets stay open for creating databases; TCP takes TLS only.
+        // Unix sockets stay open for creating databases; TCP takes TLS only,
+        // and the certified user must show its certificate.
         std::fs::write(
             self.data().join("pg_hba.conf"),
-            "local     all all              trust\n\
-             hostssl   all all 127.0.0.1/32 trust\n\
-             hostnossl all all 127.0.0.1/32 reject\n",
+            format!(
+                "local     all all              trust\n\
+                 hostssl   all {CERTIFIED_USER} 127.0.0.1/32 cert\n\
+                 hostssl   all all 127.0.0.1/32 trust\n\
+                 hostnossl all all 127.0.0.1/32 reject\n"
+            ),
         )
         .unwrap();
         self.ca_file = Some(ca_file);
         format!(
-            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c ssl_ca_file={}",
             cert_file.display(),
-            key_file.display()
+            key_file.display(),
+            self.folder.join("ca.pem").display()
         )
     }
 
     /// The PEM file of the CA that signed the server's certificate (TLS clusters only).
     pub fn ca_file(&self) -> Option<&Path> {
         self.ca_file.as_deref()
+    }
+
+    /// The PEM files of [`CERTIFIED_USER`]'s client certificate and key (TLS clusters only).
+    pub fn client_identity(&self) -> Option<(&Path, &Path)> {
+        self.client_identity
+            .as_ref()
+            .map(|(cert, key)| (cert.as_path(), key.as_path()))
     }
 
     /// The command `program` of the server's binaries, as the postgres user when we are root.

@@ -32,13 +32,15 @@
 //!   names (a DNS name or an IP address). That is stricter than libpq's
 //!   `require`, which verifies nothing unless a root certificate file
 //!   exists; it is what libpq calls `verify-full`. There is no unverified mode.
+//!   With [`PostgresOptions::client_identity`], the client presents that
+//!   certificate, for servers that authenticate clients by certificate.
 //!
-//! A CA file without `sslmode=require` is refused, not ignored. Errors name
+//! A CA file or client certificate without `sslmode=require` is refused, not ignored. Errors name
 //! the host and port and what failed (the certificate's issuer is unknown,
 //! the server refused a connection without TLS, …), never the DSN itself,
 //! which may hold a password.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -94,8 +96,8 @@ CREATE TABLE IF NOT EXISTS changes (
 );
 ";
 
-/// Where the store's database is, and which CA certificates vouch for its
-/// server beyond the system's.
+/// Where the store's database is, which CA certificates vouch for its
+/// server beyond the system's, and which certificate this client presents.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PostgresOptions {
     /// `postgres://user:password@host:port/database?sslmode=…`.
@@ -103,6 +105,9 @@ pub struct PostgresOptions {
     /// A PEM file of CA certificates trusted in addition to the system's;
     /// only with `sslmode=require`.
     pub ca_file: Option<PathBuf>,
+    /// PEM files of a client certificate chain and its key, for servers
+    /// that authenticate clients by certificate; only with `sslmode=require`.
+    pub client_identity: Option<(PathBuf, PathBuf)>,
 }
 
 impl PostgresOptions {
@@ -111,6 +116,7 @@ impl PostgresOptions {
         Self {
             dsn: dsn.into(),
             ca_file: None,
+            client_identity: None,
         }
     }
 }
@@ -120,6 +126,7 @@ impl std::fmt::Debug for PostgresOptions {
         // The DSN may hold a password.
         f.debug_struct("PostgresOptions")
             .field("ca_file", &self.ca_file)
+            .field("client_identity", &self.client_identity)
             .finish_non_exhaustive()
     }
 }
@@ -191,10 +198,14 @@ impl PostgresStore {
     pub async fn open(options: &PostgresOptions) -> Result<Self, StoreError> {
         let config: Config = options.dsn.parse().map_err(|error| describe_chain(&error))?;
         let connector = if tls_wanted(&config)? {
-            Connector::Tls(tls_connector(options.ca_file.as_deref())?)
-        } else if let Some(path) = &options.ca_file {
+            Connector::Tls(tls_connector(options)?)
+        } else if let Some(path) = options
+            .ca_file
+            .as_ref()
+            .or(options.client_identity.as_ref().map(|(cert, _)| cert))
+        {
             return Err(format!(
-                "the CA file {} is only used over TLS: add sslmode=require to the DSN",
+                "the certificate file {} is only used over TLS: add sslmode=require to the DSN",
                 path.display()
             )
             .into());
@@ -270,19 +281,26 @@ impl PostgresStore {
     }
 }
 
-/// rustls on ring, trusting the system's CAs and those of `ca_file`.
-fn tls_connector(ca_file: Option<&Path>) -> Result<MakeRustlsConnect, StoreError> {
+/// rustls on ring, trusting the system's CAs and those of the CA file, and
+/// presenting the client certificate when there is one.
+fn tls_connector(options: &PostgresOptions) -> Result<MakeRustlsConnect, StoreError> {
     let mut roots = rustls::RootCertStore::empty();
     tls::add_system_roots(&mut roots);
-    if let Some(path) = ca_file {
+    if let Some(path) = &options.ca_file {
         tls::add_ca_file(&mut roots, path)?;
     }
     if roots.is_empty() {
         return Err("sslmode=require, but the system trusts no CA and no --store-ca-file was given".into());
     }
-    Ok(MakeRustlsConnect::new(
-        tls::client_builder(roots)?.with_no_client_auth(),
-    ))
+    let builder = tls::client_builder(roots)?;
+    let config = match &options.client_identity {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            let (chain, key) = tls::read_client_identity(cert, key)?;
+            builder.with_client_auth_cert(chain, key)?
+        }
+    };
+    Ok(MakeRustlsConnect::new(config))
 }
 
 /// Opens a connection and drives it on its own task.
@@ -716,7 +734,7 @@ mod tests {
         std::fs::write(not_pem.path(), "not a certificate\n").unwrap();
         // Port 1 refuses connections: the CA file must be refused before that.
         let dsn = "postgres://u:secret@127.0.0.1:1/db?sslmode=require";
-        for path in [not_pem.path(), Path::new("/nonexistent/ca.pem")] {
+        for path in [not_pem.path(), std::path::Path::new("/nonexistent/ca.pem")] {
             let mut options = PostgresOptions::new(dsn);
             options.ca_file = Some(path.to_owned());
             let error = error_of(&options);

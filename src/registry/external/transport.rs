@@ -8,8 +8,6 @@ use std::time::Duration;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::{Method, StatusCode};
-use rustls_pki_types::PrivateKeyDer;
-use rustls_pki_types::pem::PemObject;
 use serde::de::DeserializeOwned;
 
 use super::config::{ExternalAuth, ExternalConfig};
@@ -338,12 +336,7 @@ fn tls_config(config: &ExternalConfig) -> Result<rustls::ClientConfig, ConfigErr
     match (&config.client_cert_file, &config.client_key_file) {
         (None, None) => Ok(builder.with_no_client_auth()),
         (Some(cert), Some(key)) => {
-            let chain = tls::read_certificates("client certificate", cert)?;
-            let key = PrivateKeyDer::from_pem_file(key).map_err(|error| ReadPemError {
-                what: "client key",
-                path: key.clone(),
-                source: Box::new(error),
-            })?;
+            let (chain, key) = tls::read_client_identity(cert, key)?;
             builder.with_client_auth_cert(chain, key).map_err(ConfigError::Tls)
         }
         _ => Err(ConfigError::ClientIdentityIncomplete),
