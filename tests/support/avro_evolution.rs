@@ -2,7 +2,8 @@
 //! first version, then edits applied one after another (add or remove a
 //! field, add or drop a default, promote or demote a primitive, rename with
 //! an alias, make a field nullable, add or remove an enum symbol or a union
-//! branch, resize a fixed type, replace a type outright).
+//! branch, resize a fixed type, rename a named type with or without an
+//! alias, replace a type outright).
 //!
 //! Edits carry indices, not names, and each picks its target modulo what
 //! the schema holds at that point, so every edit applies to every schema
@@ -12,7 +13,25 @@
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-use super::avro_gen::{FIELD_NAMES, FieldShape, SYMBOLS, Shape, root_shape, shape};
+use super::avro_gen::{
+    FIELD_NAMES, FieldShape, SYMBOLS, Shape, TypeNames, named_types, root_shape, root_text_named, shape,
+};
+
+/// One version of a history: its shape, and the named types renamed so far.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// The schema's structure.
+    pub shape: Shape,
+    /// Named types that no longer have their position's name.
+    pub names: TypeNames,
+}
+
+impl Version {
+    /// The schema as Avro JSON text.
+    pub fn text(&self) -> String {
+        root_text_named(&self.shape, &self.names)
+    }
+}
 
 /// One change to a schema. `record` picks a record of the schema (in
 /// pre-order, the root first) and `field` one of its fields.
@@ -45,6 +64,9 @@ pub enum Edit {
     ToggleBranch { record: Index, field: Index, branch: Index },
     /// A fixed type in the field given another size.
     ResizeFixed { record: Index, field: Index },
+    /// A named type (record, enum or fixed; the root too) renamed, with or
+    /// without its old name as an alias.
+    RenameType { target: Index, alias: bool },
 }
 
 /// Avro's promotions: what a writer's type may be read as.
@@ -75,18 +97,22 @@ pub fn edit() -> impl Strategy<Value = Edit> {
         1 => (at(), any::<Index>()).prop_map(|((record, field), symbol)| Edit::ToggleSymbol { record, field, symbol }),
         1 => (at(), any::<Index>()).prop_map(|((record, field), branch)| Edit::ToggleBranch { record, field, branch }),
         1 => at().prop_map(|(record, field)| Edit::ResizeFixed { record, field }),
+        2 => (any::<Index>(), any::<bool>()).prop_map(|(target, alias)| Edit::RenameType { target, alias }),
     ]
 }
 
 /// A history of 2 to 4 versions, oldest first, each made from the one
 /// before by one or two edits.
-pub fn history() -> impl Strategy<Value = Vec<Shape>> {
+pub fn history() -> impl Strategy<Value = Vec<Version>> {
     (
         root_shape(),
         proptest::collection::vec(proptest::collection::vec(edit(), 1..=2), 1..=3),
     )
         .prop_map(|(first, steps)| {
-            let mut versions = vec![first];
+            let mut versions = vec![Version {
+                shape: first,
+                names: TypeNames::new(),
+            }];
             for edits in steps {
                 let mut next = versions.last().expect("the first version").clone();
                 for edit in &edits {
@@ -98,9 +124,10 @@ pub fn history() -> impl Strategy<Value = Vec<Shape>> {
         })
 }
 
-/// Applies `edit` to the root record `schema`.
-pub fn apply(schema: &mut Shape, edit: &Edit) {
+/// Applies `edit` to `version`.
+pub fn apply(version: &mut Version, edit: &Edit) {
     let record = match edit {
+        Edit::RenameType { target, alias } => return rename_type(version, *target, *alias),
         Edit::AddField { record, .. }
         | Edit::RemoveField { record, .. }
         | Edit::ToggleDefault { record, .. }
@@ -113,10 +140,29 @@ pub fn apply(schema: &mut Shape, edit: &Edit) {
         | Edit::ToggleBranch { record, .. }
         | Edit::ResizeFixed { record, .. } => record,
     };
-    let count = count_records(schema);
+    let count = count_records(&version.shape);
     let mut target = record.index(count);
-    if let Some(fields) = nth_record(schema, &mut target) {
+    if let Some(fields) = nth_record(&mut version.shape, &mut target) {
         edit_record(fields, edit);
+    }
+}
+
+/// Renames the `target`-th named type, keeping its old name as an alias when `alias`.
+fn rename_type(version: &mut Version, target: Index, alias: bool) {
+    let mut named = Vec::new();
+    named_types(&version.shape, "R", &mut named);
+    let position = named[target.index(named.len())].clone();
+    let (current, aliases) = version
+        .names
+        .entry(position.clone())
+        .or_insert_with(|| (position, Vec::new()));
+    // Position names join single-letter field names with `_`, so a trailing
+    // `x` never makes another type's name.
+    let renamed = format!("{current}x");
+    if alias {
+        aliases.push(std::mem::replace(current, renamed));
+    } else {
+        *current = renamed;
     }
 }
 
@@ -186,7 +232,7 @@ fn edit_record(fields: &mut Vec<FieldShape>, edit: &Edit) {
         | Edit::ToggleSymbol { field, .. }
         | Edit::ToggleBranch { field, .. }
         | Edit::ResizeFixed { field, .. } => field.index(fields.len()),
-        Edit::AddField { .. } => unreachable!("handled above"),
+        Edit::AddField { .. } | Edit::RenameType { .. } => unreachable!("handled above"),
     };
     match edit {
         Edit::RemoveField { .. } => {
@@ -245,7 +291,7 @@ fn edit_record(fields: &mut Vec<FieldShape>, edit: &Edit) {
                 *size = if *size == 1 { 2 } else { 1 };
             }
         }
-        Edit::AddField { .. } => unreachable!("handled above"),
+        Edit::AddField { .. } | Edit::RenameType { .. } => unreachable!("handled above"),
     }
 }
 

@@ -3,7 +3,7 @@
 //! drawn schemas are often related and both verdicts occur; and generated
 //! values of a schema, as `apache-avro` values.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use apache_avro::types::Value as AvroValue;
 use proptest::prelude::*;
@@ -111,9 +111,49 @@ pub fn root_shape() -> impl Strategy<Value = Shape> {
     fields(shape()).prop_map(Shape::Record)
 }
 
+/// Named types that evolution renamed: from a type's position name (the
+/// name [`render`] derives from where it sits) to the name it has now and
+/// the names it had before.
+pub type TypeNames = BTreeMap<String, (String, Vec<String>)>;
+
 /// The text of a root shape: a record named `R`.
 pub fn root_text(shape: &Shape) -> String {
-    render(shape, "R").to_string()
+    root_text_named(shape, &TypeNames::new())
+}
+
+/// The text of a root shape whose named types may have been renamed.
+pub fn root_text_named(shape: &Shape, names: &TypeNames) -> String {
+    render_named(shape, "R", names).to_string()
+}
+
+/// The position names of the named types in `shape` (named `name`), in pre-order.
+pub fn named_types(shape: &Shape, name: &str, into: &mut Vec<String>) {
+    match shape {
+        Shape::Primitive(_) => {}
+        Shape::Enum { .. } | Shape::Fixed(_) => into.push(name.to_owned()),
+        Shape::Array(items) => named_types(items, &format!("{name}_items"), into),
+        Shape::Map(values) => named_types(values, &format!("{name}_values"), into),
+        Shape::Union(branches) => branches.iter().for_each(|branch| named_types(branch, name, into)),
+        Shape::Record(fields) => {
+            into.push(name.to_owned());
+            for field in fields {
+                named_types(&field.shape, &format!("{name}_{}", FIELD_NAMES[field.name]), into);
+            }
+        }
+    }
+}
+
+/// Gives the named type `value`, at position `name`, its current name and aliases.
+fn name_type(value: &mut Value, name: &str, names: &TypeNames) {
+    match names.get(name) {
+        None => value["name"] = json!(name),
+        Some((current, aliases)) => {
+            value["name"] = json!(current);
+            if !aliases.is_empty() {
+                value["aliases"] = json!(aliases);
+            }
+        }
+    }
 }
 
 /// A whole schema: a record named `R` at the root.
@@ -121,30 +161,46 @@ pub fn schema() -> impl Strategy<Value = String> {
     root_shape().prop_map(|shape| root_text(&shape))
 }
 
+/// A shape as Avro JSON, its named types named after their position `name`.
 pub fn render(shape: &Shape, name: &str) -> Value {
-    match shape {
-        Shape::Primitive(primitive) => json!(primitive),
+    render_named(shape, name, &TypeNames::new())
+}
+
+fn render_named(shape: &Shape, name: &str, names: &TypeNames) -> Value {
+    let mut value = match shape {
+        Shape::Primitive(primitive) => return json!(primitive),
         Shape::Enum { symbols, default } => {
             let symbols: Vec<&str> = symbols.iter().map(|i| SYMBOLS[*i]).collect();
-            let mut value = json!({"type": "enum", "name": name, "symbols": symbols});
+            let mut value = json!({"type": "enum", "symbols": symbols});
             if *default {
                 value["default"] = json!(symbols[0]);
             }
             value
         }
-        Shape::Fixed(size) => json!({"type": "fixed", "name": name, "size": size}),
-        Shape::Array(items) => json!({"type": "array", "items": render(items, &format!("{name}_items"))}),
-        Shape::Map(values) => json!({"type": "map", "values": render(values, &format!("{name}_values"))}),
+        Shape::Fixed(size) => json!({"type": "fixed", "size": size}),
+        Shape::Array(items) => {
+            return json!({"type": "array", "items": render_named(items, &format!("{name}_items"), names)});
+        }
+        Shape::Map(values) => {
+            return json!({"type": "map", "values": render_named(values, &format!("{name}_values"), names)});
+        }
         // A union holds at most one named branch, which takes the union's
         // name, so making a field nullable keeps its named type's name.
-        Shape::Union(branches) => Value::Array(branches.iter().map(|branch| render(branch, name)).collect()),
+        Shape::Union(branches) => {
+            return Value::Array(
+                branches
+                    .iter()
+                    .map(|branch| render_named(branch, name, names))
+                    .collect(),
+            );
+        }
         Shape::Record(fields) => {
             let fields: Vec<Value> = fields
                 .iter()
                 .map(|field| {
                     let field_name = FIELD_NAMES[field.name];
-                    let mut value =
-                        json!({"name": field_name, "type": render(&field.shape, &format!("{name}_{field_name}"))});
+                    let field_type = render_named(&field.shape, &format!("{name}_{field_name}"), names);
+                    let mut value = json!({"name": field_name, "type": field_type});
                     if field.default {
                         value["default"] = default_for(&field.shape);
                     }
@@ -155,9 +211,11 @@ pub fn render(shape: &Shape, name: &str) -> Value {
                     value
                 })
                 .collect();
-            json!({"type": "record", "name": name, "fields": fields})
+            json!({"type": "record", "fields": fields})
         }
-    }
+    };
+    name_type(&mut value, name, names);
+    value
 }
 
 pub fn default_for(shape: &Shape) -> Value {
