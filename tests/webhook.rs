@@ -582,24 +582,67 @@ fn the_webhook_manifests_deserialize_into_kubernetes_types() {
 
 // ---- The operator binary ----
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_operator_serves_the_webhook_on_its_caches_and_registry() {
+/// The test API server with the CRDs applied; `None` (the test skips)
+/// without kubectl, unless every test must run.
+fn api_server_with_crds() -> Option<apiserver::TestApiServer> {
     if !Path::new("/usr/bin/kubectl").exists() {
         assert!(!support::require_all(), "kubectl is required (SCHEMAOPS_REQUIRE_ALL=1)");
         eprintln!("skipping: kubectl is not installed");
-        return;
+        return None;
     }
     let server = apiserver::TestApiServer::start();
-    let kubectl = |args: &[&str]| {
-        let output = server.kubectl().args(args).output().unwrap();
-        assert!(
-            output.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
     let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-    kubectl(&["apply", "-f", crds.to_str().unwrap()]);
+    kubectl(&server, &["apply", "-f", crds.to_str().unwrap()]);
+    Some(server)
+}
+
+/// Runs kubectl against `server`, which must succeed; its stdout.
+fn kubectl(server: &apiserver::TestApiServer, args: &[&str]) -> Vec<u8> {
+    let output = server.kubectl().args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+/// Applies the Schema `orders` (v1 of [`SUBJECT`]) and waits until it is Ready.
+fn apply_orders(server: &apiserver::TestApiServer, folder: &Path) {
+    let manifest = folder.join("orders.yaml");
+    let schema_yaml = serde_json::to_string(&schema_object("orders", SUBJECT, &v1())).unwrap();
+    std::fs::write(&manifest, schema_yaml).unwrap();
+    kubectl(server, &["apply", "-f", manifest.to_str().unwrap()]);
+    kubectl(
+        server,
+        &[
+            "wait",
+            "--for=condition=Ready",
+            "schema/orders",
+            "-n",
+            "default",
+            "--timeout=60s",
+        ],
+    );
+}
+
+/// A client trusting the CA an operator wrote with `--webhook-ca-bundle-out bundle`.
+fn client_trusting_bundle(bundle: &Path) -> reqwest::Client {
+    use base64::Engine as _;
+    let ca_pem = String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(std::fs::read_to_string(bundle).unwrap().trim())
+            .unwrap(),
+    )
+    .unwrap();
+    client_trusting(Some(&ca_pem))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_serves_the_webhook_on_its_caches_and_registry() {
+    let Some(server) = api_server_with_crds() else {
+        return;
+    };
     let data = tempfile::tempdir().unwrap();
     let bundle = data.path().join("ca-bundle");
     let operator = support::operator::OperatorProcess::start(
@@ -620,27 +663,8 @@ async fn the_operator_serves_the_webhook_on_its_caches_and_registry() {
         .clone()
         .expect("the operator prints its webhook address");
 
-    let manifest = data.path().join("orders.yaml");
-    let schema_yaml = serde_json::to_string(&schema_object("orders", SUBJECT, &v1())).unwrap();
-    std::fs::write(&manifest, schema_yaml).unwrap();
-    kubectl(&["apply", "-f", manifest.to_str().unwrap()]);
-    kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "schema/orders",
-        "-n",
-        "default",
-        "--timeout=60s",
-    ]);
-
-    use base64::Engine as _;
-    let ca_pem = String::from_utf8(
-        base64::engine::general_purpose::STANDARD
-            .decode(std::fs::read_to_string(&bundle).unwrap().trim())
-            .unwrap(),
-    )
-    .unwrap();
-    let client = client_trusting(Some(&ca_pem));
+    apply_orders(&server, data.path());
+    let client = client_trusting_bundle(&bundle);
     let base = webhook_url.replace("127.0.0.1", "localhost");
     let send = |body: Value| {
         let client = client.clone();
@@ -691,23 +715,10 @@ async fn the_operator_serves_the_webhook_on_its_caches_and_registry() {
 /// the idle controllers' would allow the copy).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_replica_judges_with_caches_of_its_own() {
-    if !Path::new("/usr/bin/kubectl").exists() {
-        assert!(!support::require_all(), "kubectl is required (SCHEMAOPS_REQUIRE_ALL=1)");
-        eprintln!("skipping: kubectl is not installed");
+    let Some(server) = api_server_with_crds() else {
         return;
-    }
-    let server = apiserver::TestApiServer::start();
-    let kubectl = |args: &[&str]| {
-        let output = server.kubectl().args(args).output().unwrap();
-        assert!(
-            output.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output.stdout
     };
-    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-    kubectl(&["apply", "-f", crds.to_str().unwrap()]);
+    let kubectl = |args: &[&str]| kubectl(&server, args);
     // Both replicas share one registry, as they would in a cluster.
     let registry_data = tempfile::tempdir().unwrap();
     let registry = support::registry::RegistryProcess::start(registry_data.path()).await;
@@ -731,18 +742,7 @@ async fn a_follower_replica_judges_with_caches_of_its_own() {
     let leader_data = tempfile::tempdir().unwrap();
     let leader = replica(leader_data.path(), &leader_data.path().join("ca-bundle"));
     leader.wait_ready(Duration::from_secs(60)).await;
-    let manifest = leader_data.path().join("orders.yaml");
-    let schema_yaml = serde_json::to_string(&schema_object("orders", SUBJECT, &v1())).unwrap();
-    std::fs::write(&manifest, schema_yaml).unwrap();
-    kubectl(&["apply", "-f", manifest.to_str().unwrap()]);
-    kubectl(&[
-        "wait",
-        "--for=condition=Ready",
-        "schema/orders",
-        "-n",
-        "default",
-        "--timeout=60s",
-    ]);
+    apply_orders(&server, leader_data.path());
 
     let follower_data = tempfile::tempdir().unwrap();
     let bundle = follower_data.path().join("ca-bundle");
@@ -764,14 +764,7 @@ async fn a_follower_replica_judges_with_caches_of_its_own() {
         "the first replica leads: {holder}"
     );
 
-    use base64::Engine as _;
-    let ca_pem = String::from_utf8(
-        base64::engine::general_purpose::STANDARD
-            .decode(std::fs::read_to_string(&bundle).unwrap().trim())
-            .unwrap(),
-    )
-    .unwrap();
-    let client = client_trusting(Some(&ca_pem));
+    let client = client_trusting_bundle(&bundle);
     let url = format!(
         "{}{}",
         follower
