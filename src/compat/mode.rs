@@ -145,6 +145,17 @@ impl Mode {
             Mode::Backward | Mode::Forward | Mode::Full | Mode::None => Scope::Latest,
         }
     }
+
+    /// The same directions against one given version: transitivity does not
+    /// apply when the version to check against is named.
+    pub fn against_one_version(self) -> Mode {
+        match self {
+            Mode::BackwardTransitive => Mode::Backward,
+            Mode::ForwardTransitive => Mode::Forward,
+            Mode::FullTransitive => Mode::Full,
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for Mode {
@@ -215,6 +226,15 @@ mod tests {
         assert_eq!(Mode::None.directions().len(), 0);
         assert_eq!(Mode::FullTransitive.scope(), Scope::All);
         assert_eq!(Mode::Forward.scope(), Scope::Latest);
+    }
+
+    #[test]
+    fn against_one_version_drops_only_transitivity() {
+        for mode in Mode::ALL {
+            let single = mode.against_one_version();
+            assert_eq!(single.directions(), mode.directions(), "{mode}");
+            assert_eq!(single.scope(), Scope::Latest, "{mode}");
+        }
     }
 
     #[test]

@@ -302,16 +302,6 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     })
 }
 
-/// The same level against one version: transitivity does not apply.
-fn single_version(level: Mode) -> Mode {
-    match level {
-        Mode::BackwardTransitive => Mode::Backward,
-        Mode::ForwardTransitive => Mode::Forward,
-        Mode::FullTransitive => Mode::Full,
-        other => other,
-    }
-}
-
 #[async_trait]
 impl Registry for EmbeddedRegistry {
     async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error> {
@@ -522,7 +512,7 @@ impl Registry for EmbeddedRegistry {
                 Some(VersionSelector::Latest) if state.subject(subject).is_err() => (level, Vec::new()),
                 Some(selector) => {
                     let (version, entry) = state.select(subject, selector, false)?;
-                    (single_version(level), vec![(version, entry.id)])
+                    (level.against_one_version(), vec![(version, entry.id)])
                 }
             }
         };

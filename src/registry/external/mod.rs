@@ -138,16 +138,6 @@ fn flag(name: &'static str, value: bool) -> (&'static str, String) {
     (name, value.to_string())
 }
 
-/// The same level against one version: transitivity does not apply.
-fn single_version(level: Mode) -> Mode {
-    match level {
-        Mode::BackwardTransitive => Mode::Backward,
-        Mode::ForwardTransitive => Mode::Forward,
-        Mode::FullTransitive => Mode::Full,
-        other => other,
-    }
-}
-
 /// Whether an answer means "this server has no such endpoint" rather than a
 /// Confluent error about the subject.
 fn endpoint_missing(error: &Error) -> bool {
@@ -359,7 +349,7 @@ impl Registry for ExternalRegistry {
                     positions.into_iter().map(|position| live[position - 1]).collect(),
                 )
             }
-            Some(VersionSelector::Latest) => (single_version(level), live.last().copied().into_iter().collect()),
+            Some(VersionSelector::Latest) => (level.against_one_version(), live.last().copied().into_iter().collect()),
             Some(VersionSelector::Exact(version)) => {
                 if !live.contains(&version) {
                     return Err(Error::VersionNotFound {
@@ -367,7 +357,7 @@ impl Registry for ExternalRegistry {
                         version: version.to_string(),
                     });
                 }
-                (single_version(level), vec![version])
+                (level.against_one_version(), vec![version])
             }
         };
         let report = engine::check(self, self.checker, subject, schema, level, &chosen).await?;
