@@ -38,6 +38,7 @@ use schemaops::compat::{Direction, Format, Mode, Report, SchemaText, check};
 use serde_json::Value;
 use support::avro_evolution::{Version, history};
 use support::avro_gen::value;
+use support::precision::Precision;
 
 /// Where the reference semantics promise more than data bears out: what, and why.
 const KNOWN_DIVERGENCES: &[(&str, &str)] = &[(
@@ -275,9 +276,7 @@ fn incompatible_verdicts_are_mostly_borne_out_by_data() {
         rng_seed: RngSeed::Fixed(2026),
         ..Config::default()
     });
-    // kind -> (directed pairs, pairs where some generated record failed to decode)
-    let mut rates: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let (mut compatible, mut incompatible) = (0, 0);
+    let mut precision = Precision::default();
     for _ in 0..2000 {
         let (versions, values) = case(4..8).new_tree(&mut runner).expect("a case").current();
         let texts: Vec<String> = versions.iter().map(Version::text).collect();
@@ -285,33 +284,17 @@ fn incompatible_verdicts_are_mostly_borne_out_by_data() {
         for (mode, writer) in [(Mode::Backward, 0), (Mode::Forward, 1)] {
             let report = judge(mode, pair);
             if report.is_compatible() {
-                compatible += 1;
+                precision.count_compatible();
                 continue;
             }
-            incompatible += 1;
             let written = &values[versions.len() - 2 + writer];
             let failed = decodes(&pair[writer], &pair[1 - writer], written).is_err();
-            let mut kinds: Vec<String> = report.incompatibilities.iter().map(|i| i.kind.to_string()).collect();
-            kinds.sort();
-            kinds.dedup();
-            for kind in kinds {
-                let entry = rates.entry(kind).or_default();
-                entry.0 += 1;
-                entry.1 += usize::from(failed);
-            }
+            precision.count_incompatible(&report, failed);
         }
     }
-    println!(
-        "avro precision over 2000 histories, latest pair in both directions ({compatible} compatible, {incompatible} incompatible):"
-    );
-    for (kind, (pairs, failing)) in &rates {
-        println!(
-            "  {kind:<36} {failing:>4} of {pairs:>4} pairs had a record that failed ({:.0} %)",
-            100.0 * *failing as f64 / *pairs as f64
-        );
-    }
+    precision.print("avro precision over 2000 histories, latest pair in both directions");
     assert!(
-        compatible >= 400 && incompatible >= 400,
+        precision.compatible >= 400 && precision.incompatible >= 400,
         "the generator yields both verdicts"
     );
 }

@@ -19,11 +19,14 @@
 
 #[path = "support/json_gen.rs"]
 mod json_gen;
+#[path = "support/precision.rs"]
+mod precision;
 
 use std::collections::BTreeMap;
 
 use json_gen::{Schema, history, instance, text};
 use jsonschema::Validator;
+use precision::Precision;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestRunner};
@@ -442,9 +445,7 @@ fn incompatible_verdicts_are_mostly_borne_out_by_data() {
         ..Config::default()
     });
     let rounds = 2000;
-    // kind -> (pairs, pairs where some generated instance failed the reader)
-    let mut rates: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let (mut compatible, mut incompatible) = (0, 0);
+    let mut precision = Precision::default();
     for _ in 0..rounds {
         let (versions, ..) = draw(&mut runner);
         let texts: Vec<String> = versions.iter().map(text).collect();
@@ -456,35 +457,21 @@ fn incompatible_verdicts_are_mostly_borne_out_by_data() {
             &texts[candidate],
         );
         if report.is_compatible() {
-            compatible += 1;
+            precision.count_compatible();
             continue;
         }
-        incompatible += 1;
         let reader = validator(&json_gen::render(&versions[candidate]));
         let written = proptest::collection::vec(instance(&versions[candidate - 1], true), PRECISION_INSTANCES)
             .new_tree(&mut runner)
             .expect("instances")
             .current();
         let failed = written.iter().any(|value| !reader.is_valid(value));
-        let mut kinds: Vec<String> = report.incompatibilities.iter().map(|i| i.kind.to_string()).collect();
-        kinds.sort();
-        kinds.dedup();
-        for kind in kinds {
-            let entry = rates.entry(kind).or_default();
-            entry.0 += 1;
-            entry.1 += usize::from(failed);
-        }
+        precision.count_incompatible(&report, failed);
     }
-    println!(
-        "json precision, BACKWARD under STRICT, over {rounds} generated histories \
-         ({compatible} compatible, {incompatible} incompatible):"
-    );
-    for (kind, (pairs, failing)) in &rates {
-        println!(
-            "  {kind:<62} {failing:>4} of {pairs:>4} pairs  ({:.0} %)",
-            100.0 * *failing as f64 / *pairs as f64
-        );
-    }
+    precision.print(&format!(
+        "json precision, BACKWARD under STRICT, over {rounds} generated histories"
+    ));
+    let (compatible, incompatible) = (precision.compatible, precision.incompatible);
     assert!(
         compatible >= rounds / 10 && incompatible >= rounds / 10,
         "the generator yields both verdicts: {compatible} compatible, {incompatible} incompatible"

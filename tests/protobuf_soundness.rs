@@ -21,6 +21,8 @@
 //! expects, and refuses a `string` that is not UTF-8. The seeds are fixed,
 //! so every run checks the same cases.
 
+#[path = "support/precision.rs"]
+mod precision;
 #[path = "support/proto_gen.rs"]
 mod proto_gen;
 
@@ -31,6 +33,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use base64::Engine as _;
+use precision::Precision;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed, TestRunner};
@@ -706,9 +709,7 @@ fn incompatible_verdicts_are_often_borne_out_by_data() {
         rng_seed: RngSeed::Fixed(2026),
         ..Config::default()
     });
-    // kind -> (pairs, pairs where some generated record lost a value or failed to decode)
-    let mut rates: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let (mut compatible, mut incompatible) = (0, 0);
+    let mut precision = Precision::default();
     for _ in 0..2000 {
         let tree = (history(), any::<u64>()).new_tree(&mut runner).expect("a history");
         let (history, seed) = tree.current();
@@ -716,37 +717,17 @@ fn incompatible_verdicts_are_often_borne_out_by_data() {
         for pair in versions.windows(2) {
             let report = verdict(Mode::Backward, pair);
             if report.is_compatible() {
-                compatible += 1;
+                precision.count_compatible();
                 continue;
             }
-            incompatible += 1;
             let failed = records(&pair[0].root, seed, 4)
                 .iter()
                 .any(|record| flow(record, &pair[1].root) != Outcome::Kept);
-            let mut kinds: Vec<String> = report
-                .incompatibilities
-                .iter()
-                .map(|found| found.kind.to_string())
-                .collect();
-            kinds.sort();
-            kinds.dedup();
-            for kind in kinds {
-                let entry = rates.entry(kind).or_default();
-                entry.0 += 1;
-                entry.1 += usize::from(failed);
-            }
+            precision.count_incompatible(&report, failed);
         }
     }
-    println!(
-        "protobuf precision over the consecutive pairs of 2000 histories under BACKWARD \
-         ({compatible} compatible, {incompatible} incompatible):"
-    );
-    for (kind, (pairs, failing)) in &rates {
-        println!(
-            "  {kind:<36} {failing:>4} of {pairs:>4} pairs had a record that failed ({:.0} %)",
-            100.0 * *failing as f64 / *pairs as f64
-        );
-    }
+    precision.print("protobuf precision over the consecutive pairs of 2000 histories under BACKWARD");
+    let (compatible, incompatible) = (precision.compatible, precision.incompatible);
     assert!(
         compatible >= 500 && incompatible >= 500,
         "the generator yields both verdicts: {compatible} / {incompatible}"

@@ -10,6 +10,7 @@ pub mod http;
 pub mod laws;
 pub mod operator;
 pub mod postgres;
+pub mod precision;
 pub mod python;
 pub mod refusal;
 pub mod registry;
