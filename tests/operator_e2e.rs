@@ -323,14 +323,7 @@ spec:
 
     // The operator's metrics, on its health port.
     let health_url = cluster.operator.as_ref().expect("the operator runs").health_url.clone();
-    let scrape = support::http_client()
-        .get(format!("{health_url}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let scrape = support::scrape(&health_url).await;
     let value = |series: &str| support::metric(&scrape, series).unwrap_or(0.0);
     assert!(
         value(r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#) > 0.0,
@@ -753,14 +746,7 @@ async fn with_leader_election_one_replica_reconciles_and_the_other_takes_over_wh
 
     // Only the leader reconciled.
     let reconciles = |health_url: String| async move {
-        let scrape = support::http_client()
-            .get(format!("{health_url}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let scrape = support::scrape(&health_url).await;
         support::metric(&scrape, r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#).unwrap_or(0.0)
     };
     let first_health = cluster.operator().health_url.clone();

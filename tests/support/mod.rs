@@ -23,6 +23,18 @@ pub fn require_all() -> bool {
     std::env::var("SCHEMAOPS_REQUIRE_ALL").is_ok_and(|value| value == "1")
 }
 
+/// The Prometheus text served at `{base_url}/metrics`.
+pub async fn scrape(base_url: &str) -> String {
+    http_client()
+        .get(format!("{base_url}/metrics"))
+        .send()
+        .await
+        .expect("the metrics endpoint answers")
+        .text()
+        .await
+        .expect("a text body")
+}
+
 /// The value of one series in a Prometheus text scrape, e.g.
 /// `metric(text, r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#)`.
 pub fn metric(scrape: &str, series: &str) -> Option<f64> {
