@@ -21,6 +21,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
+use crate::crd::ResourceKind;
 use crate::crd::conditions::Reason;
 use crate::registry::Registry;
 
@@ -29,25 +30,6 @@ const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset
 
 /// The `endpoint` label of a request that matched no route.
 pub const UNMATCHED_ENDPOINT: &str = "unmatched";
-
-/// What a controller reconciles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A `Schema`.
-    Schema,
-    /// A `SubjectConfig`.
-    SubjectConfig,
-}
-
-impl Kind {
-    /// The `kind` label.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Schema => "Schema",
-            Kind::SubjectConfig => "SubjectConfig",
-        }
-    }
-}
 
 /// How one reconcile ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,7 +154,7 @@ impl Metrics {
     }
 
     /// Records one reconcile of `kind` that took `elapsed`.
-    pub fn reconciled(&self, kind: Kind, result: ReconcileResult, elapsed: Duration) {
+    pub fn reconciled(&self, kind: ResourceKind, result: ReconcileResult, elapsed: Duration) {
         self.reconciles
             .get_or_create(&ReconcileLabels {
                 kind: kind.as_str(),
@@ -362,8 +344,12 @@ mod tests {
     #[test]
     fn reconciles_and_rejections_render_with_their_labels() {
         let metrics = Metrics::default();
-        metrics.reconciled(Kind::Schema, ReconcileResult::Ok, Duration::from_millis(3));
-        metrics.reconciled(Kind::SubjectConfig, ReconcileResult::Requeue, Duration::from_millis(3));
+        metrics.reconciled(ResourceKind::Schema, ReconcileResult::Ok, Duration::from_millis(3));
+        metrics.reconciled(
+            ResourceKind::SubjectConfig,
+            ReconcileResult::Requeue,
+            Duration::from_millis(3),
+        );
         metrics.rejected(Reason::IncompatibleSchema);
         let text = metrics.render();
         for expected in [

@@ -25,8 +25,8 @@ use super::view::{ObjectKey, SubjectView};
 use super::{FIELD_MANAGER, FINALIZER, schema, subject_config};
 use crate::compat::Checker;
 use crate::crd::conditions::{ConditionType, Reason, find_condition, set_condition};
-use crate::crd::{Schema, SubjectConfig};
-use crate::metrics::{Kind, Metrics, ReconcileResult};
+use crate::crd::{ResourceKind, Schema, SubjectConfig};
+use crate::metrics::{Metrics, ReconcileResult};
 use crate::registry::{Registry, SubjectName};
 
 /// The first retry delay after a transient failure; it doubles up to [`MAX_RETRY`].
@@ -464,7 +464,9 @@ async fn reconcile_schema(schema: Arc<Schema>, context: Arc<Context>) -> Result<
     let started = Instant::now();
     let outcome = finalize_schema(schema, &context).await;
     let result = reconcile_result(&outcome, context.resync);
-    context.metrics.reconciled(Kind::Schema, result, started.elapsed());
+    context
+        .metrics
+        .reconciled(ResourceKind::Schema, result, started.elapsed());
     outcome
 }
 
@@ -653,7 +655,7 @@ async fn reconcile_config(config: Arc<SubjectConfig>, context: Arc<Context>) -> 
     let result = reconcile_result(&outcome, context.resync);
     context
         .metrics
-        .reconciled(Kind::SubjectConfig, result, started.elapsed());
+        .reconciled(ResourceKind::SubjectConfig, result, started.elapsed());
     outcome
 }
 

@@ -19,6 +19,25 @@ pub use subject_config::{
     CompatibilityLevel, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode,
 };
 
+/// Which of the two resources an object is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum ResourceKind {
+    /// A [`Schema`].
+    Schema,
+    /// A [`SubjectConfig`].
+    SubjectConfig,
+}
+
+impl ResourceKind {
+    /// The Kubernetes kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceKind::Schema => "Schema",
+            ResourceKind::SubjectConfig => "SubjectConfig",
+        }
+    }
+}
+
 /// The API group of every schemaops resource.
 pub const API_GROUP: &str = "schemaops.dev";
 

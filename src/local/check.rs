@@ -20,7 +20,7 @@ use super::scratch::Scratch;
 use crate::compat::{Checker, Mode};
 use crate::controller::view::ObjectKey;
 use crate::crd::conditions::{ConditionType, find_condition};
-use crate::crd::{IncompatibilityStatus, SchemaStatus, SubjectConfigStatus};
+use crate::crd::{IncompatibilityStatus, ResourceKind, SchemaStatus, SubjectConfigStatus};
 use crate::registry::{Error as RegistryError, Registry, RegistryMode, SubjectName, VersionFilter};
 
 /// Why a check could not run.
@@ -38,25 +38,6 @@ pub enum CheckError {
         #[source]
         source: RegistryError,
     },
-}
-
-/// The kinds `check` judges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Kind {
-    /// A Schema.
-    Schema,
-    /// A SubjectConfig.
-    SubjectConfig,
-}
-
-impl Kind {
-    /// The Kubernetes kind.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Schema => "Schema",
-            Kind::SubjectConfig => "SubjectConfig",
-        }
-    }
 }
 
 /// A subject as the registry holds it: its live versions and its own settings.
@@ -143,7 +124,7 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checked {
     /// Schema or SubjectConfig.
-    pub kind: Kind,
+    pub kind: ResourceKind,
     /// Its namespace and name.
     pub key: ObjectKey,
     /// The manifest document that last set it.
@@ -420,13 +401,15 @@ pub async fn check(
             .map(|index| states[index].clone())
             .unwrap_or_default()
     };
-    let origin_of = |kind: Kind, key: &ObjectKey| {
+    let origin_of = |kind: ResourceKind, key: &ObjectKey| {
         loaded
             .iter()
             .rev()
             .find(|(_, manifest)| match (kind, manifest) {
-                (Kind::Schema, Manifest::Schema(schema)) => ObjectKey::of(&schema.metadata) == *key,
-                (Kind::SubjectConfig, Manifest::SubjectConfig(config)) => ObjectKey::of(&config.metadata) == *key,
+                (ResourceKind::Schema, Manifest::Schema(schema)) => ObjectKey::of(&schema.metadata) == *key,
+                (ResourceKind::SubjectConfig, Manifest::SubjectConfig(config)) => {
+                    ObjectKey::of(&config.metadata) == *key
+                }
                 _ => false,
             })
             .map(|(origin, _)| origin.clone())
@@ -446,8 +429,8 @@ pub async fn check(
                     .find(|stored| ObjectKey::of(&stored.metadata) == key)
                     .and_then(|stored| stored.status.as_ref()?.version);
                 Checked {
-                    kind: Kind::Schema,
-                    origin: origin_of(Kind::Schema, &key),
+                    kind: ResourceKind::Schema,
+                    origin: origin_of(ResourceKind::Schema, &key),
                     outcome: classify_schema(status, &before_subject, &after_subject),
                     version: status.and_then(|s| s.version).and_then(|v| u32::try_from(v).ok()),
                     previous_version: previous.and_then(|v| u32::try_from(v).ok()),
@@ -460,8 +443,8 @@ pub async fn check(
                 let key = ObjectKey::of(&config.metadata);
                 let subject = config.spec.subject.clone();
                 Checked {
-                    kind: Kind::SubjectConfig,
-                    origin: origin_of(Kind::SubjectConfig, &key),
+                    kind: ResourceKind::SubjectConfig,
+                    origin: origin_of(ResourceKind::SubjectConfig, &key),
                     outcome: classify_subject_config(
                         config.status.as_ref(),
                         &state(&before, &subject),
@@ -875,7 +858,7 @@ mod tests {
 
     fn checked(outcome: Outcome) -> Checked {
         Checked {
-            kind: Kind::Schema,
+            kind: ResourceKind::Schema,
             key: ObjectKey {
                 namespace: "default".to_owned(),
                 name: "orders".to_owned(),
