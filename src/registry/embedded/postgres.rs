@@ -746,6 +746,30 @@ mod tests {
     }
 
     #[test]
+    fn a_client_certificate_or_key_that_is_not_pem_is_named_before_any_connection() {
+        let not_pem = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(not_pem.path(), "not a certificate\n").unwrap();
+        let certificate = rcgen::generate_simple_self_signed(vec!["client".to_owned()]).unwrap();
+        let cert_file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(cert_file.path(), certificate.cert.pem()).unwrap();
+        let dsn = "postgres://u:secret@127.0.0.1:1/db?sslmode=require";
+        for (cert, key, named) in [
+            (not_pem.path(), cert_file.path(), "client certificate"),
+            (cert_file.path(), not_pem.path(), "client key"),
+        ] {
+            let mut options = PostgresOptions::new(dsn);
+            options.client_identity = Some((cert.to_owned(), key.to_owned()));
+            let error = error_of(&options);
+            let file = if named == "client key" { key } else { cert };
+            assert!(
+                error.contains(&format!("failed to read {named} from {}", file.display())),
+                "{error}"
+            );
+            assert!(!error.contains("secret"), "{error}");
+        }
+    }
+
+    #[test]
     fn a_ca_file_without_sslmode_require_is_refused_not_ignored() {
         let mut options = PostgresOptions::new("postgres://u:secret@127.0.0.1:1/db");
         options.ca_file = Some("/etc/hostname".into());
