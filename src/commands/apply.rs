@@ -33,6 +33,9 @@ pub enum Error {
         #[source]
         source: crate::registry::Error,
     },
+    /// Another apply is using the data folder, or its lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] crate::local::lock::LockError),
     /// The manifests or the stored objects could not be used.
     #[error(transparent)]
     Apply(#[from] ApplyError),
@@ -54,6 +57,7 @@ pub enum Error {
 /// # Errors
 /// [`Error`] when the registry, a manifest or the objects file cannot be used.
 pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
+    let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let registry = open(config).await?;
     let now = Time(Timestamp::now());
     let applied =

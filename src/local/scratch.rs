@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::compat::Checker;
 use crate::registry::embedded::EmbeddedRegistry;
-use crate::registry::embedded::sqlite::SqliteStore;
+use crate::registry::embedded::sqlite::{SqliteStore, snapshot_into};
 use crate::registry::{
     Error as RegistryError, NewSchema, RegisterOptions, Registry, RegistryMode, SubjectName, VersionFilter,
     VersionSelector, VersionedSchema,
@@ -19,15 +19,6 @@ use crate::registry::{
 
 /// The registry's file inside a data folder.
 pub const DATABASE_FILE: &str = "registry.db";
-
-/// The files copied from a data folder: the registry with its SQLite
-/// write-ahead log and shared-memory index, and the objects.
-const DATA_FILES: [&str; 4] = [
-    DATABASE_FILE,
-    "registry.db-wal",
-    "registry.db-shm",
-    super::objects::FILE_NAME,
-];
 
 /// Why the scratch copy could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -129,13 +120,18 @@ impl Scratch {
             return Err(ScratchError::MissingData { path: data.to_owned() });
         }
         let folder = tempfile::tempdir().map_err(ScratchError::CreateDir)?;
-        for name in DATA_FILES {
-            let from = data.join(name);
-            match std::fs::copy(&from, folder.path().join(name)) {
-                Ok(_) => {}
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(ScratchError::Copy { path: from, source }),
-            }
+        // The registry as of one moment (a registry or an apply may be
+        // writing to it now), then the objects, which apply replaces whole.
+        let database = data.join(DATABASE_FILE);
+        if database.exists() {
+            snapshot_into(&database, &folder.path().join(DATABASE_FILE))
+                .map_err(|source| ScratchError::Open { path: database, source })?;
+        }
+        let objects = data.join(super::objects::FILE_NAME);
+        match std::fs::copy(&objects, folder.path().join(super::objects::FILE_NAME)) {
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(ScratchError::Copy { path: objects, source }),
         }
         Self::open(folder, checker).await
     }

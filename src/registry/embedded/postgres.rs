@@ -50,7 +50,9 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Config, IsolationLevel, NoTls, Row, Transaction};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::store::{Applied, Batch, CatchUp, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow};
+use super::store::{
+    Applied, Batch, CatchUp, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow, check_same_schema,
+};
 use crate::compat::{Format, Mode};
 use crate::registry::tls;
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
@@ -558,7 +560,7 @@ fn batch(row: &Row) -> Result<Batch, StoreError> {
 async fn apply_one(transaction: &Transaction<'_>, change: &Change) -> Result<(), StoreError> {
     match change {
         Change::PutSchema(row) => {
-            transaction
+            let inserted = transaction
                 .execute(
                     "INSERT INTO schemas (id, format, text, fingerprint, refs) VALUES ($1, $2, $3, $4, $5)
                      ON CONFLICT (id) DO NOTHING",
@@ -571,6 +573,16 @@ async fn apply_one(transaction: &Transaction<'_>, change: &Change) -> Result<(),
                     ],
                 )
                 .await?;
+            if inserted == 0 {
+                let stored: String = transaction
+                    .query_one(
+                        "SELECT fingerprint FROM schemas WHERE id = $1",
+                        &[&i64::from(row.id.get())],
+                    )
+                    .await?
+                    .get(0);
+                check_same_schema(row, &stored)?;
+            }
         }
         Change::PutSubject(row) => {
             transaction

@@ -1,6 +1,22 @@
 //! The SQLite [`Store`]: one file, WAL journal with `synchronous=FULL`, so a
 //! committed batch survives a process kill and a power loss.
 //!
+//! Several processes may share the file (a serving `schemaops registry` and
+//! `schemaops apply --data` on the same folder, or two registries): SQLite
+//! is the arbiter, as PostgreSQL is for the PostgreSQL store. Every write is
+//! one `BEGIN IMMEDIATE` transaction, which SQLite grants to one connection
+//! of all processes at a time; under it the writer checks that no batch
+//! newer than the one it decided on exists ([`Applied::Behind`] otherwise,
+//! and the registry catches up and decides again), then writes the rows and
+//! the batch's entry in the `changes` log. Readers catch up from the log;
+//! `PRAGMA data_version` tells them without a query when nothing changed.
+//! The log is compacted as the PostgreSQL store's is ([`LOG_RETENTION`]).
+//!
+//! SQLite rather than a lock on the folder: a folder lock would refuse the
+//! workflow the README shows (apply into the folder a registry serves), while
+//! the embedded registry already knows how to share a store with other
+//! processes.
+//!
 //! rusqlite rather than sqlx: SQLite is synchronous at heart, rusqlite gives
 //! direct control of the pragmas durability depends on, and its dependency
 //! tree is a fraction of sqlx's. Calls run on tokio's blocking pool.
@@ -9,14 +25,21 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::store::{Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow};
+use super::store::{
+    Applied, Batch, CatchUp, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow, check_same_schema,
+};
 use crate::compat::{Format, Mode};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
-/// The schema version this code writes (`PRAGMA user_version`).
-const LAYOUT_VERSION: i64 = 1;
+/// The schema version this code writes (`PRAGMA user_version`): 2 added the
+/// `changes` log; a layout-1 file gains it, with an empty log, when opened.
+const LAYOUT_VERSION: i64 = 2;
+
+/// How many of the newest log entries compaction keeps; it runs each time
+/// this many more have been written, so the log holds at most twice as many.
+pub const LOG_RETENTION: u64 = 10_000;
 
 const CREATE_TABLES: &str = "
 CREATE TABLE IF NOT EXISTS schemas (
@@ -43,13 +66,28 @@ CREATE TABLE IF NOT EXISTS settings (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS changes (
+    revision INTEGER PRIMARY KEY AUTOINCREMENT,
+    batch    TEXT    NOT NULL
+);
 ";
 
 /// A registry store in one SQLite file.
 #[derive(Clone)]
 pub struct SqliteStore {
     path: PathBuf,
+    /// Writes and loads.
     connection: Arc<Mutex<Connection>>,
+    /// Catching up: its own connection, so a reader never waits behind a write.
+    watch: Arc<Mutex<Watch>>,
+    log_retention: u64,
+}
+
+/// The catch-up connection and the last `PRAGMA data_version` it saw with
+/// nothing newer in the log than what its caller had.
+struct Watch {
+    connection: Connection,
+    quiet_at: Option<(i64, u64)>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -65,12 +103,18 @@ impl SqliteStore {
     /// When the file cannot be opened, is not a registry store, or was
     /// written by a newer schemaops.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let connection = Connection::open(path)?;
-        connection.pragma_update(None, "journal_mode", "WAL")?;
-        connection.pragma_update(None, "synchronous", "FULL")?;
-        connection.pragma_update(None, "foreign_keys", "ON")?;
-        connection.busy_timeout(std::time::Duration::from_secs(10))?;
-        let layout: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        Self::open_with_log_retention(path, LOG_RETENTION)
+    }
+
+    /// Opens the store with its log compacted every `log_retention` entries
+    /// instead of [`LOG_RETENTION`] (at least one): for tests of compaction.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`].
+    pub fn open_with_log_retention(path: &Path, log_retention: u64) -> Result<Self, StoreError> {
+        let mut connection = connect(path)?;
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let layout: i64 = transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
         if layout > LAYOUT_VERSION {
             return Err(format!(
                 "{} was written by a newer schemaops (layout {layout}, this one reads up to {LAYOUT_VERSION})",
@@ -78,11 +122,18 @@ impl SqliteStore {
             )
             .into());
         }
-        connection.execute_batch(CREATE_TABLES)?;
-        connection.pragma_update(None, "user_version", LAYOUT_VERSION)?;
+        transaction.execute_batch(CREATE_TABLES)?;
+        transaction.pragma_update(None, "user_version", LAYOUT_VERSION)?;
+        transaction.commit()?;
+        let watch = Watch {
+            connection: connect(path)?,
+            quiet_at: None,
+        };
         Ok(Self {
             path: path.to_owned(),
             connection: Arc::new(Mutex::new(connection)),
+            watch: Arc::new(Mutex::new(watch)),
+            log_retention: log_retention.max(1),
         })
     }
 
@@ -90,42 +141,168 @@ impl SqliteStore {
         &self,
         work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
-        let connection = Arc::clone(&self.connection);
-        async move {
-            tokio::task::spawn_blocking(move || {
-                let mut guard = connection
-                    .lock()
-                    .map_err(|_| "the store's connection lock is poisoned")?;
-                work(&mut guard)
-            })
-            .await?
-        }
+        with_locked(Arc::clone(&self.connection), work)
     }
+
+    /// Writes `changes` and their log entry in one immediate transaction;
+    /// with `after`, only when no batch newer than it exists.
+    fn write(&self, after: Option<u64>, changes: Vec<Change>) -> impl Future<Output = Result<Applied, StoreError>> {
+        let log_retention = self.log_retention;
+        self.with_connection(move |connection| {
+            let batch_text = serde_json::to_string(&changes)?;
+            // Immediate: the write lock is taken before the log is read, so
+            // no other process can commit between the check and the write.
+            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if let Some(after) = after
+                && newest_revision(&transaction)? > after
+            {
+                return Ok(Applied::Behind);
+            }
+            for change in &changes {
+                apply_one(&transaction, change)?;
+            }
+            transaction.execute("INSERT INTO changes (batch) VALUES (?1)", params![batch_text])?;
+            let revision = u64::try_from(transaction.last_insert_rowid())?;
+            if revision.is_multiple_of(log_retention) && revision > log_retention {
+                compact_log(&transaction, revision - log_retention)?;
+            }
+            transaction.commit()?;
+            Ok(Applied::Committed { revision })
+        })
+    }
+}
+
+/// Writes a consistent copy of the store at `source` to the new file
+/// `target`, as of one moment, even while other processes write to it;
+/// `source` is only read.
+///
+/// # Errors
+/// When `source` cannot be read or `target` cannot be written.
+pub fn snapshot_into(source: &Path, target: &Path) -> Result<(), StoreError> {
+    let connection = Connection::open_with_flags(
+        source,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    connection.busy_timeout(std::time::Duration::from_secs(10))?;
+    let target = target
+        .to_str()
+        .ok_or_else(|| format!("the path {} is not UTF-8", target.display()))?;
+    connection.execute("VACUUM INTO ?1", params![target])?;
+    Ok(())
+}
+
+/// Opens a connection with the pragmas durability and sharing depend on.
+fn connect(path: &Path) -> Result<Connection, StoreError> {
+    let connection = Connection::open(path)?;
+    // Waits for another process's write instead of failing with SQLITE_BUSY.
+    connection.busy_timeout(std::time::Duration::from_secs(10))?;
+    connection.pragma_update(None, "journal_mode", "WAL")?;
+    connection.pragma_update(None, "synchronous", "FULL")?;
+    connection.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(connection)
+}
+
+/// Runs `work` on tokio's blocking pool with the value behind `shared` locked.
+fn with_locked<C: Send + 'static, T: Send + 'static>(
+    shared: Arc<Mutex<C>>,
+    work: impl FnOnce(&mut C) -> Result<T, StoreError> + Send + 'static,
+) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
+    async move {
+        tokio::task::spawn_blocking(move || {
+            let mut guard = shared.lock().map_err(|_| "the store's connection lock is poisoned")?;
+            work(&mut guard)
+        })
+        .await?
+    }
+}
+
+/// The newest committed batch's revision (0 before the first).
+fn newest_revision(connection: &Connection) -> Result<u64, StoreError> {
+    let newest: i64 = connection.query_row("SELECT coalesce(max(revision), 0) FROM changes", [], |row| row.get(0))?;
+    Ok(u64::try_from(newest)?)
+}
+
+/// Deletes the log entries up to `through` and records that they are gone.
+fn compact_log(transaction: &rusqlite::Transaction<'_>, through: u64) -> Result<(), StoreError> {
+    let through = i64::try_from(through)?;
+    transaction.execute("DELETE FROM changes WHERE revision <= ?1", params![through])?;
+    set_setting(transaction, "log_compacted_through", Some(&through.to_string()))
+}
+
+/// The batches after `revision`, or [`CatchUp::Reload`] when compaction
+/// deleted some of them.
+fn batches_since(watch: &mut Watch, revision: u64) -> Result<CatchUp, StoreError> {
+    // data_version changes when another connection (of this process or
+    // another) commits; while it stands still and the caller has seen what
+    // was newest then, nothing can be new.
+    let data_version: i64 = watch
+        .connection
+        .pragma_query_value(None, "data_version", |row| row.get(0))?;
+    if watch
+        .quiet_at
+        .is_some_and(|(version, newest)| version == data_version && revision >= newest)
+    {
+        return Ok(CatchUp::Batches(Vec::new()));
+    }
+    let transaction = watch.connection.transaction()?;
+    let after = i64::try_from(revision)?;
+    let mut statement = transaction.prepare(
+        "SELECT revision, batch FROM changes WHERE revision > ?1 \
+         UNION ALL \
+         SELECT -1, '' FROM settings WHERE key = 'log_compacted_through' AND CAST(value AS INTEGER) > ?1 \
+         ORDER BY 1",
+    )?;
+    let mut rows = statement.query(params![after])?;
+    let mut batches = Vec::new();
+    while let Some(row) = rows.next()? {
+        let revision: i64 = row.get(0)?;
+        if revision < 0 {
+            return Ok(CatchUp::Reload);
+        }
+        let text: String = row.get(1)?;
+        batches.push(Batch {
+            revision: u64::try_from(revision)?,
+            changes: serde_json::from_str(&text)?,
+        });
+    }
+    drop(rows);
+    drop(statement);
+    transaction.commit()?;
+    let newest = batches.last().map_or(revision, |batch| batch.revision);
+    watch.quiet_at = Some((data_version, newest));
+    Ok(CatchUp::Batches(batches))
 }
 
 #[async_trait]
 impl Store for SqliteStore {
     async fn load(&self) -> Result<Snapshot, StoreError> {
-        self.with_connection(read_snapshot).await
+        self.with_connection(|connection| {
+            // One read transaction: the tables and the revision they reflect.
+            let transaction = connection.transaction()?;
+            let snapshot = read_snapshot(&transaction)?;
+            transaction.commit()?;
+            Ok(snapshot)
+        })
+        .await
     }
 
     async fn apply(&self, changes: Vec<Change>) -> Result<(), StoreError> {
-        self.with_connection(move |connection| {
-            let transaction = connection.transaction()?;
-            for change in &changes {
-                apply_one(&transaction, change)?;
-            }
-            transaction.commit()?;
-            Ok(())
-        })
-        .await
+        self.write(None, changes).await.map(|_| ())
+    }
+
+    async fn changes_since(&self, revision: u64) -> Result<CatchUp, StoreError> {
+        with_locked(Arc::clone(&self.watch), move |watch| batches_since(watch, revision)).await
+    }
+
+    async fn apply_after(&self, revision: u64, changes: Vec<Change>) -> Result<Applied, StoreError> {
+        self.write(Some(revision), changes).await
     }
 }
 
 fn apply_one(transaction: &rusqlite::Transaction<'_>, change: &Change) -> Result<(), StoreError> {
     match change {
         Change::PutSchema(row) => {
-            transaction.execute(
+            let inserted = transaction.execute(
                 "INSERT INTO schemas (id, format, text, fingerprint, refs) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (id) DO NOTHING",
                 params![
@@ -136,6 +313,14 @@ fn apply_one(transaction: &rusqlite::Transaction<'_>, change: &Change) -> Result
                     serde_json::to_string(&row.references)?
                 ],
             )?;
+            if inserted == 0 {
+                let stored: String = transaction.query_row(
+                    "SELECT fingerprint FROM schemas WHERE id = ?1",
+                    params![row.id.get()],
+                    |stored| stored.get(0),
+                )?;
+                check_same_schema(row, &stored)?;
+            }
         }
         Change::PutSubject(row) => {
             transaction.execute(
@@ -184,8 +369,11 @@ fn set_setting(transaction: &rusqlite::Transaction<'_>, key: &str, value: Option
     Ok(())
 }
 
-fn read_snapshot(connection: &mut Connection) -> Result<Snapshot, StoreError> {
-    let mut snapshot = Snapshot::default();
+fn read_snapshot(connection: &Connection) -> Result<Snapshot, StoreError> {
+    let mut snapshot = Snapshot {
+        revision: newest_revision(connection)?,
+        ..Snapshot::default()
+    };
     let mut statement = connection.prepare("SELECT id, format, text, fingerprint, refs FROM schemas ORDER BY id")?;
     let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
@@ -235,4 +423,116 @@ fn read_snapshot(connection: &mut Connection) -> Result<Snapshot, StoreError> {
         .transpose()?;
     snapshot.mode = setting("mode")?.map(|mode| mode.parse::<RegistryMode>()).transpose()?;
     Ok(snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::embedded::store::ConflictingSchema;
+
+    fn schema(id: i64, fingerprint: &str) -> Change {
+        Change::PutSchema(SchemaRow {
+            id: SchemaId::new(id).unwrap(),
+            format: Format::Avro,
+            text: "\"long\"".to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            references: Vec::new(),
+        })
+    }
+
+    fn subject(name: &str) -> Change {
+        Change::PutSubject(SubjectRow {
+            subject: SubjectName::new(name).unwrap(),
+            next_version: Version::new(2).unwrap(),
+            compatibility: None,
+            mode: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_schema_id_given_to_other_content_fails_the_whole_batch() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&folder.path().join("registry.db")).unwrap();
+        store.apply(vec![schema(1, "a")]).await.unwrap();
+        // The same content again is a no-op.
+        store.apply(vec![schema(1, "a")]).await.unwrap();
+        let error = store.apply(vec![subject("s"), schema(1, "b")]).await.unwrap_err();
+        let conflict = error.downcast_ref::<ConflictingSchema>().expect("a ConflictingSchema");
+        assert_eq!(conflict.id.get(), 1);
+        assert!(
+            error.to_string().contains("schema ID 1 already holds another schema"),
+            "{error}"
+        );
+        let snapshot = store.load().await.unwrap();
+        assert_eq!(snapshot.schemas.len(), 1);
+        assert_eq!(snapshot.schemas[0].fingerprint, "a");
+        assert!(snapshot.subjects.is_empty(), "nothing of the batch was written");
+    }
+
+    #[tokio::test]
+    async fn two_stores_on_one_file_see_each_others_batches_and_refuse_stale_writes() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("registry.db");
+        let first = SqliteStore::open_with_log_retention(&path, 2).unwrap();
+        let second = SqliteStore::open_with_log_retention(&path, 2).unwrap();
+        assert_eq!(second.changes_since(0).await.unwrap(), CatchUp::Batches(Vec::new()));
+        let applied = first.apply_after(0, vec![schema(1, "a")]).await.unwrap();
+        assert_eq!(applied, Applied::Committed { revision: 1 });
+        let CatchUp::Batches(batches) = second.changes_since(0).await.unwrap() else {
+            panic!("the log reaches back to 0");
+        };
+        assert_eq!(batches.len(), 1);
+        assert_eq!(batches[0].revision, 1);
+        assert_eq!(batches[0].changes, vec![schema(1, "a")]);
+        // Nothing new after revision 1, asked twice (the second answer comes from data_version).
+        for _ in 0..2 {
+            assert_eq!(second.changes_since(1).await.unwrap(), CatchUp::Batches(Vec::new()));
+        }
+        // A write decided on revision 0 comes too late.
+        assert_eq!(
+            second.apply_after(0, vec![schema(2, "b")]).await.unwrap(),
+            Applied::Behind
+        );
+        assert_eq!(second.load().await.unwrap().schemas.len(), 1);
+        assert_eq!(second.load().await.unwrap().revision, 1);
+        // Past the retention, a process that saw only revision 1 must load again.
+        for (revision, id) in (2..=6).zip(2..) {
+            let applied = first
+                .apply_after(revision - 1, vec![schema(id, &id.to_string())])
+                .await
+                .unwrap();
+            assert_eq!(applied, Applied::Committed { revision });
+        }
+        assert_eq!(second.changes_since(1).await.unwrap(), CatchUp::Reload);
+        assert!(matches!(second.changes_since(5).await.unwrap(), CatchUp::Batches(b) if b.len() == 1));
+    }
+
+    #[tokio::test]
+    async fn a_layout_1_file_gains_the_log_and_keeps_its_rows() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("registry.db");
+        {
+            let connection = Connection::open(&path).unwrap();
+            connection
+                .execute_batch(&CREATE_TABLES.replace("CREATE TABLE IF NOT EXISTS changes", "CREATE TABLE old_changes"))
+                .unwrap();
+            connection
+                .execute_batch("DROP TABLE old_changes; PRAGMA user_version = 1;")
+                .unwrap();
+            connection
+                .execute(
+                    "INSERT INTO schemas (id, format, text, fingerprint, refs) VALUES (7, 'AVRO', '\"long\"', 'f', '[]')",
+                    [],
+                )
+                .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let snapshot = store.load().await.unwrap();
+        assert_eq!(snapshot.schemas.len(), 1);
+        assert_eq!(snapshot.revision, 0);
+        assert_eq!(
+            store.apply_after(0, vec![schema(8, "g")]).await.unwrap(),
+            Applied::Committed { revision: 1 }
+        );
+    }
 }

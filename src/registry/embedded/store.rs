@@ -3,11 +3,11 @@
 //! transaction. The registry keeps the working state in memory and writes
 //! through, so reads never wait on storage.
 //!
-//! A store several processes share (PostgreSQL) also keeps a log of
-//! committed batches, each with a revision: a process catches up with the
-//! others by reading the batches after the last revision it has seen
-//! ([`Store::changes_since`]), and writes only on top of the newest one
-//! ([`Store::apply_after`]). A store one process owns (SQLite) has no log.
+//! A store several processes may share (both SQLite and PostgreSQL) also
+//! keeps a log of committed batches, each with a revision: a process catches
+//! up with the others by reading the batches after the last revision it has
+//! seen ([`Store::changes_since`]), and writes only on top of the newest one
+//! ([`Store::apply_after`]).
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -78,7 +78,8 @@ pub struct Snapshot {
 /// One write. A batch of them is applied atomically.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Change {
-    /// Adds a schema (no-op when its ID exists).
+    /// Adds a schema: a no-op when its ID holds the same schema, an error
+    /// ([`ConflictingSchema`]) when it holds another one.
     PutSchema(SchemaRow),
     /// Adds or replaces a subject's row.
     PutSubject(SubjectRow),
@@ -144,6 +145,35 @@ pub enum Applied {
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("another process wrote to the store first")]
 pub struct StaleRevision;
+
+/// The error a write gets when the ID it gives a schema already holds
+/// another one; nothing of the batch is written.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("schema ID {id} already holds another schema (stored fingerprint {stored}, new {new}); nothing was written")]
+pub struct ConflictingSchema {
+    /// The ID.
+    pub id: SchemaId,
+    /// The fingerprint of the schema it holds.
+    pub stored: String,
+    /// The fingerprint of the schema the write gave it.
+    pub new: String,
+}
+
+/// Succeeds when a [`Change::PutSchema`] of `row` that found its ID taken
+/// found the same schema there (fingerprint `stored`).
+///
+/// # Errors
+/// [`ConflictingSchema`] when the ID holds another schema.
+pub fn check_same_schema(row: &SchemaRow, stored: &str) -> Result<(), StoreError> {
+    if row.fingerprint == stored {
+        return Ok(());
+    }
+    Err(Box::new(ConflictingSchema {
+        id: row.id,
+        stored: stored.to_owned(),
+        new: row.fingerprint.clone(),
+    }))
+}
 
 /// Durable storage for the embedded registry.
 ///
