@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::compat::json::JsonPolicy;
 use crate::compat::{Checker, Format, Limits, Mode};
-use crate::registry::api::Credential;
+use crate::registry::api::{Credential, load_credentials};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::{ExternalAuth, ExternalConfig};
 
@@ -711,7 +711,9 @@ pub struct RegistryArgs {
     #[arg(long, env = "SCHEMAOPS_JSON_POLICY", default_value = "strict")]
     pub json_policy: JsonPolicy,
 
-    /// A file of credentials allowed to read, one per line: `user:password` (basic) or a bearer token.
+    /// A file of credentials allowed to read, one per line: `user:password` (basic), a bearer
+    /// token, or either after `basic `/`bearer ` (such a token may hold `:`); `#` starts a comment.
+    /// Once reads are protected, writes are too: with no write credentials, no one writes.
     #[arg(long, value_name = "FILE")]
     pub read_credentials_file: Option<PathBuf>,
 
@@ -797,10 +799,23 @@ impl RegistryArgs {
         if self.max_body_bytes == 0 || self.max_schema_bytes == 0 {
             return Err("--max-body-bytes and --max-schema-bytes must be at least 1".to_owned());
         }
-        let readers = credentials(self.read_credentials_file.as_deref(), self.read_credentials.as_deref())?;
-        let writers = credentials(
+        let readers = load_credentials(
+            self.read_credentials_file.as_deref(),
+            self.read_credentials.as_deref(),
+            if self.read_credentials_file.is_some() {
+                "--read-credentials-file"
+            } else {
+                "--read-credentials (or SCHEMAOPS_READ_CREDENTIALS)"
+            },
+        )?;
+        let writers = load_credentials(
             self.write_credentials_file.as_deref(),
             self.write_credentials.as_deref(),
+            if self.write_credentials_file.is_some() {
+                "--write-credentials-file"
+            } else {
+                "--write-credentials (or SCHEMAOPS_WRITE_CREDENTIALS)"
+            },
         )?;
         Ok(RegistryConfig {
             database: self.data.join("registry.db"),
@@ -893,17 +908,6 @@ impl StoreArgs {
             client_identity,
         }))
     }
-}
-
-/// Credentials from a file (one per line) or an inline list (comma-separated).
-fn credentials(file: Option<&std::path::Path>, inline: Option<&str>) -> Result<Vec<Credential>, String> {
-    let text = match (file, inline) {
-        (Some(path), _) => std::fs::read_to_string(path)
-            .map_err(|error| format!("cannot read the credentials file {}: {error}", path.display()))?,
-        (None, Some(inline)) => inline.replace(',', "\n"),
-        (None, None) => return Ok(Vec::new()),
-    };
-    Ok(text.lines().filter_map(Credential::parse).collect())
 }
 
 /// Arguments of `schemaops compat`.

@@ -74,10 +74,11 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     // `/metrics` on the API's own port: one port to expose and scrape; it is
     // outside `--readers`/`--writers` (it shows counts, never subjects).
     let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
+    let state_auth = Auth::new(&config.readers, &config.writers).map(Arc::new);
     let state = ApiState {
         registry,
         body_limit: config.body_limit,
-        auth: Auth::new(&config.readers, &config.writers).map(Arc::new),
+        auth: state_auth.clone(),
     };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -92,6 +93,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         config.database.display().to_string()
     };
     tracing::info!(%address, %store, "Serving the schema registry");
+    tracing::info!("{}", Auth::describe(state_auth.as_deref()));
     // Scripts and tests read the bound address (port 0 picks one) from stdout.
     println!("listening on {address}");
     let _ = std::io::stdout().flush();

@@ -1,23 +1,50 @@
 //! Optional authentication: HTTP basic or bearer credentials, with reads and
 //! writes allowed separately. A refused request gets 401 before any handler
 //! runs, so it never learns whether a subject exists.
+//!
+//! It fails closed: once any credential is configured, reads and writes both
+//! need one. Writers may read; readers may make the read-only POSTs
+//! (a lookup, `POST /subjects/{subject}`, and both compatibility tests); with
+//! readers but no writers listed, no one writes. A list that was configured
+//! but holds no credential is an error at start ([`load_credentials`]), not
+//! an open door.
+
+use std::path::Path;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use super::{ApiError, ApiState, access_of};
+use super::{ApiError, ApiState};
 
 /// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// GET, HEAD, OPTIONS.
+    /// GET, HEAD, OPTIONS, and the POSTs that only read.
     Read,
     /// Everything else.
     Write,
+}
+
+impl Access {
+    /// What a request with `method` to `path` does: the POSTs that look a
+    /// schema up or test compatibility only read.
+    pub fn of(method: &Method, path: &str) -> Self {
+        if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+            return Access::Read;
+        }
+        let segments: Vec<&str> = path.split('/').collect();
+        let read_only_post = *method == Method::POST
+            && match segments.as_slice() {
+                ["", "subjects", subject] => !subject.is_empty(),
+                ["", "compatibility", ..] => true,
+                _ => false,
+            };
+        if read_only_post { Access::Read } else { Access::Write }
+    }
 }
 
 /// One accepted credential.
@@ -44,36 +71,128 @@ impl std::fmt::Debug for Credential {
 }
 
 impl Credential {
-    /// Reads one credential: `user:password` for basic, anything else is a bearer token.
+    /// Reads one credential line: `user:password` for basic, a token without
+    /// `:` for bearer, or either spelled out as `basic user:password` or
+    /// `bearer TOKEN` (the keyword in any case; such a token may hold `:`).
+    /// `None` for a blank line or a `#` comment.
     pub fn parse(line: &str) -> Option<Self> {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            return None;
-        }
-        Some(match line.split_once(':') {
-            Some((user, password)) => Credential::Basic {
-                user: user.to_owned(),
-                password: password.to_owned(),
-            },
-            None => Credential::Bearer(line.to_owned()),
-        })
+        Self::parse_line(line).ok().flatten()
     }
 
-    /// The `Authorization` header value that carries this credential.
-    fn header_value(&self) -> String {
-        match self {
-            Credential::Basic { user, password } => format!("Basic {}", STANDARD.encode(format!("{user}:{password}"))),
-            Credential::Bearer(token) => format!("Bearer {token}"),
+    /// As [`Credential::parse`], with why a line is not a credential.
+    fn parse_line(line: &str) -> Result<Option<Self>, &'static str> {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return Ok(None);
+        }
+        let (keyword, rest) = line
+            .split_once(char::is_whitespace)
+            .map_or((line, ""), |(keyword, rest)| (keyword, rest.trim()));
+        let basic = |pair: &str| {
+            pair.split_once(':')
+                .filter(|(user, _)| !user.is_empty())
+                .map(|(user, password)| Credential::Basic {
+                    user: user.to_owned(),
+                    password: password.to_owned(),
+                })
+                .ok_or("a basic credential is `user:password`")
+        };
+        if keyword.eq_ignore_ascii_case("bearer") && !rest.is_empty() {
+            return Ok(Some(Credential::Bearer(rest.to_owned())));
+        }
+        if keyword.eq_ignore_ascii_case("basic") && !rest.is_empty() {
+            return basic(rest).map(Some);
+        }
+        if line.contains(char::is_whitespace) {
+            return Err("a credential has no spaces, unless it starts with `basic ` or `bearer `");
+        }
+        if line.contains(':') {
+            return basic(line).map(Some);
+        }
+        Ok(Some(Credential::Bearer(line.to_owned())))
+    }
+
+    /// Whether `presented` is this credential.
+    fn matches(&self, presented: &Presented) -> bool {
+        match (self, presented) {
+            (Credential::Basic { user, password }, Presented::Basic(pair)) => {
+                same(format!("{user}:{password}").as_bytes(), pair)
+            }
+            (Credential::Bearer(token), Presented::Bearer(given)) => same(token.as_bytes(), given),
+            _ => false,
         }
     }
 }
 
-/// Who may read and who may write. Writers may also read; with no readers
-/// listed, reads are open.
+/// Reads the credentials of one list from a file (one per line) or an inline
+/// value (comma-separated); `origin` names the flag (and variable) they came
+/// from in messages. No list configured is an empty one.
+///
+/// # Errors
+/// When the file cannot be read, a line is not a credential, or a list that
+/// was configured holds none: configured authentication never silently
+/// turns into none.
+pub fn load_credentials(file: Option<&Path>, inline: Option<&str>, origin: &str) -> Result<Vec<Credential>, String> {
+    let (text, separator, source) = match (file, inline) {
+        (Some(path), _) => (
+            std::fs::read_to_string(path)
+                .map_err(|error| format!("cannot read the credentials file {}: {error}", path.display()))?,
+            '\n',
+            format!("{origin} {}", path.display()),
+        ),
+        (None, Some(inline)) => (inline.to_owned(), ',', origin.to_owned()),
+        (None, None) => return Ok(Vec::new()),
+    };
+    let mut credentials = Vec::new();
+    for (index, line) in text.split(separator).enumerate() {
+        match Credential::parse_line(line) {
+            Ok(Some(credential)) => credentials.push(credential),
+            Ok(None) => {}
+            Err(reason) => {
+                let place = if separator == '\n' { "line" } else { "entry" };
+                return Err(format!("{source}: {place} {} is not a credential: {reason}", index + 1));
+            }
+        }
+    }
+    if credentials.is_empty() {
+        return Err(format!(
+            "{source} holds no credentials (only blank lines, separators or comments); \
+             give at least one, or leave it out to turn authentication off"
+        ));
+    }
+    Ok(credentials)
+}
+
+/// A credential as a request's `Authorization` header presents it.
+enum Presented {
+    /// The decoded `user:password` of a basic header.
+    Basic(Vec<u8>),
+    /// A bearer token.
+    Bearer(Vec<u8>),
+}
+
+impl Presented {
+    /// Reads the header: the scheme in any case, then the credential.
+    fn from_header(value: &HeaderValue) -> Option<Self> {
+        let text = value.to_str().ok()?.trim();
+        let (scheme, rest) = text.split_once([' ', '\t'])?;
+        let rest = rest.trim();
+        if scheme.eq_ignore_ascii_case("basic") {
+            STANDARD.decode(rest).ok().map(Presented::Basic)
+        } else if scheme.eq_ignore_ascii_case("bearer") {
+            Some(Presented::Bearer(rest.as_bytes().to_vec()))
+        } else {
+            None
+        }
+    }
+}
+
+/// Who may read and who may write. Writers may also read. With only writers
+/// listed, reads are open; with only readers listed, no one writes.
 #[derive(Debug, Default)]
 pub struct Auth {
-    readers: Vec<String>,
-    writers: Vec<String>,
+    readers: Vec<Credential>,
+    writers: Vec<Credential>,
 }
 
 impl Auth {
@@ -83,26 +202,40 @@ impl Auth {
             return None;
         }
         Some(Self {
-            readers: readers.iter().map(Credential::header_value).collect(),
-            writers: writers.iter().map(Credential::header_value).collect(),
+            readers: readers.to_vec(),
+            writers: writers.to_vec(),
         })
+    }
+
+    /// How requests are authenticated, in a sentence for the start log.
+    pub fn describe(auth: Option<&Self>) -> String {
+        let Some(auth) = auth else {
+            return "authentication is off: anyone may read and write".to_owned();
+        };
+        let (readers, writers) = (auth.readers.len(), auth.writers.len());
+        if readers == 0 {
+            format!("reads are open; writes need one of {writers} write credentials")
+        } else if writers == 0 {
+            format!(
+                "reads need one of {readers} read credentials; writes are refused (no write credentials are configured)"
+            )
+        } else {
+            format!("reads need one of {readers} read or {writers} write credentials; writes need a write credential")
+        }
     }
 
     /// Whether a request with this `Authorization` header may do `access`.
     pub fn allows(&self, authorization: Option<&HeaderValue>, access: Access) -> bool {
-        let open = match access {
-            Access::Read => self.readers.is_empty(),
-            Access::Write => self.writers.is_empty(),
-        };
-        if open {
+        if access == Access::Read && self.readers.is_empty() {
             return true;
         }
-        let Some(given) = authorization.map(HeaderValue::as_bytes) else {
+        let Some(presented) = authorization.and_then(Presented::from_header) else {
             return false;
         };
-        let matches = |list: &[String]| {
+        // Every credential is compared, so the time taken does not tell which matched.
+        let matches = |list: &[Credential]| {
             list.iter()
-                .fold(false, |found, known| found | same(known.as_bytes(), given))
+                .fold(false, |found, known| found | known.matches(&presented))
         };
         match access {
             Access::Read => matches(&self.readers) | matches(&self.writers),
@@ -121,7 +254,7 @@ pub(super) async fn check(State(state): State<ApiState>, request: Request, next:
     let Some(auth) = &state.auth else {
         return next.run(request).await;
     };
-    let access = access_of(request.method());
+    let access = Access::of(request.method(), request.uri().path());
     if auth.allows(request.headers().get(header::AUTHORIZATION), access) {
         return next.run(request).await;
     }
@@ -142,13 +275,72 @@ mod tests {
         let reader = Credential::parse("reader-token").unwrap();
         let writer = Credential::parse("ci:s3cret").unwrap();
         let auth = Auth::new(std::slice::from_ref(&reader), std::slice::from_ref(&writer)).unwrap();
-        let header = |credential: &Credential| HeaderValue::from_str(&credential.header_value()).unwrap();
+        let header = |credential: &Credential| {
+            let value = match credential {
+                Credential::Basic { user, password } => {
+                    format!("Basic {}", STANDARD.encode(format!("{user}:{password}")))
+                }
+                Credential::Bearer(token) => format!("Bearer {token}"),
+            };
+            HeaderValue::from_str(&value).unwrap()
+        };
         assert!(auth.allows(Some(&header(&reader)), Access::Read));
         assert!(!auth.allows(Some(&header(&reader)), Access::Write));
         assert!(auth.allows(Some(&header(&writer)), Access::Read));
         assert!(auth.allows(Some(&header(&writer)), Access::Write));
         assert!(!auth.allows(None, Access::Read));
         assert!(!auth.allows(Some(&HeaderValue::from_static("Bearer wrong")), Access::Read));
+    }
+
+    #[test]
+    fn credential_lines_name_their_kind_or_are_told_apart_by_a_colon() {
+        assert_eq!(
+            Credential::parse("bearer a:b"),
+            Some(Credential::Bearer("a:b".to_owned()))
+        );
+        assert_eq!(
+            Credential::parse("BEARER tok"),
+            Some(Credential::Bearer("tok".to_owned()))
+        );
+        assert_eq!(Credential::parse("tok"), Some(Credential::Bearer("tok".to_owned())));
+        let basic = Some(Credential::Basic {
+            user: "u".to_owned(),
+            password: "p:q".to_owned(),
+        });
+        assert_eq!(Credential::parse("Basic u:p:q"), basic);
+        assert_eq!(Credential::parse("u:p:q"), basic);
+        assert_eq!(Credential::parse("  # comment"), None);
+        assert!(Credential::parse_line("basic nocolon").is_err());
+        assert!(Credential::parse_line(":password").is_err());
+        assert!(Credential::parse_line("two words").is_err());
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_number_and_source() {
+        let error = load_credentials(None, Some("ok, basic bad"), "--read-credentials").unwrap_err();
+        assert!(error.contains("--read-credentials: entry 2"), "{error}");
+    }
+
+    #[test]
+    fn only_the_post_lookup_and_compatibility_tests_are_read_only_posts() {
+        let post = |path| Access::of(&Method::POST, path);
+        assert_eq!(post("/subjects/s"), Access::Read);
+        assert_eq!(post("/compatibility/subjects/s/versions/latest"), Access::Read);
+        assert_eq!(post("/subjects/s/versions"), Access::Write);
+        assert_eq!(post("/subjects/"), Access::Write);
+        assert_eq!(post("/config"), Access::Write);
+        assert_eq!(Access::of(&Method::DELETE, "/subjects/s"), Access::Write);
+        assert_eq!(Access::of(&Method::PUT, "/compatibility/x"), Access::Write);
+    }
+
+    #[test]
+    fn with_only_readers_listed_no_one_writes() {
+        let reader = Credential::parse("r").unwrap();
+        let auth = Auth::new(std::slice::from_ref(&reader), &[]).unwrap();
+        let header = HeaderValue::from_static("Bearer r");
+        assert!(auth.allows(Some(&header), Access::Read));
+        assert!(!auth.allows(Some(&header), Access::Write));
+        assert!(!auth.allows(None, Access::Write));
     }
 
     #[test]

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{Method, Uri, header};
+use axum::http::{Uri, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 
-pub use auth::{Access, Auth, Credential};
+pub use auth::{Access, Auth, Credential, load_credentials};
 pub use error::ApiError;
 use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
@@ -433,13 +433,4 @@ async fn delete_mode(State(state): State<ApiState>, name: Option<Path<String>>) 
     let subject = optional_subject(name)?;
     let old = state.registry.delete_mode(subject.as_ref()).await?;
     Ok(json_response(&serde_json::json!({ "mode": old })))
-}
-
-/// Whether a request only reads (GET, HEAD, OPTIONS) or changes something.
-fn access_of(method: &Method) -> Access {
-    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
-        Access::Read
-    } else {
-        Access::Write
-    }
 }
