@@ -167,5 +167,192 @@ fn nesting_too_deep_is_refused_with_its_place_not_a_crash() {
     }
     text.push_str("string x = 1;\n");
     text.push_str(&"}\n".repeat(depth));
-    assert_refused(&SchemaText::new(text), &["schema.proto:", "recursion limit"]);
+    assert_refused(
+        &SchemaText::new(text),
+        &["schema.proto:", "nests more than 64 levels deep"],
+    );
+}
+
+/// A schema whose custom option value nests `body` inside itself `depth` times.
+fn deep_option(depth: usize, open: &str, close: &str) -> String {
+    format!(
+        "syntax = \"proto2\";\nimport \"google/protobuf/descriptor.proto\";\n\
+         message O {{ optional O o = 1; optional int32 v = 2; repeated O l = 3; }}\n\
+         extend google.protobuf.MessageOptions {{ optional O opt = 50000; }}\n\
+         message M {{ option (opt) = {{ {}v: 1{} }}; }}\n",
+        open.repeat(depth),
+        close.repeat(depth)
+    )
+}
+
+/// Runs `work` on a thread with the 2 MiB stack of a tokio worker, where
+/// the registry and the operator judge schemas.
+fn on_a_worker_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn_scoped(scope, work)
+            .unwrap()
+            .join()
+            .unwrap()
+    })
+}
+
+#[test]
+fn deeply_nested_input_is_refused_before_any_recursive_walk() {
+    let mut nested_messages = String::from("syntax = \"proto3\";\n");
+    nested_messages.push_str(&"message N { ".repeat(1_000));
+    nested_messages.push_str(&"}".repeat(1_000));
+    let cases = [
+        ("option message value", deep_option(1_000, "o { ", "} ")),
+        ("option list value", deep_option(1_000, "l: [{ ", "}] ")),
+        ("option value with colons", deep_option(1_000, "o: < ", "> ")),
+        ("nested messages", nested_messages),
+    ];
+    for (what, text) in cases {
+        on_a_worker_stack(|| {
+            let message =
+                support::refusal::assert_refused(Format::Protobuf, &SchemaText::new(text.as_str()), &["nest", "deep"]);
+            assert!(message.contains("schema.proto:"), "{what}: {message}");
+        });
+    }
+}
+
+#[test]
+fn nesting_a_real_schema_uses_is_accepted() {
+    on_a_worker_stack(|| {
+        for text in [deep_option(60, "o { ", "} "), deep_option(30, "l: [{ ", "}] ")] {
+            let schema = SchemaText::new(text.as_str());
+            let report = check(
+                Format::Protobuf,
+                Mode::FullTransitive,
+                &schema,
+                std::slice::from_ref(&schema),
+            )
+            .unwrap();
+            assert!(report.is_compatible());
+        }
+        let mut nested = String::from("syntax = \"proto3\";\n");
+        nested.push_str(&"message N { ".repeat(30));
+        nested.push_str(&"}".repeat(30));
+        ProtobufSchema::parse(&SchemaText::new(nested.as_str())).unwrap();
+    });
+}
+
+/// A descriptor of `message Order { string id = 1; int64 cents = 2; }` in
+/// package `shop`, changed by `edit`, as the base64 text a client sends.
+fn descriptor(edit: impl FnOnce(&mut prost_types::FileDescriptorProto)) -> SchemaText {
+    use base64::Engine as _;
+    use prost::Message as _;
+    use prost_types::field_descriptor_proto::{Label, Type};
+    use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorProto};
+    let field = |name: &str, number: i32, kind: Type| FieldDescriptorProto {
+        name: Some(name.to_owned()),
+        number: Some(number),
+        label: Some(Label::Optional as i32),
+        r#type: Some(kind as i32),
+        ..FieldDescriptorProto::default()
+    };
+    let mut file = FileDescriptorProto {
+        name: Some("order.proto".to_owned()),
+        package: Some("shop".to_owned()),
+        syntax: Some("proto3".to_owned()),
+        message_type: vec![DescriptorProto {
+            name: Some("Order".to_owned()),
+            field: vec![field("id", 1, Type::String), field("cents", 2, Type::Int64)],
+            ..DescriptorProto::default()
+        }],
+        ..FileDescriptorProto::default()
+    };
+    edit(&mut file);
+    SchemaText::new(base64::engine::general_purpose::STANDARD.encode(file.encode_to_vec()))
+}
+
+#[test]
+fn the_unedited_descriptor_is_accepted() {
+    ProtobufSchema::parse(&descriptor(|_| {})).unwrap();
+}
+
+#[test]
+fn invalid_descriptors_are_refused_with_what_is_wrong_never_a_panic() {
+    use prost_types::EnumDescriptorProto;
+    use prost_types::descriptor_proto::ReservedRange;
+    use prost_types::field_descriptor_proto::{Label, Type};
+    type Edit = Box<dyn FnOnce(&mut prost_types::FileDescriptorProto)>;
+    let cases: Vec<(&str, Edit, &[&str])> = vec![
+        (
+            "unknown syntax",
+            Box::new(|file| file.syntax = Some("proto9".to_owned())),
+            &["syntax", "proto9"],
+        ),
+        (
+            "unknown field type",
+            Box::new(|file| file.message_type[0].field[0].r#type = Some(99)),
+            &["Order.id", "type 99"],
+        ),
+        (
+            "unknown label",
+            Box::new(|file| file.message_type[0].field[0].label = Some(7)),
+            &["Order.id", "label 7"],
+        ),
+        (
+            "empty field name",
+            Box::new(|file| file.message_type[0].field[1].name = Some(String::new())),
+            &["Order", "name"],
+        ),
+        (
+            "empty message name",
+            Box::new(|file| file.message_type[0].name = Some(String::new())),
+            &["message", "name"],
+        ),
+        (
+            "an enum type naming a message",
+            Box::new(|file| {
+                let field = &mut file.message_type[0].field[1];
+                field.r#type = Some(Type::Enum as i32);
+                field.type_name = Some(".shop.Order".to_owned());
+            }),
+            &["Order.cents", ".shop.Order"],
+        ),
+        (
+            "required in proto3",
+            Box::new(|file| file.message_type[0].field[0].label = Some(Label::Required as i32)),
+            &["Order.id", "required", "proto3"],
+        ),
+        (
+            "an inverted reserved range",
+            Box::new(|file| {
+                file.message_type[0].reserved_range = vec![ReservedRange {
+                    start: Some(10),
+                    end: Some(5),
+                }]
+            }),
+            &["Order", "reserved", "10"],
+        ),
+        (
+            "field number zero",
+            Box::new(|file| file.message_type[0].field[0].number = Some(0)),
+            &["Order.id", "number 0"],
+        ),
+        (
+            "an enum without values",
+            Box::new(|file| {
+                file.enum_type = vec![EnumDescriptorProto {
+                    name: Some("Empty".to_owned()),
+                    ..EnumDescriptorProto::default()
+                }]
+            }),
+            &["Empty", "value"],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, edit, expected) in cases {
+        let schema = descriptor(edit);
+        let outcome =
+            std::panic::catch_unwind(|| support::refusal::assert_refused(Format::Protobuf, &schema, expected));
+        if outcome.is_err() {
+            wrong.push(what);
+        }
+    }
+    assert!(wrong.is_empty(), "not refused as they must be: {wrong:?}");
 }

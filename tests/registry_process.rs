@@ -157,3 +157,30 @@ async fn metrics_count_requests_by_route_template_and_show_the_store_size() {
         assert!(!scrape.contains(raw), "a raw path became a label: {raw}\n{scrape}");
     }
 }
+
+#[tokio::test]
+async fn a_schema_nested_a_thousand_deep_is_refused_and_the_registry_keeps_serving() {
+    let data = tempfile::tempdir().unwrap();
+    let server = RegistryProcess::start(data.path()).await;
+    let client = support::http_client();
+    let deep = format!(
+        "syntax = \"proto2\";\nimport \"google/protobuf/descriptor.proto\";\n\
+         message O {{ optional O o = 1; optional int32 v = 2; }}\n\
+         extend google.protobuf.MessageOptions {{ optional O opt = 50000; }}\n\
+         message M {{ option (opt) = {{ {}v: 1{} }}; }}\n",
+        "o { ".repeat(1_000),
+        "} ".repeat(1_000)
+    );
+    let response = client
+        .post(format!("{}/subjects/hostile-value/versions", server.url))
+        .json(&json!({ "schema": deep, "schemaType": "PROTOBUF" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error_code"], json!(42201), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("nests more than"), "{body}");
+    let subjects: Value = get_json(&client, &format!("{}/subjects", server.url)).await;
+    assert_eq!(subjects, json!([]));
+}

@@ -57,8 +57,9 @@ pub enum Error {
 /// # Errors
 /// [`Error`] when the registry, a manifest or the objects file cannot be used.
 pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let registry = open(config).await?;
+    // After opening, which creates the folder only once the registry answered.
+    let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let now = Time(Timestamp::now());
     let applied =
         crate::local::run::apply(&config.paths, &config.data, registry.as_ref(), &config.checker, &now).await?;

@@ -27,7 +27,9 @@
 mod canonical;
 mod diff;
 mod model;
+mod nesting;
 mod parse;
+mod validate;
 
 use std::fmt;
 

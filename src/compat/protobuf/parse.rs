@@ -14,6 +14,7 @@ use prost_reflect::DescriptorPool;
 use prost_types::FileDescriptorProto;
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
+use super::{nesting, validate};
 use crate::compat::SchemaText;
 
 /// Why a Protobuf schema could not be read.
@@ -117,8 +118,14 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     for (name, text) in &texts {
         if looks_like_base64(text) {
             descriptors.insert(name.clone(), decode_descriptor(name, text)?);
+        } else if let Some(offset) = nesting::too_deep_at(text) {
+            return Err(ParseError::Invalid {
+                position: position_at(name, text, offset),
+                message: too_deep_message(),
+            });
         }
     }
+    validate::check_type_kinds(descriptors.values()).map_err(|(file, message)| ParseError::InFile { file, message })?;
 
     let mut resolver = ChainFileResolver::new();
     resolver.add(Memory {
@@ -128,11 +135,23 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     resolver.add(GoogleFileResolver::new());
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true);
-    compiler
-        .open_file(&main_name)
-        .map_err(|error| convert(&error, &texts))?;
+    // The checks above leave nothing known to panic the compiler; should
+    // anything still, the schema is refused instead of the process failing.
+    let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compiler.open_file(&main_name)?;
+        Ok::<_, protox::Error>(compiler.descriptor_pool())
+    }));
     // The pool lends the descriptors; copying them out would copy their source info too.
-    let pool = compiler.descriptor_pool();
+    let pool = match compiled {
+        Ok(compiled) => compiled.map_err(|error| convert(&error, &texts))?,
+        Err(_) => {
+            return Err(ParseError::InFile {
+                file: main_name,
+                message: "the Protobuf compiler failed on this schema (a defect in schemaops; please report it)"
+                    .to_owned(),
+            });
+        }
+    };
     let main = pool
         .files()
         .position(|file| file.name() == main_name)
@@ -171,8 +190,26 @@ fn decode_descriptor(name: &str, text: &str) -> Result<FileDescriptorProto, Pars
             file: name.to_owned(),
             message: error.to_string(),
         })?;
+    if nesting::descriptor_too_deep(&descriptor) {
+        return Err(ParseError::InFile {
+            file: name.to_owned(),
+            message: too_deep_message(),
+        });
+    }
+    validate::check_descriptor(&descriptor).map_err(|message| ParseError::InFile {
+        file: name.to_owned(),
+        message,
+    })?;
     descriptor.name = Some(name.to_owned());
     Ok(descriptor)
+}
+
+fn too_deep_message() -> String {
+    format!(
+        "nests more than {} levels deep (messages, option values or brackets); \
+         schemaops refuses deeper nesting",
+        nesting::MAX_NESTING
+    )
 }
 
 /// True when the text has only base64 characters: no `.proto` text does,

@@ -203,17 +203,15 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
 }
 
 /// Runs `work` on tokio's blocking pool with the value behind `shared` locked.
-fn with_locked<C: Send + 'static, T: Send + 'static>(
+async fn with_locked<C: Send + 'static, T: Send + 'static>(
     shared: Arc<Mutex<C>>,
     work: impl FnOnce(&mut C) -> Result<T, StoreError> + Send + 'static,
-) -> impl Future<Output = Result<T, StoreError>> + Send + 'static {
-    async move {
-        tokio::task::spawn_blocking(move || {
-            let mut guard = shared.lock().map_err(|_| "the store's connection lock is poisoned")?;
-            work(&mut guard)
-        })
-        .await?
-    }
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(move || {
+        let mut guard = shared.lock().map_err(|_| "the store's connection lock is poisoned")?;
+        work(&mut guard)
+    })
+    .await?
 }
 
 /// The newest committed batch's revision (0 before the first).
