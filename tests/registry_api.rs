@@ -374,6 +374,59 @@ async fn modes_guard_writes(backend: Backend) {
     assert_eq!(code(&api.post("/subjects/s/versions", chosen).await), 42205);
 }
 
+async fn import_never_reuses_a_version_or_an_id_nor_exhausts_them(backend: Backend) {
+    let api = Api::new(backend).await;
+    let doc = |text: &str| record(&format!(r#"{{"name":"id","type":"long","doc":"{text}"}}"#));
+    // A subject with versions 1 and 2, version 2 then hard-deleted.
+    api.register("kept", &doc("one")).await;
+    api.register("kept", &doc("two")).await;
+    api.delete("/subjects/kept/versions/2").await;
+    assert_eq!(
+        api.delete("/subjects/kept/versions/2?permanent=true").await.0,
+        StatusCode::OK
+    );
+    api.put("/mode?force=true", json!({"mode": "IMPORT"})).await;
+    let reused = api
+        .post(
+            "/subjects/kept/versions",
+            json!({"schema": doc("other"), "version": 2, "id": 50}),
+        )
+        .await;
+    assert_eq!(reused.0, StatusCode::UNPROCESSABLE_ENTITY, "{reused:?}");
+    let message = reused.1["message"].as_str().unwrap();
+    assert!(
+        message.contains("version 2") && message.contains("never reused"),
+        "{message}"
+    );
+    // The last version number is never given: the counter could not move past it.
+    let last = api
+        .post(
+            "/subjects/top/versions",
+            json!({"schema": doc("top"), "version": 2147483647, "id": 60}),
+        )
+        .await;
+    assert_eq!(last.0, StatusCode::UNPROCESSABLE_ENTITY, "{last:?}");
+    // The highest ID is fine to import, and leaves the automatic allocator a free ID.
+    assert_eq!(
+        api.post(
+            "/subjects/high/versions",
+            json!({"schema": doc("high"), "id": 2147483647, "version": 1})
+        )
+        .await
+        .1,
+        json!({"id": 2147483647})
+    );
+    api.put("/mode", json!({"mode": "READWRITE"})).await;
+    let next = api.register("after", &doc("after")).await;
+    assert_eq!(next.0, StatusCode::OK, "{next:?}");
+    assert_eq!(next.1, json!({"id": 3}), "the smallest ID never used");
+    let next = api.register("after2", &doc("after2")).await;
+    assert_eq!(next.1, json!({"id": 4}));
+    let again = api.register("kept", &doc("three")).await;
+    assert_eq!(again.0, StatusCode::OK, "{again:?}");
+    assert_eq!(api.get("/subjects/kept/versions").await.1, json!([1, 3]));
+}
+
 async fn soft_then_hard_delete_follows_confluent_rules(backend: Backend) {
     let api = Api::new(backend).await;
     api.register("s", &v1()).await;
@@ -693,6 +746,7 @@ on_every_store!(
     transitive_levels_check_every_live_version,
     config_is_global_with_subject_overrides,
     modes_guard_writes,
+    import_never_reuses_a_version_or_an_id_nor_exhausts_them,
     soft_then_hard_delete_follows_confluent_rules,
     a_referenced_version_cannot_be_deleted,
     bad_input_gets_confluent_codes_and_changes_nothing,

@@ -436,11 +436,9 @@ impl Registry for EmbeddedRegistry {
                     }
                     (Some(wanted), _) => wanted,
                     (None, Some(known)) => known,
-                    (None, None) => {
-                        SchemaId::new(i64::from(state.max_id()) + 1).ok_or_else(|| Error::NotPermitted {
-                            reason: "the registry has used every schema ID".to_owned(),
-                        })?
-                    }
+                    (None, None) => state.next_free_id().ok_or_else(|| Error::NotPermitted {
+                        reason: "the registry has used every schema ID".to_owned(),
+                    })?,
                 };
                 let mut subject_row = state.subject_row(subject);
                 let version = match options.version {
@@ -454,9 +452,25 @@ impl Registry for EmbeddedRegistry {
                             reason: format!("version {wanted} of subject `{subject}` already exists"),
                         });
                     }
+                    Some(wanted) if state.subjects.get(subject).is_some_and(|s| s.retired.contains(&wanted)) => {
+                        return Err(Error::NotPermitted {
+                            reason: format!(
+                                "version {wanted} of subject `{subject}` was hard-deleted; version numbers are never \
+                                 reused, so schemas referring to it cannot come to mean other content"
+                            ),
+                        });
+                    }
                     Some(wanted) => wanted,
                     None => subject_row.next_version,
                 };
+                if version == version.next() {
+                    return Err(Error::NotPermitted {
+                        reason: format!(
+                            "version {version} is the last version number; subject `{subject}` could take no \
+                             version after it, so it is never given"
+                        ),
+                    });
+                }
                 subject_row.next_version = subject_row.next_version.max(version.next());
                 let mut changes = Vec::with_capacity(3);
                 if !state.schemas.contains_key(&id) {

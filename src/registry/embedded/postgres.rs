@@ -96,6 +96,11 @@ CREATE TABLE IF NOT EXISTS changes (
     revision BIGSERIAL PRIMARY KEY,
     batch    TEXT      NOT NULL
 );
+CREATE TABLE IF NOT EXISTS retired_versions (
+    subject TEXT   NOT NULL REFERENCES subjects(name),
+    version BIGINT NOT NULL,
+    PRIMARY KEY (subject, version)
+);
 ";
 
 /// Where the store's database is, which CA certificates vouch for its
@@ -626,6 +631,12 @@ async fn apply_one(transaction: &Transaction<'_>, change: &Change) -> Result<(),
                     &[&subject.as_str(), &i64::from(version.get())],
                 )
                 .await?;
+            transaction
+                .execute(
+                    "INSERT INTO retired_versions (subject, version) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                    &[&subject.as_str(), &i64::from(version.get())],
+                )
+                .await?;
         }
         Change::SetGlobalCompatibility(level) => {
             set_setting(transaction, "compatibility", level.map(Mode::as_str)).await?;
@@ -704,6 +715,14 @@ async fn read_snapshot(transaction: &Transaction<'_>) -> Result<Snapshot, StoreE
             id: schema_id(row.get(2))?,
             deleted: row.get(3),
         });
+    }
+    for row in transaction
+        .query("SELECT subject, version FROM retired_versions", &[])
+        .await?
+    {
+        snapshot
+            .retired
+            .push((SubjectName::new(row.get::<_, String>(0))?, version(row.get(1))?));
     }
     for row in transaction
         .query(

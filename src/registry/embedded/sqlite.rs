@@ -34,7 +34,8 @@ use crate::compat::{Format, Mode};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
 /// The schema version this code writes (`PRAGMA user_version`): 2 added the
-/// `changes` log; a layout-1 file gains it, with an empty log, when opened.
+/// `changes` log and `retired_versions`; a layout-1 file gains them, empty,
+/// when opened.
 const LAYOUT_VERSION: i64 = 2;
 
 /// How many of the newest log entries compaction keeps; it runs each time
@@ -69,6 +70,11 @@ CREATE TABLE IF NOT EXISTS settings (
 CREATE TABLE IF NOT EXISTS changes (
     revision INTEGER PRIMARY KEY AUTOINCREMENT,
     batch    TEXT    NOT NULL
+);
+CREATE TABLE IF NOT EXISTS retired_versions (
+    subject TEXT    NOT NULL REFERENCES subjects(name),
+    version INTEGER NOT NULL,
+    PRIMARY KEY (subject, version)
 );
 ";
 
@@ -349,6 +355,10 @@ fn apply_one(transaction: &rusqlite::Transaction<'_>, change: &Change) -> Result
                 "DELETE FROM versions WHERE subject = ?1 AND version = ?2",
                 params![subject.as_str(), version.get()],
             )?;
+            transaction.execute(
+                "INSERT INTO retired_versions (subject, version) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                params![subject.as_str(), version.get()],
+            )?;
         }
         Change::SetGlobalCompatibility(level) => set_setting(transaction, "compatibility", level.map(Mode::as_str))?,
         Change::SetGlobalMode(mode) => set_setting(transaction, "mode", mode.map(RegistryMode::as_str))?,
@@ -408,6 +418,13 @@ fn read_snapshot(connection: &Connection) -> Result<Snapshot, StoreError> {
             id: SchemaId::new(id).ok_or_else(|| format!("stored schema ID {id} is out of range"))?,
             deleted: row.get(3)?,
         });
+    }
+    let mut statement = connection.prepare("SELECT subject, version FROM retired_versions")?;
+    let mut rows = statement.query([])?;
+    while let Some(row) = rows.next()? {
+        snapshot
+            .retired
+            .push((SubjectName::new(row.get::<_, String>(0)?)?, Version::new(row.get(1)?)?));
     }
     let setting = |key: &str| -> Result<Option<String>, StoreError> {
         Ok(connection

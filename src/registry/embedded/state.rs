@@ -2,7 +2,7 @@
 //! and version, answered without touching storage. Changes are applied here
 //! only after the store has made them durable.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -25,6 +25,8 @@ pub(crate) struct Entry {
 #[derive(Debug, Clone)]
 pub(crate) struct Subject {
     pub(crate) versions: BTreeMap<Version, Entry>,
+    /// Hard-deleted versions: their numbers are never given again.
+    pub(crate) retired: BTreeSet<Version>,
     pub(crate) next_version: Version,
     pub(crate) compatibility: Option<Mode>,
     pub(crate) mode: Option<RegistryMode>,
@@ -34,6 +36,7 @@ impl Subject {
     fn new() -> Self {
         Self {
             versions: BTreeMap::new(),
+            retired: BTreeSet::new(),
             next_version: Version::FIRST,
             compatibility: None,
             mode: None,
@@ -88,6 +91,10 @@ impl State {
         changes.extend(snapshot.versions.into_iter().map(Change::PutVersion));
         for change in &changes {
             state.apply(change);
+        }
+        for (subject, version) in snapshot.retired {
+            let entry = state.subjects.entry(subject).or_insert_with(Subject::new);
+            entry.retired.insert(version);
         }
         state
     }
@@ -155,7 +162,11 @@ impl State {
                 }
             }
             Change::RemoveVersion { subject, version } => {
-                let removed = self.subjects.get_mut(subject).and_then(|s| s.versions.remove(version));
+                let held = self.subjects.get_mut(subject);
+                let removed = held.and_then(|s| {
+                    s.retired.insert(*version);
+                    s.versions.remove(version)
+                });
                 if let Some(entry) = removed
                     && let Some(holders) = self.holders.get_mut(&entry.id)
                 {
@@ -180,9 +191,24 @@ impl State {
         )
     }
 
-    /// The largest ID ever given out.
-    pub(crate) fn max_id(&self) -> u32 {
-        self.schemas.keys().map(|id| id.get()).max().unwrap_or(0)
+    /// The ID the next new schema gets: one above every ID used while that
+    /// is representable, else the smallest never used (IDs are never freed,
+    /// so a gap below the highest was never given). `None` when every ID is used.
+    pub(crate) fn next_free_id(&self) -> Option<SchemaId> {
+        let highest = self.schemas.keys().map(|id| id.get()).max().unwrap_or(0);
+        if let Some(next) = SchemaId::new(i64::from(highest) + 1) {
+            return Some(next);
+        }
+        let mut used: Vec<u32> = self.schemas.keys().map(|id| id.get()).collect();
+        used.sort_unstable();
+        let mut candidate = 1u32;
+        for id in used {
+            if id > candidate {
+                break;
+            }
+            candidate = id + 1;
+        }
+        SchemaId::new(i64::from(candidate))
     }
 
     pub(crate) fn subject(&self, subject: &SubjectName) -> Result<&Subject, Error> {

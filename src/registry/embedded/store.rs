@@ -67,6 +67,8 @@ pub struct Snapshot {
     pub subjects: Vec<SubjectRow>,
     /// Every version not hard-deleted.
     pub versions: Vec<VersionRow>,
+    /// Every hard-deleted version, by subject: its number is never given again.
+    pub retired: Vec<(SubjectName, Version)>,
     /// The global compatibility level, when set.
     pub compatibility: Option<Mode>,
     /// The global mode, when set.
@@ -92,7 +94,7 @@ pub enum Change {
         /// The version.
         version: Version,
     },
-    /// Removes a version for good.
+    /// Removes a version for good; its number stays retired.
     RemoveVersion {
         /// The subject.
         subject: SubjectName,
