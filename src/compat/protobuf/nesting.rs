@@ -106,7 +106,7 @@ mod tests {
     #[test]
     fn descriptor_nesting_is_measured_up_to_the_limit() {
         let mut message = DescriptorProto::default();
-        for _ in 0..MAX_NESTING {
+        for _ in 1..MAX_NESTING {
             message = DescriptorProto {
                 nested_type: vec![message],
                 ..DescriptorProto::default()

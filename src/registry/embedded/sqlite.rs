@@ -180,11 +180,29 @@ impl SqliteStore {
 
 /// Writes a consistent copy of the store at `source` to the new file
 /// `target`, as of one moment, even while other processes write to it;
-/// `source` is only read.
+/// `source` and the files beside it are left as they were.
+///
+/// With no write-ahead log beside it (no process has the store open) the
+/// file is copied as it is, and checked unchanged afterwards; otherwise
+/// SQLite writes the copy (`VACUUM INTO`) from a read transaction, which
+/// adds no file beside the source, since the log and its index exist already.
 ///
 /// # Errors
 /// When `source` cannot be read or `target` cannot be written.
 pub fn snapshot_into(source: &Path, target: &Path) -> Result<(), StoreError> {
+    let mut log = source.as_os_str().to_owned();
+    log.push("-wal");
+    let log = PathBuf::from(log);
+    let stamp = |path: &Path| std::fs::metadata(path).and_then(|m| Ok((m.len(), m.modified()?)));
+    if !log.exists() {
+        let before = stamp(source)?;
+        std::fs::copy(source, target)?;
+        if !log.exists() && stamp(source)? == before {
+            return Ok(());
+        }
+        // A process opened the store meanwhile: copy through SQLite.
+        std::fs::remove_file(target)?;
+    }
     let connection = Connection::open_with_flags(
         source,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -520,6 +538,31 @@ mod tests {
         }
         assert_eq!(second.changes_since(1).await.unwrap(), CatchUp::Reload);
         assert!(matches!(second.changes_since(5).await.unwrap(), CatchUp::Batches(b) if b.len() == 1));
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_of_an_open_store_holds_its_commits_and_adds_no_file_beside_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("registry.db");
+        let store = SqliteStore::open(&path).unwrap();
+        store.apply(vec![schema(1, "a")]).await.unwrap();
+        let listing = || {
+            let mut names: Vec<_> = std::fs::read_dir(folder.path())
+                .unwrap()
+                .map(|entry| entry.unwrap().file_name())
+                .collect();
+            names.sort();
+            names
+        };
+        let before = listing();
+        assert!(before.iter().any(|name| name == "registry.db-wal"), "{before:?}");
+        let copy = tempfile::tempdir().unwrap();
+        let target = copy.path().join("registry.db");
+        snapshot_into(&path, &target).unwrap();
+        assert_eq!(listing(), before);
+        let copied = SqliteStore::open(&target).unwrap().load().await.unwrap();
+        assert_eq!(copied.schemas.len(), 1);
+        assert_eq!(copied.revision, 1);
     }
 
     #[tokio::test]
