@@ -184,3 +184,40 @@ async fn a_schema_nested_a_thousand_deep_is_refused_and_the_registry_keeps_servi
     let subjects: Value = get_json(&client, &format!("{}/subjects", server.url)).await;
     assert_eq!(subjects, json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_long_compatibility_check_does_not_hold_up_registrations_elsewhere() {
+    let data = tempfile::tempdir().unwrap();
+    let server = RegistryProcess::start(data.path()).await;
+    let client = support::http_client();
+    // Thousands of messages: parsing and comparing them takes a while.
+    let heavy = |extra: &str| {
+        let mut text = format!("syntax = \"proto3\";\nmessage M0 {{ string a = 1; {extra} }}\n");
+        for index in 1..6_000 {
+            text.push_str(&format!(
+                "message M{index} {{ string a = 1; int64 b = 2; M{} next = 3; }}\n",
+                index - 1
+            ));
+        }
+        json!({ "schema": text, "schemaType": "PROTOBUF" })
+    };
+    let post = |subject: &str, body: Value| {
+        let client = client.clone();
+        let url = format!("{}/subjects/{subject}/versions", server.url);
+        async move {
+            let response = client.post(url).json(&body).send().await.unwrap();
+            assert!(response.status().is_success(), "{}", response.status());
+            std::time::Instant::now()
+        }
+    };
+    post("heavy", heavy("")).await;
+    let slow = tokio::spawn(post("heavy", heavy("int32 c = 2;")));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let quick = post("light", json!({ "schema": schema(1) })).await;
+    let slow = slow.await.unwrap();
+    assert!(
+        quick < slow,
+        "the light registration finished {:?} after the heavy one: it waited for its check",
+        quick - slow
+    );
+}

@@ -33,6 +33,17 @@ const MAX_WRITE_ATTEMPTS: usize = 100;
 /// How deep references may nest (a reference to a schema with references…).
 const MAX_REFERENCE_DEPTH: usize = 32;
 
+/// What [`EmbeddedRegistry::reference_texts`] has gathered so far.
+#[derive(Default)]
+struct ReferenceWalk {
+    /// The versions already walked.
+    visited: std::collections::HashSet<(SubjectName, Version)>,
+    /// The import names already given a text.
+    names: std::collections::HashSet<String>,
+    /// The texts, each after those it imports.
+    texts: Vec<Reference>,
+}
+
 /// A registry that stores its versions itself.
 pub struct EmbeddedRegistry {
     state: RwLock<State>,
@@ -158,12 +169,14 @@ impl EmbeddedRegistry {
         Ok(())
     }
 
-    /// The texts of the schemas `references` name, each after its own references.
+    /// The texts of the schemas `references` name, each after its own
+    /// references: every (subject, version) once, however many schemas of
+    /// the graph refer to it, so the walk is linear in the graph's size.
     fn reference_texts(
         state: &State,
         references: &[super::SchemaReference],
         depth: usize,
-        out: &mut Vec<Reference>,
+        walk: &mut ReferenceWalk,
     ) -> Result<(), Error> {
         if depth > MAX_REFERENCE_DEPTH {
             return Err(Error::InvalidSchema {
@@ -171,6 +184,9 @@ impl EmbeddedRegistry {
             });
         }
         for reference in references {
+            if !walk.visited.insert((reference.subject.clone(), reference.version)) {
+                continue;
+            }
             let (_, entry) = state
                 .select(&reference.subject, VersionSelector::Exact(reference.version), true)
                 .map_err(|_| Error::InvalidSchema {
@@ -180,9 +196,9 @@ impl EmbeddedRegistry {
                     ),
                 })?;
             let row = state.schema(entry.id)?;
-            Self::reference_texts(state, &row.references, depth + 1, out)?;
-            if !out.iter().any(|known| known.name == reference.name) {
-                out.push(Reference {
+            Self::reference_texts(state, &row.references, depth + 1, walk)?;
+            if walk.names.insert(reference.name.clone()) {
+                walk.texts.push(Reference {
                     name: reference.name.clone(),
                     text: row.text.clone(),
                 });
@@ -192,11 +208,11 @@ impl EmbeddedRegistry {
     }
 
     fn schema_text(state: &State, text: &str, references: &[super::SchemaReference]) -> Result<SchemaText, Error> {
-        let mut texts = Vec::new();
-        Self::reference_texts(state, references, 0, &mut texts)?;
+        let mut walk = ReferenceWalk::default();
+        Self::reference_texts(state, references, 0, &mut walk)?;
         Ok(SchemaText {
             text: text.to_owned(),
-            references: texts,
+            references: walk.texts,
         })
     }
 
@@ -265,6 +281,85 @@ impl EmbeddedRegistry {
         })
         .await?
         .map_err(|error| Error::from_check(&error))
+    }
+
+    /// Allocates the ID and version of a registration decided on `decided`
+    /// and commits it; runs under the write lock.
+    async fn store_registration(
+        &self,
+        subject: &SubjectName,
+        schema: &NewSchema,
+        options: RegisterOptions,
+        decided: &state::RegistrationInputs,
+        fingerprint: &str,
+    ) -> Result<Registered, Error> {
+        let (id, version, changes) = {
+            let state = self.read();
+            let id = match (options.id, decided.known_id) {
+                (Some(wanted), Some(known)) if wanted != known => return Err(Error::IdMismatch { id: wanted }),
+                (Some(wanted), None) if state.schemas.contains_key(&wanted) => {
+                    return Err(Error::IdMismatch { id: wanted });
+                }
+                (Some(wanted), _) => wanted,
+                (None, Some(known)) => known,
+                (None, None) => state.next_free_id().ok_or_else(|| Error::NotPermitted {
+                    reason: "the registry has used every schema ID".to_owned(),
+                })?,
+            };
+            let mut subject_row = state.subject_row(subject);
+            let held = state.subjects.get(subject);
+            let version = match options.version {
+                Some(wanted) if held.is_some_and(|s| s.versions.contains_key(&wanted)) => {
+                    return Err(Error::NotPermitted {
+                        reason: format!("version {wanted} of subject `{subject}` already exists"),
+                    });
+                }
+                Some(wanted) if held.is_some_and(|s| s.retired.contains(&wanted)) => {
+                    return Err(Error::NotPermitted {
+                        reason: format!(
+                            "version {wanted} of subject `{subject}` was hard-deleted; version numbers are never \
+                             reused, so schemas referring to it cannot come to mean other content"
+                        ),
+                    });
+                }
+                Some(wanted) => wanted,
+                None => subject_row.next_version,
+            };
+            if version == version.next() {
+                return Err(Error::NotPermitted {
+                    reason: format!(
+                        "version {version} is the last version number; subject `{subject}` could take no \
+                         version after it, so it is never given"
+                    ),
+                });
+            }
+            subject_row.next_version = subject_row.next_version.max(version.next());
+            let mut changes = Vec::with_capacity(3);
+            if !state.schemas.contains_key(&id) {
+                changes.push(Change::PutSchema(SchemaRow {
+                    id,
+                    format: schema.format,
+                    text: schema.text.clone(),
+                    fingerprint: fingerprint.to_owned(),
+                    references: schema.references.clone(),
+                }));
+            }
+            changes.push(Change::PutSubject(subject_row));
+            changes.push(Change::PutVersion(VersionRow {
+                subject: subject.clone(),
+                version,
+                id,
+                deleted: false,
+            }));
+            (id, version, changes)
+        };
+        self.commit("store the registration", changes).await?;
+        tracing::info!(subject = %subject, version = version.get(), id = id.get(), "Registered schema");
+        Ok(Registered {
+            id,
+            version,
+            created: true,
+        })
     }
 
     fn refuse_writes_in(mode: RegistryMode, subject: &SubjectName) -> Result<(), Error> {
@@ -388,31 +483,22 @@ impl Registry for EmbeddedRegistry {
         schema: &NewSchema,
         options: RegisterOptions,
     ) -> Result<Registered, Error> {
-        self.write(move || async move {
-            let mode = self.read().effective_mode(subject);
-            Self::refuse_writes_in(mode, subject)?;
-            let importing = mode == RegistryMode::Import;
+        // Parsing and the compatibility check run without the write lock, on
+        // what the subject holds then; under the lock, the registration goes
+        // ahead only if that is still what it holds, else it is decided again.
+        self.catch_up().await?;
+        let (candidate, fingerprint) = self.parse_new(schema).await?;
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            self.catch_up().await?;
+            let decided = self.read().registration_inputs(subject, &fingerprint);
+            Self::refuse_writes_in(decided.mode, subject)?;
+            let importing = decided.mode == RegistryMode::Import;
             if !importing && (options.id.is_some() || options.version.is_some()) {
                 return Err(Error::NotPermitted {
                     reason: "an ID or version can be chosen only in IMPORT mode".to_owned(),
                 });
             }
-            let (candidate, fingerprint) = self.parse_new(schema).await?;
-            let (known_id, existing, level, live) = {
-                let state = self.read();
-                let known_id = state.by_fingerprint.get(&fingerprint).copied();
-                let subject_state = state.subjects.get(subject);
-                let existing = known_id.and_then(|id| {
-                    subject_state?
-                        .live()
-                        .rev()
-                        .find(|(_, held)| *held == id)
-                        .map(|(version, _)| version)
-                });
-                let live: Vec<(Version, SchemaId)> = subject_state.map(|s| s.live().collect()).unwrap_or_default();
-                (known_id, existing, state.effective_compatibility(subject), live)
-            };
-            if let (Some(id), Some(version)) = (known_id, existing)
+            if let (Some(id), Some(version)) = (decided.known_id, decided.existing)
                 && options.version.is_none_or(|wanted| wanted == version)
             {
                 return Ok(Registered {
@@ -422,85 +508,32 @@ impl Registry for EmbeddedRegistry {
                 });
             }
             if !importing {
-                let report = self.compare(level, Arc::clone(&candidate), live).await?;
+                let report = self
+                    .compare(decided.level, Arc::clone(&candidate), decided.live.clone())
+                    .await?;
                 if !report.is_compatible() {
                     return Err(Error::Incompatible { report });
                 }
             }
-            let (id, version, changes) = {
-                let state = self.read();
-                let id = match (options.id, known_id) {
-                    (Some(wanted), Some(known)) if wanted != known => return Err(Error::IdMismatch { id: wanted }),
-                    (Some(wanted), None) if state.schemas.contains_key(&wanted) => {
-                        return Err(Error::IdMismatch { id: wanted });
+            let registered = self
+                .write(|| async {
+                    if self.read().registration_inputs(subject, &fingerprint) != decided {
+                        return Ok(None);
                     }
-                    (Some(wanted), _) => wanted,
-                    (None, Some(known)) => known,
-                    (None, None) => state.next_free_id().ok_or_else(|| Error::NotPermitted {
-                        reason: "the registry has used every schema ID".to_owned(),
-                    })?,
-                };
-                let mut subject_row = state.subject_row(subject);
-                let version = match options.version {
-                    Some(wanted)
-                        if state
-                            .subjects
-                            .get(subject)
-                            .is_some_and(|s| s.versions.contains_key(&wanted)) =>
-                    {
-                        return Err(Error::NotPermitted {
-                            reason: format!("version {wanted} of subject `{subject}` already exists"),
-                        });
-                    }
-                    Some(wanted) if state.subjects.get(subject).is_some_and(|s| s.retired.contains(&wanted)) => {
-                        return Err(Error::NotPermitted {
-                            reason: format!(
-                                "version {wanted} of subject `{subject}` was hard-deleted; version numbers are never \
-                                 reused, so schemas referring to it cannot come to mean other content"
-                            ),
-                        });
-                    }
-                    Some(wanted) => wanted,
-                    None => subject_row.next_version,
-                };
-                if version == version.next() {
-                    return Err(Error::NotPermitted {
-                        reason: format!(
-                            "version {version} is the last version number; subject `{subject}` could take no \
-                             version after it, so it is never given"
-                        ),
-                    });
-                }
-                subject_row.next_version = subject_row.next_version.max(version.next());
-                let mut changes = Vec::with_capacity(3);
-                if !state.schemas.contains_key(&id) {
-                    changes.push(Change::PutSchema(SchemaRow {
-                        id,
-                        format: schema.format,
-                        text: schema.text.clone(),
-                        fingerprint,
-                        references: schema.references.clone(),
-                    }));
-                }
-                changes.push(Change::PutSubject(subject_row));
-                changes.push(Change::PutVersion(VersionRow {
-                    subject: subject.clone(),
-                    version,
-                    id,
-                    deleted: false,
-                }));
-                (id, version, changes)
-            };
-            self.commit("store the registration", changes).await?;
-            self.parsed.insert(id, candidate, schema.text.len());
-            tracing::info!(subject = %subject, version = version.get(), id = id.get(), "Registered schema");
-            Ok(Registered {
-                id,
-                version,
-                created: true,
-            })
+                    self.store_registration(subject, schema, options, &decided, &fingerprint)
+                        .await
+                        .map(Some)
+                })
+                .await?;
+            if let Some(registered) = registered {
+                self.parsed.insert(registered.id, candidate, schema.text.len());
+                return Ok(registered);
+            }
+        }
+        Err(Error::Store {
+            action: "register while other writers keep changing the subject",
+            source: Box::new(StaleRevision),
         })
-        .await
     }
 
     async fn check(

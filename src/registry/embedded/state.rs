@@ -61,6 +61,22 @@ impl Subject {
     }
 }
 
+/// What a registration is decided on: when any of it changes between the
+/// decision and the write, the registration is decided again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RegistrationInputs {
+    /// The subject's mode in force.
+    pub(crate) mode: RegistryMode,
+    /// The ID of a schema with the candidate's identity, when one exists.
+    pub(crate) known_id: Option<SchemaId>,
+    /// The newest live version of the subject holding that schema.
+    pub(crate) existing: Option<Version>,
+    /// The subject's compatibility level in force.
+    pub(crate) level: Mode,
+    /// The subject's live versions, oldest first.
+    pub(crate) live: Vec<(Version, SchemaId)>,
+}
+
 /// Everything the registry holds.
 #[derive(Debug, Default)]
 pub(crate) struct State {
@@ -175,6 +191,26 @@ impl State {
             }
             Change::SetGlobalCompatibility(level) => self.compatibility = *level,
             Change::SetGlobalMode(mode) => self.mode = *mode,
+        }
+    }
+
+    /// What registering the schema with `fingerprint` under `subject` is decided on.
+    pub(crate) fn registration_inputs(&self, subject: &SubjectName, fingerprint: &str) -> RegistrationInputs {
+        let known_id = self.by_fingerprint.get(fingerprint).copied();
+        let held = self.subjects.get(subject);
+        let existing = known_id.and_then(|id| {
+            held?
+                .live()
+                .rev()
+                .find(|(_, holding)| *holding == id)
+                .map(|(version, _)| version)
+        });
+        RegistrationInputs {
+            mode: self.effective_mode(subject),
+            known_id,
+            existing,
+            level: self.effective_compatibility(subject),
+            live: held.map(|s| s.live().collect()).unwrap_or_default(),
         }
     }
 
