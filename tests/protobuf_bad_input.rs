@@ -356,3 +356,13 @@ fn invalid_descriptors_are_refused_with_what_is_wrong_never_a_panic() {
     }
     assert!(wrong.is_empty(), "not refused as they must be: {wrong:?}");
 }
+
+#[test]
+fn a_package_of_thousands_of_parts_is_refused_before_the_pool_sees_it() {
+    // 65 KB that would cost the descriptor pool about a gigabyte: an entry per prefix.
+    let text = format!(
+        "syntax = \"proto3\";\npackage {};\nmessage M {{ string a = 1; }}\n",
+        vec!["p"; 32_768].join(".")
+    );
+    assert_refused(&SchemaText::new(text), &["schema.proto:2:9", "longer than 1024 bytes"]);
+}

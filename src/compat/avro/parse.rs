@@ -212,6 +212,7 @@ impl Parser {
 
     fn parse_union(&mut self, branches: Vec<Json<'_>>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         let mut ids: Vec<NodeId> = Vec::with_capacity(branches.len());
+        let mut seen: FxHashMap<String, usize> = FxHashMap::default();
         for (index, branch) in branches.into_iter().enumerate() {
             let branch_location = location.index(index);
             let id = self.parse_type(branch, namespace, &branch_location)?;
@@ -222,12 +223,13 @@ impl Parser {
                 ));
             }
             let key = self.branch_key(id);
-            if let Some(first) = ids.iter().position(|known| self.branch_key(*known) == key) {
+            if let Some(first) = seen.get(key) {
                 return Err(Problem::at(
                     &branch_location,
                     format!("the union already has a `{key}` branch (at index {first}); each type may appear once"),
                 ));
             }
+            seen.insert(key.to_owned(), index);
             ids.push(id);
         }
         Ok(self.push(Type::Union(ids.into_boxed_slice()), BTreeMap::new()))
@@ -463,6 +465,7 @@ impl Parser {
         let symbols_location = location.key("symbols");
         let symbols = required_array(&mut object, "symbols", location, &format!("enum `{}`", name.full))?;
         let mut names: Vec<String> = Vec::with_capacity(symbols.len());
+        let mut positions: FxHashMap<String, usize> = FxHashMap::default();
         for (index, symbol) in symbols.into_iter().enumerate() {
             let symbol_location = symbols_location.index(index);
             let Json::String(symbol) = symbol else {
@@ -477,7 +480,7 @@ impl Parser {
                     ),
                 ));
             }
-            if let Some(first) = names.iter().position(|known| *known == symbol) {
+            if let Some(first) = positions.get(symbol.as_ref()) {
                 return Err(Problem::at(
                     &symbol_location,
                     format!(
@@ -486,11 +489,12 @@ impl Parser {
                     ),
                 ));
             }
+            positions.insert(symbol.to_string(), index);
             names.push(symbol.into_owned());
         }
         let default = match object.take("default") {
             None => None,
-            Some(Json::String(symbol)) if names.iter().any(|known| *known == symbol) => Some(symbol.into_owned()),
+            Some(Json::String(symbol)) if positions.contains_key(symbol.as_ref()) => Some(symbol.into_owned()),
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("default"),

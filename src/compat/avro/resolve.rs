@@ -41,6 +41,7 @@ pub(crate) fn findings(reader: &AvroSchema, writer: &AvroSchema) -> Vec<(SchemaP
         writer,
         walked: FxHashSet::default(),
         probes: FxHashMap::default(),
+        unions: FxHashMap::default(),
         found: Vec::new(),
     };
     resolver.collect(reader.root, writer.root, &Location::ROOT);
@@ -62,12 +63,62 @@ struct Resolver<'s> {
     walked: FxHashSet<(NodeId, NodeId)>,
     /// Memoized yes/no answers for record pairs, used when trying union branches.
     probes: FxHashMap<(NodeId, NodeId), Probe>,
+    /// The reader unions met so far, indexed by branch name.
+    unions: FxHashMap<NodeId, UnionIndex>,
     found: Vec<(SchemaPath, Finding)>,
+}
+
+/// A reader union's branches by the names a writer type could match them
+/// with (each named branch's simple name and its aliases), and its unnamed
+/// branches: a writer branch is tried only against the branches that could
+/// read it, so matching two unions of n records costs n, not n².
+#[derive(Default)]
+struct UnionIndex {
+    /// Positions of named branches by simple name or full alias.
+    named: FxHashMap<String, Vec<usize>>,
+    /// Positions of unnamed branches (primitives, arrays, maps).
+    unnamed: Vec<usize>,
 }
 
 impl Resolver<'_> {
     fn report(&mut self, location: &Location<'_>, finding: Finding) {
         self.found.push((location.to_path(), finding));
+    }
+
+    /// The branches of the reader union `union` that could read `writer`,
+    /// in the union's order (the first that reads it is the one chosen).
+    fn union_candidates(&mut self, union: NodeId, writer: NodeId) -> Vec<NodeId> {
+        let reader = self.reader;
+        let Type::Union(branches) = reader.ty(union) else {
+            return vec![union];
+        };
+        let index = self.unions.entry(union).or_insert_with(|| {
+            let mut index = UnionIndex::default();
+            for (position, &branch) in branches.iter().enumerate() {
+                match reader.ty(branch).name() {
+                    Some(name) => {
+                        index.named.entry(name.simple().to_owned()).or_default().push(position);
+                        for alias in &name.aliases {
+                            index.named.entry(alias.clone()).or_default().push(position);
+                        }
+                    }
+                    None => index.unnamed.push(position),
+                }
+            }
+            index
+        });
+        let mut positions: Vec<usize> = match self.writer.ty(writer).name() {
+            Some(name) => [name.simple(), name.full.as_str()]
+                .iter()
+                .filter_map(|key| index.named.get(*key))
+                .flatten()
+                .copied()
+                .collect(),
+            None => index.unnamed.clone(),
+        };
+        positions.sort_unstable();
+        positions.dedup();
+        positions.into_iter().map(|position| branches[position]).collect()
     }
 
     /// Walks `reader` against `writer`, recording every failure.
@@ -91,7 +142,8 @@ impl Resolver<'_> {
             (Type::Enum(r), Type::Enum(w)) => {
                 self.check_names(&r.name, &w.name, location);
                 if r.default.is_none() {
-                    let missing: BTreeSet<&String> = w.symbols.iter().filter(|s| !r.symbols.contains(s)).collect();
+                    let known: FxHashSet<&String> = r.symbols.iter().collect();
+                    let missing: BTreeSet<&String> = w.symbols.iter().filter(|s| !known.contains(s)).collect();
                     if !missing.is_empty() {
                         let finding = Finding::MissingEnumSymbols {
                             name: r.name.full.clone(),
@@ -136,8 +188,9 @@ impl Resolver<'_> {
                     self.collect(reader, branch, &location.index(index));
                 }
             }
-            (Type::Union(reader_branches), _) => {
-                if !reader_branches.iter().any(|&branch| self.probe(branch, writer)) {
+            (Type::Union(_), _) => {
+                let candidates = self.union_candidates(reader, writer);
+                if !candidates.into_iter().any(|branch| self.probe(branch, writer)) {
                     let causes = self.explain(reader, writer, location);
                     let finding = Finding::MissingUnionBranch {
                         writer: writer_schema.describe(writer),
@@ -200,14 +253,18 @@ impl Resolver<'_> {
             (Type::Fixed(r), Type::Fixed(w)) => names_match(&r.name, &w.name) && r.size == w.size,
             (Type::Enum(r), Type::Enum(w)) => {
                 names_match(&r.name, &w.name)
-                    && (r.default.is_some() || w.symbols.iter().all(|s| r.symbols.contains(s)))
+                    && (r.default.is_some() || {
+                        let known: FxHashSet<&String> = r.symbols.iter().collect();
+                        w.symbols.iter().all(|s| known.contains(s))
+                    })
             }
+            (Type::Record(r), Type::Record(w)) if !names_match(&r.name, &w.name) => false,
             (Type::Record(r), Type::Record(w)) => match self.probes.get(&(reader, writer)) {
                 Some(Probe::InProgress | Probe::Compatible) => true,
                 Some(Probe::Incompatible) => false,
                 None => {
                     self.probes.insert((reader, writer), Probe::InProgress);
-                    let compatible = names_match(&r.name, &w.name) && self.probe_fields(r, w);
+                    let compatible = self.probe_fields(r, w);
                     let answer = if compatible {
                         Probe::Compatible
                     } else {
@@ -218,7 +275,10 @@ impl Resolver<'_> {
                 }
             },
             (_, Type::Union(writer_branches)) => writer_branches.iter().all(|&branch| self.probe(reader, branch)),
-            (Type::Union(reader_branches), _) => reader_branches.iter().any(|&branch| self.probe(branch, writer)),
+            (Type::Union(_), _) => {
+                let candidates = self.union_candidates(reader, writer);
+                candidates.into_iter().any(|branch| self.probe(branch, writer))
+            }
             _ => false,
         }
     }

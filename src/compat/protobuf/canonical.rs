@@ -126,12 +126,14 @@ fn write_message(out: &mut String, message: &DescriptorProto, depth: usize) {
     {
         write_field(out, field, depth + 1, None);
     }
-    for (index, oneof) in message.oneof_decl.iter().enumerate() {
-        let members: Vec<&FieldDescriptorProto> = message
-            .field
-            .iter()
-            .filter(|field| real_oneof(message, field) == Some(index))
-            .collect();
+    // Each oneof's members, in field order, gathered in one pass.
+    let mut members_of: Vec<Vec<&FieldDescriptorProto>> = vec![Vec::new(); message.oneof_decl.len()];
+    for field in &message.field {
+        if let Some(members) = real_oneof(message, field).and_then(|index| members_of.get_mut(index)) {
+            members.push(field);
+        }
+    }
+    for (oneof, members) in message.oneof_decl.iter().zip(members_of) {
         if members.is_empty() {
             continue;
         }

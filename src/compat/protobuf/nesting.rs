@@ -1,8 +1,11 @@
-//! A depth limit checked before any parser sees the input: protox, the
+//! Limits checked before any parser sees the input. Depth: protox, the
 //! descriptor pool and every walk over messages and option values recurse
 //! once per level, so a few kilobytes of `{ { { …` would exhaust a thread's
-//! stack and abort the process. Text is scanned without recursion; a decoded
-//! descriptor's message nesting is measured with a bounded walk.
+//! stack and abort the process. Name length: the descriptor pool keeps an
+//! entry for every prefix of a dotted name (`p`, `p.p`, `p.p.p`, …), so a
+//! 65 KB package would take a gigabyte. Text is scanned once, without
+//! recursion; a decoded descriptor's message nesting is measured with a
+//! bounded walk.
 
 use prost_types::{DescriptorProto, FileDescriptorProto};
 
@@ -11,14 +14,37 @@ use prost_types::{DescriptorProto, FileDescriptorProto};
 /// below it; it is shallow enough for a 2 MiB worker stack in a debug build.
 pub(crate) const MAX_NESTING: usize = 64;
 
+/// The longest dotted name (package, type or option name) accepted, in bytes.
+pub(crate) const MAX_NAME_BYTES: usize = 1_024;
+
+/// What [`hostile_at`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hostile {
+    /// A bracket opening a level deeper than [`MAX_NESTING`].
+    TooDeep,
+    /// A dotted name longer than [`MAX_NAME_BYTES`].
+    NameTooLong,
+}
+
 /// The byte offset of the first bracket that opens a level deeper than
-/// [`MAX_NESTING`], outside comments and string literals; `None` when the
-/// text stays within it.
-pub(crate) fn too_deep_at(text: &str) -> Option<usize> {
+/// [`MAX_NESTING`], or of the first name longer than [`MAX_NAME_BYTES`],
+/// outside comments and string literals; `None` when the text stays within both.
+pub(crate) fn hostile_at(text: &str) -> Option<(usize, Hostile)> {
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut index = 0;
     while index < bytes.len() {
+        let name_length = bytes[index..]
+            .iter()
+            .take_while(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.'))
+            .count();
+        if name_length > MAX_NAME_BYTES {
+            return Some((index, Hostile::NameTooLong));
+        }
+        if name_length > 0 {
+            index += name_length;
+            continue;
+        }
         match bytes[index] {
             b'/' if bytes.get(index + 1) == Some(&b'/') => {
                 index = find_from(bytes, index + 2, b"\n").map_or(bytes.len(), |end| end + 1);
@@ -35,7 +61,7 @@ pub(crate) fn too_deep_at(text: &str) -> Option<usize> {
             b'{' | b'[' | b'(' | b'<' => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Some(index);
+                    return Some((index, Hostile::TooDeep));
                 }
             }
             b'}' | b']' | b')' | b'>' => depth = depth.saturating_sub(1),
@@ -92,15 +118,30 @@ mod tests {
     fn brackets_in_comments_and_strings_do_not_count() {
         let open = "{".repeat(MAX_NESTING + 1);
         let text = format!("// {open}\n/* {open} */\noption x = \"{open}\";\noption y = '{open}\\'';\n");
-        assert_eq!(too_deep_at(&text), None);
+        assert_eq!(hostile_at(&text), None);
+    }
+
+    #[test]
+    fn a_dotted_name_past_the_limit_is_named() {
+        let package = vec!["p"; MAX_NAME_BYTES / 2 + 1].join(".");
+        let text = format!("syntax = \"proto3\";\npackage {package};\n");
+        assert_eq!(
+            hostile_at(&text),
+            Some(("syntax = \"proto3\";\npackage ".len(), Hostile::NameTooLong))
+        );
+        let fits = vec!["p"; MAX_NAME_BYTES / 2].join(".");
+        assert_eq!(hostile_at(&format!("package {fits};")), None);
     }
 
     #[test]
     fn the_first_bracket_past_the_limit_is_named() {
         let text = format!("message M {}", "{".repeat(MAX_NESTING + 5));
-        assert_eq!(too_deep_at(&text), Some("message M ".len() + MAX_NESTING));
+        assert_eq!(
+            hostile_at(&text),
+            Some(("message M ".len() + MAX_NESTING, Hostile::TooDeep))
+        );
         let balanced = "{}".repeat(10 * MAX_NESTING);
-        assert_eq!(too_deep_at(&balanced), None);
+        assert_eq!(hostile_at(&balanced), None);
     }
 
     #[test]

@@ -118,10 +118,17 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     for (name, text) in &texts {
         if looks_like_base64(text) {
             descriptors.insert(name.clone(), decode_descriptor(name, text)?);
-        } else if let Some(offset) = nesting::too_deep_at(text) {
+        } else if let Some((offset, found)) = nesting::hostile_at(text) {
+            let message = match found {
+                nesting::Hostile::TooDeep => too_deep_message(),
+                nesting::Hostile::NameTooLong => format!(
+                    "a name here is longer than {} bytes; schemaops refuses longer names",
+                    nesting::MAX_NAME_BYTES
+                ),
+            };
             return Err(ParseError::Invalid {
                 position: position_at(name, text, offset),
-                message: too_deep_message(),
+                message,
             });
         }
     }

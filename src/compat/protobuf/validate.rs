@@ -33,6 +33,12 @@ pub(crate) fn check_descriptor(file: &FileDescriptorProto) -> Result<(), String>
     if !package.is_empty() && !package.split('.').all(is_identifier) {
         return Err(format!("package `{package}` is not a dotted name"));
     }
+    if package.len() > super::nesting::MAX_NAME_BYTES {
+        return Err(format!(
+            "the package name is longer than {} bytes; schemaops refuses longer names",
+            super::nesting::MAX_NAME_BYTES
+        ));
+    }
     let scope = package.to_owned();
     for message in &file.message_type {
         check_message(message, &scope, proto3)?;

@@ -1,0 +1,200 @@
+//! Growth of the costs hostile inputs used to make super-linear (issue 14,
+//! item 4), each measured at a size n and at k·n in this run: the printed
+//! growth is the time ratio divided by k, about 1 for linear work and about
+//! k for quadratic.
+//!
+//! - an Avro enum of many symbols, and a union of many named records,
+//!   checked FULL against themselves;
+//! - a Protobuf message of many oneofs, checked FULL against itself;
+//! - a Protobuf package of many parts (refused above the name limit: the
+//!   refusal is what is timed at the larger size);
+//! - registrations in the embedded registry whose references form a DAG in
+//!   which each schema refers to both schemas of the level below (2 per
+//!   level), and one schema referring to many others.
+//!
+//! `cargo bench --bench hostile`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use schemaops::compat::{Checker, Format, Mode, SchemaText, check};
+use schemaops::registry::embedded::EmbeddedRegistry;
+use schemaops::registry::embedded::sqlite::SqliteStore;
+use schemaops::registry::{NewSchema, RegisterOptions, Registry, SchemaReference, SubjectName, Version};
+
+/// How much larger the second size is.
+const FACTOR: usize = 4;
+
+fn enum_symbols(n: usize) -> String {
+    let symbols: Vec<String> = (0..n).map(|i| format!("\"S{i}\"")).collect();
+    format!(r#"{{"type":"enum","name":"E","symbols":[{}]}}"#, symbols.join(","))
+}
+
+fn union_of_records(n: usize) -> String {
+    let branches: Vec<String> = (0..n)
+        .map(|i| format!(r#"{{"type":"record","name":"R{i}","fields":[{{"name":"f","type":"long"}}]}}"#))
+        .collect();
+    format!(
+        r#"{{"type":"record","name":"Top","fields":[{{"name":"u","type":[{}]}}]}}"#,
+        branches.join(",")
+    )
+}
+
+fn oneofs(n: usize) -> String {
+    let mut text = String::from("syntax = \"proto3\";\nmessage M {\n");
+    for i in 0..n {
+        text.push_str(&format!("  oneof o{i} {{ string f{i} = {}; }}\n", i + 1));
+    }
+    text.push_str("}\n");
+    text
+}
+
+fn package(parts: usize) -> String {
+    format!(
+        "syntax = \"proto3\";\npackage {};\nmessage M {{ string a = 1; }}\n",
+        vec!["p"; parts].join(".")
+    )
+}
+
+/// The median of a few runs of `work`.
+fn timed(mut work: impl FnMut()) -> Duration {
+    let mut samples: Vec<Duration> = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            work();
+            started.elapsed()
+        })
+        .collect();
+    samples.sort();
+    samples[1]
+}
+
+fn report(case: &str, n: usize, small: Duration, large: Duration) {
+    let growth = large.as_secs_f64() / small.as_secs_f64().max(1e-9) / FACTOR as f64;
+    println!(
+        "{case:<44} n={n:<7} {:>9.2} ms   {}n {:>9.2} ms   growth {growth:.2} (linear 1, quadratic {FACTOR})",
+        small.as_secs_f64() * 1e3,
+        FACTOR,
+        large.as_secs_f64() * 1e3,
+    );
+}
+
+fn self_check(case: &str, format: Format, make: fn(usize) -> String, n: usize) {
+    let run = |size: usize| {
+        let schema = SchemaText::new(make(size));
+        timed(|| {
+            let _ = check(format, Mode::Full, &schema, std::slice::from_ref(&schema));
+        })
+    };
+    report(case, n, run(n), run(FACTOR * n));
+}
+
+fn subject(name: String) -> SubjectName {
+    SubjectName::new(name).expect("a subject name")
+}
+
+fn reference(name: String, subject_name: String) -> SchemaReference {
+    SchemaReference {
+        name,
+        subject: subject(subject_name),
+        version: Version::FIRST,
+    }
+}
+
+async fn registry() -> (tempfile::TempDir, EmbeddedRegistry) {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let store = SqliteStore::open(&folder.path().join("registry.db")).expect("the store opens");
+    let registry = EmbeddedRegistry::open(Arc::new(store), Checker::default())
+        .await
+        .expect("the registry opens");
+    (folder, registry)
+}
+
+async fn register(registry: &EmbeddedRegistry, name: String, text: String, references: Vec<SchemaReference>) {
+    let schema = NewSchema {
+        format: Format::Avro,
+        text,
+        references,
+    };
+    registry
+        .register(&subject(name), &schema, RegisterOptions::default())
+        .await
+        .expect("the registration succeeds");
+}
+
+/// Registers a reference DAG of `levels` levels (two records per level,
+/// each with a field of each record of the level below) and returns how
+/// long the top level's registrations took.
+async fn reference_dag(levels: usize) -> Duration {
+    let (_folder, registry) = registry().await;
+    for side in ["A", "B"] {
+        let text = format!(r#"{{"type":"record","name":"{side}0","fields":[{{"name":"x","type":"long"}}]}}"#);
+        register(&registry, format!("{side}0"), text, Vec::new()).await;
+    }
+    let mut top = Duration::ZERO;
+    for level in 1..=levels {
+        let below = level - 1;
+        for side in ["A", "B"] {
+            let text = format!(
+                r#"{{"type":"record","name":"{side}{level}","fields":[{{"name":"a","type":"A{below}"}},{{"name":"b","type":"B{below}"}}]}}"#
+            );
+            let references = vec![
+                reference(format!("A{below}"), format!("A{below}")),
+                reference(format!("B{below}"), format!("B{below}")),
+            ];
+            let started = Instant::now();
+            register(&registry, format!("{side}{level}"), text, references).await;
+            if level == levels {
+                top += started.elapsed();
+            }
+        }
+    }
+    top
+}
+
+/// Registers `count` records, then one with a field of each, and returns
+/// how long that last registration took.
+async fn many_references(count: usize) -> Duration {
+    let (_folder, registry) = registry().await;
+    for index in 0..count {
+        let text = format!(r#"{{"type":"record","name":"T{index}","fields":[{{"name":"x","type":"long"}}]}}"#);
+        register(&registry, format!("t{index}"), text, Vec::new()).await;
+    }
+    let fields: Vec<String> = (0..count)
+        .map(|index| format!(r#"{{"name":"f{index}","type":"T{index}"}}"#))
+        .collect();
+    let text = format!(r#"{{"type":"record","name":"Wide","fields":[{}]}}"#, fields.join(","));
+    let references = (0..count)
+        .map(|index| reference(format!("T{index}"), format!("t{index}")))
+        .collect();
+    let started = Instant::now();
+    register(&registry, "wide".to_owned(), text, references).await;
+    started.elapsed()
+}
+
+fn main() {
+    println!("growth from n to {FACTOR}n, measured in this run:");
+    self_check(
+        "Avro enum symbols, FULL against itself",
+        Format::Avro,
+        enum_symbols,
+        25_000,
+    );
+    self_check(
+        "Avro union of named records, FULL",
+        Format::Avro,
+        union_of_records,
+        2_500,
+    );
+    self_check("Protobuf oneofs, FULL against itself", Format::Protobuf, oneofs, 12_500);
+    self_check("Protobuf package parts (4n is refused)", Format::Protobuf, package, 500);
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    let levels = 6;
+    let small = runtime.block_on(reference_dag(levels));
+    let large = runtime.block_on(reference_dag(FACTOR * levels));
+    report("reference DAG, top level's registrations", levels, small, large);
+    let count = 500;
+    let small = runtime.block_on(many_references(count));
+    let large = runtime.block_on(many_references(FACTOR * count));
+    report("one schema referring to n others", count, small, large);
+}
