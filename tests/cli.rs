@@ -188,7 +188,7 @@ fn bad_usage_exits_2() {
 
 #[test]
 fn cases_print_one_json_line_per_case() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/avro.jsonl");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/avro.jsonl");
     let output = schemaops(&["compat", "--cases", corpus.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let lines: Vec<serde_json::Value> = stdout(&output)
@@ -332,7 +332,8 @@ fn an_unknown_json_policy_is_bad_usage() {
 
 #[test]
 fn the_json_conformance_file_runs_through_cases() {
-    let output = schemaops(&["compat", "--cases", "../shared/conformance/jsonschema.jsonl"]);
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/jsonschema.jsonl");
+    let output = schemaops(&["compat", "--cases", corpus.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = stdout(&output);
     let lines: Vec<&str> = text.lines().collect();
@@ -408,7 +409,7 @@ fn a_bad_reference_argument_exits_2() {
 
 #[test]
 fn protobuf_cases_print_one_json_line_per_case() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/protobuf.jsonl");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/protobuf.jsonl");
     let output = schemaops(&["compat", "--cases", corpus.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let lines: Vec<serde_json::Value> = stdout(&output)

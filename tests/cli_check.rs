@@ -391,3 +391,134 @@ async fn against_a_registry_url_the_verdicts_equal_those_against_its_data_folder
     );
     assert_eq!(unreachable.status.code(), Some(2), "{}", text(&unreachable.stderr));
 }
+
+/// Runs `schemaops check -o json` on `folder` and kills it after `deadline`, so a walk that
+/// loops or blocks fails the test instead of hanging it. Output goes to files, not pipes, so
+/// a large output cannot stall the child either.
+#[cfg(unix)]
+fn check_with_deadline(folder: &Path, deadline: std::time::Duration) -> Output {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let capture = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (capture.path().join("stdout"), capture.path().join("stderr"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["check", "-o", "json"])
+        .arg(folder)
+        .env_remove("SCHEMAOPS_DATA")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("the binary runs");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("schemaops check {} ran longer than {deadline:?}", folder.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.signal().is_none(), "{status}");
+    Output {
+        status,
+        stdout: std::fs::read(out_path).unwrap(),
+        stderr: std::fs::read(err_path).unwrap(),
+    }
+}
+
+/// The file each checked object came from, in output order.
+#[cfg(unix)]
+fn checked_files(output: &Output) -> Vec<String> {
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("{}{}", text(&output.stdout), text(&output.stderr)));
+    report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|object| object["file"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A folder with `a.yaml` and `sub/b.yaml`, two Schemas.
+#[cfg(unix)]
+fn two_manifests() -> tempfile::TempDir {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(
+        folder.path().join("a.yaml"),
+        schema("a", "a-value", r#"{"name":"x","type":"int"}"#),
+    )
+    .unwrap();
+    std::fs::create_dir(folder.path().join("sub")).unwrap();
+    std::fs::write(
+        folder.path().join("sub/b.yaml"),
+        schema("b", "b-value", r#"{"name":"x","type":"int"}"#),
+    )
+    .unwrap();
+    folder
+}
+
+/// Regression: two links to the folder itself made the walk branch twice at every level,
+/// down to the kernel's 40 symlink limit (2^40 paths, memory without bound).
+#[cfg(unix)]
+#[test]
+fn two_links_back_to_the_folder_are_not_followed_again() {
+    let folder = two_manifests();
+    std::os::unix::fs::symlink(".", folder.path().join("l1")).unwrap();
+    std::os::unix::fs::symlink(".", folder.path().join("l2")).unwrap();
+    let output = check_with_deadline(folder.path(), std::time::Duration::from_secs(10));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let files: Vec<String> = ["a.yaml", "sub/b.yaml"]
+        .map(|name| folder.path().join(name).display().to_string())
+        .into();
+    assert_eq!(checked_files(&output), files);
+}
+
+/// Regression: `loop -> .` (and `sub/up -> ..`) were walked 40 levels deep, so every manifest
+/// was read 41 times and reported under a path like `loop/loop/…/a.yaml`.
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_reads_each_manifest_once_under_its_own_path() {
+    let folder = two_manifests();
+    std::os::unix::fs::symlink(".", folder.path().join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", folder.path().join("sub/up")).unwrap();
+    let output = check_with_deadline(folder.path(), std::time::Duration::from_secs(10));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let files: Vec<String> = ["a.yaml", "sub/b.yaml"]
+        .map(|name| folder.path().join(name).display().to_string())
+        .into();
+    assert_eq!(checked_files(&output), files);
+}
+
+/// Regression: a FIFO named like a manifest was opened for reading, which waits for a writer
+/// forever. A socket or device with a manifest's name is refused the same way.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_socket_named_like_a_manifest_exits_2_naming_it() {
+    let folder = two_manifests();
+    let fifo = folder.path().join("x.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let output = check_with_deadline(folder.path(), std::time::Duration::from_secs(10));
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let message = text(&output.stderr);
+    assert!(
+        message.contains(&format!("{} is a FIFO, not a regular file", fifo.display())),
+        "{message}"
+    );
+    assert!(output.stdout.is_empty());
+
+    std::fs::remove_file(&fifo).unwrap();
+    let socket = folder.path().join("sub/s.json");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let output = check_with_deadline(folder.path(), std::time::Duration::from_secs(10));
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    let message = text(&output.stderr);
+    assert!(
+        message.contains(&format!("{} is a socket, not a regular file", socket.display())),
+        "{message}"
+    );
+}

@@ -1,4 +1,4 @@
-//! Runs every case of `../shared/conformance/` through the engine and compares
+//! Runs every case of `tests/conformance/` through the engine and compares
 //! verdicts (exactly) and kinds with locations (as multisets) with the
 //! reference's. All failures are printed together before one panic.
 //!

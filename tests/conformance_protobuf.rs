@@ -1,4 +1,4 @@
-//! Runs every case of `../shared/conformance/protobuf.jsonl` through the
+//! Runs every case of `tests/conformance/protobuf.jsonl` through the
 //! engine and compares verdicts (exactly) and kinds with locations (as
 //! multisets) with the reference's. All failures are printed together before
 //! one panic. (`tests/conformance.rs` runs the Avro and JSON Schema files.)

@@ -337,3 +337,77 @@ fn layout_and_key_order_do_not_change_a_schemas_identity() {
     assert_eq!(a.fingerprint(), b.fingerprint());
     assert_ne!(a.fingerprint(), c.fingerprint());
 }
+
+/// A number that must be a multiple of `step` (written as JSON number text).
+fn multiple_of(step: &str) -> String {
+    format!(r#"{{"type":"number","multipleOf":{step}}}"#)
+}
+
+/// The differences found from `multipleOf: original` to `multipleOf: update`, then from
+/// `update` back to `original` (what BACKWARD, then FORWARD, judges for original → update).
+fn multiple_of_kinds(original: &str, update: &str) -> [Vec<String>; 2] {
+    let parse = |step: &str| JsonSchema::parse(&SchemaText::new(multiple_of(step))).expect("valid");
+    let (original, update) = (parse(original), parse(update));
+    [(&original, &update), (&update, &original)].map(|(from, to)| {
+        differences(from, to, STRICT, DEFAULT_STEP_BUDGET)
+            .expect("small")
+            .into_iter()
+            .map(|change| change.kind.to_string())
+            .collect()
+    })
+}
+
+#[test]
+fn a_multiple_of_step_that_is_not_a_multiple_breaks_both_directions() {
+    // 1e9 = 3 × 333333333.33…: the old relative tolerance rounded that ratio to a whole number
+    // and called FORWARD compatible.
+    row(&multiple_of("3"), &multiple_of("1e9"), [false, false], [false, false]);
+    assert_eq!(
+        multiple_of_kinds("3", "1e9"),
+        [["MULTIPLE_OF_CHANGED"], ["MULTIPLE_OF_CHANGED"]]
+    );
+    // 1.0000000001 and 1 are within the old tolerance of each other, yet neither divides the other.
+    assert_eq!(
+        multiple_of_kinds("1", "1.0000000001"),
+        [["MULTIPLE_OF_CHANGED"], ["MULTIPLE_OF_CHANGED"]]
+    );
+}
+
+#[test]
+fn a_multiple_of_step_far_apart_in_magnitude_is_judged_exactly() {
+    // 1e300 = 1e600 × 1e-300, a whole number: the candidate's values are all old values, so
+    // FORWARD holds and BACKWARD breaks. In f64 the ratio overflows one way and underflows to 0
+    // the other, which gave the opposite verdicts.
+    row(
+        &multiple_of("1e-300"),
+        &multiple_of("1e300"),
+        [false, false],
+        [true, true],
+    );
+    assert_eq!(
+        multiple_of_kinds("1e-300", "1e300"),
+        [["MULTIPLE_OF_EXPANDED"], ["MULTIPLE_OF_REDUCED"]]
+    );
+}
+
+#[test]
+fn a_decimal_multiple_of_step_is_judged_in_decimal_not_binary() {
+    // 0.3 = 3 × 0.1 in decimal, though 0.3 / 0.1 is 2.9999999999999996 in binary.
+    row(&multiple_of("0.1"), &multiple_of("0.3"), [false, false], [true, true]);
+    assert_eq!(
+        multiple_of_kinds("0.1", "0.3"),
+        [["MULTIPLE_OF_EXPANDED"], ["MULTIPLE_OF_REDUCED"]]
+    );
+}
+
+#[test]
+fn a_coarser_multiple_of_step_breaks_backward_and_a_finer_one_breaks_forward() {
+    // Confluent's NumberSchemaDiff: a new step that is a multiple of the old one is
+    // MULTIPLE_OF_EXPANDED (old data may not fit), the reverse MULTIPLE_OF_REDUCED.
+    row(&multiple_of("2"), &multiple_of("4"), [false, false], [true, true]);
+    row(&multiple_of("4"), &multiple_of("2"), [true, true], [false, false]);
+    assert_eq!(
+        multiple_of_kinds("2", "4"),
+        [["MULTIPLE_OF_EXPANDED"], ["MULTIPLE_OF_REDUCED"]]
+    );
+}

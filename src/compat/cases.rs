@@ -1,4 +1,4 @@
-//! The conformance case line format of `shared/conformance/*.jsonl`, and how
+//! The conformance case line format of `tests/conformance/*.jsonl`, and how
 //! one case runs through the engine. `schemaops compat --cases` and the
 //! conformance tests both read cases through here, so the two cannot drift.
 

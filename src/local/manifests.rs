@@ -1,7 +1,9 @@
 //! Reading manifests: files and folders (in name order), multi-document
 //! YAML or JSON, each document a Schema, SubjectConfig or ConfigMap.
 
+use std::collections::HashSet;
 use std::fmt;
+use std::fs::{FileType, Metadata};
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -54,6 +56,16 @@ pub enum ManifestError {
         #[source]
         source: std::io::Error,
     },
+    /// A folder entry named like a manifest is not a regular file (a FIFO,
+    /// a socket, a device): it is refused before it is opened, since opening
+    /// a FIFO waits for a writer.
+    #[error("{} is {what}, not a regular file", path.display())]
+    NotAFile {
+        /// The entry.
+        path: PathBuf,
+        /// What it is instead, with its article ("a FIFO").
+        what: &'static str,
+    },
     /// A file is not valid YAML.
     #[error("{} is not valid YAML: {message}", path.display())]
     Syntax {
@@ -81,13 +93,23 @@ pub enum ManifestError {
 /// Reads every manifest under `paths`: files as given, folders' `.yaml`,
 /// `.yml` and `.json` files (recursively) in name order.
 ///
+/// # Guarantees
+/// Each real folder is read once, however many paths lead to it: a symlink
+/// to a folder already read (`loop -> .`, or a second argument naming the
+/// same folder) is skipped, not an error, and not followed. Links to other
+/// folders are followed. A file named by an argument is read as given (a
+/// FIFO there is read like any file, as `cat` would).
+///
 /// # Errors
-/// [`ManifestError`] naming the file, document and problem.
+/// [`ManifestError`] naming the file, document and problem; inside a
+/// folder, an entry named like a manifest that is not a regular file is
+/// [`ManifestError::NotAFile`].
 pub fn load(paths: &[PathBuf]) -> Result<Vec<(Origin, Manifest)>, ManifestError> {
-    let mut files = Vec::new();
+    let mut walk = Walk::default();
     for path in paths {
-        collect_files(path, &mut files)?;
+        walk.argument(path)?;
     }
+    let files = walk.files;
     let mut manifests = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).map_err(|source| ManifestError::Read {
@@ -167,32 +189,109 @@ fn document_starts(text: &str) -> Vec<usize> {
     starts
 }
 
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestError> {
-    let read_error = |source| ManifestError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let metadata = std::fs::metadata(path).map_err(read_error)?;
-    if !metadata.is_dir() {
-        out.push(path.to_owned());
-        return Ok(());
+/// What identifies a real folder, whatever path reached it.
+#[cfg(unix)]
+type FolderId = (u64, u64);
+#[cfg(not(unix))]
+type FolderId = PathBuf;
+
+/// The device and inode of a folder.
+#[cfg(unix)]
+fn folder_id(_path: &Path, metadata: &Metadata) -> std::io::Result<FolderId> {
+    use std::os::unix::fs::MetadataExt;
+    Ok((metadata.dev(), metadata.ino()))
+}
+
+/// The folder's canonical path, where there are no inode numbers.
+#[cfg(not(unix))]
+fn folder_id(path: &Path, _metadata: &Metadata) -> std::io::Result<FolderId> {
+    std::fs::canonicalize(path)
+}
+
+/// What a file that is neither a regular file nor a folder is, for messages.
+#[cfg(unix)]
+fn describe(file_type: FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else {
+        "a special file"
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(read_error)?
-        .map(|entry| entry.map(|entry| entry.path()))
-        .collect::<Result<_, _>>()
-        .map_err(read_error)?;
-    entries.sort();
-    for entry in entries {
-        let is_manifest = entry
-            .extension()
-            .and_then(|extension| extension.to_str())
-            .is_some_and(|extension| matches!(extension, "yaml" | "yml" | "json"));
-        if entry.is_dir() || is_manifest {
-            collect_files(&entry, out)?;
+}
+
+#[cfg(not(unix))]
+fn describe(_file_type: FileType) -> &'static str {
+    "a special file"
+}
+
+/// The walk over the arguments: the files found, in order, and the folders
+/// already read.
+#[derive(Default)]
+struct Walk {
+    files: Vec<PathBuf>,
+    visited: HashSet<FolderId>,
+}
+
+impl Walk {
+    /// A path given on the command line: a folder is walked, anything else is read as given.
+    fn argument(&mut self, path: &Path) -> Result<(), ManifestError> {
+        let metadata = std::fs::metadata(path).map_err(|source| ManifestError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        if metadata.is_dir() {
+            self.folder(path, &metadata)
+        } else {
+            self.files.push(path.to_owned());
+            Ok(())
         }
     }
-    Ok(())
+
+    /// The manifests in `path` and below, unless this folder was read already.
+    fn folder(&mut self, path: &Path, metadata: &Metadata) -> Result<(), ManifestError> {
+        let read_error = |source| ManifestError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        if !self.visited.insert(folder_id(path, metadata).map_err(read_error)?) {
+            tracing::debug!(folder = %path.display(), "Skipping a folder already read");
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read_error)?
+            .map(|entry| entry.map(|entry| entry.path()))
+            .collect::<Result<_, _>>()
+            .map_err(read_error)?;
+        entries.sort();
+        for entry in entries {
+            let is_manifest = entry
+                .extension()
+                .and_then(|extension| extension.to_str())
+                .is_some_and(|extension| matches!(extension, "yaml" | "yml" | "json"));
+            // Follows symlinks, and only looks: the file is opened later, once known to be one.
+            let metadata = match std::fs::metadata(&entry) {
+                Ok(metadata) => metadata,
+                // A dangling link or unreadable entry with another name is none of ours.
+                Err(_) if !is_manifest => continue,
+                Err(source) => return Err(ManifestError::Read { path: entry, source }),
+            };
+            if metadata.is_dir() {
+                self.folder(&entry, &metadata)?;
+            } else if is_manifest && metadata.is_file() {
+                self.files.push(entry);
+            } else if is_manifest {
+                let what = describe(metadata.file_type());
+                return Err(ManifestError::NotAFile { path: entry, what });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One document as a typed object, checked as the API server would.

@@ -1,13 +1,13 @@
-//! The conformance corpus in `../shared/conformance/`: where it is, loading
+//! The vendored conformance corpus in `tests/conformance/`: where it is, loading
 //! a file with a check on its size, and the `CONFORMANCE` name filter.
 
 use std::path::PathBuf;
 
 use schemaops::compat::cases::Case;
 
-/// The corpus folder.
+/// The corpus folder (a copy of `../shared` kept in step by `.ci/run`).
 pub fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")
 }
 
 /// Every case of `file`, which must hold `expected` of them.

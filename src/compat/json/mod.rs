@@ -47,6 +47,10 @@
 //! - Invalid schemas are found by checking every keyword the checker reads
 //!   (and root `definitions`/`$defs`), not the whole draft meta-schema: a
 //!   keyword nobody compares, such as `$comment`, is not validated.
+//! - A changed `multipleOf` is classified (expanded, reduced, changed) by
+//!   exact decimal division of the numbers as written, so 0.3 is a multiple
+//!   of 0.1; Confluent's `NumberSchemaDiff` truncates both to integers first
+//!   (and throws when it divides by a step below 1).
 //! - A comparison that needs more than [`DEFAULT_STEP_BUDGET`] steps, or
 //!   nests thousands of `$ref`s deep, is an error ([`TooComplex`]), never a
 //!   guess.
