@@ -14,6 +14,7 @@ pub mod precision;
 pub mod python;
 pub mod refusal;
 pub mod registry;
+pub mod storm;
 
 #[allow(unused_imports)] // Not every test binary makes HTTP calls.
 pub use http::{http_client, http_client_trusting};
