@@ -109,7 +109,7 @@ async fn write_until_stopped(
             break;
         }
         // A quarter of the writers register one schema together; the others distinct ones.
-        let (subject, index) = if writer % 4 == 0 {
+        let (subject, index) = if writer.is_multiple_of(4) {
             (SHARED_SUBJECT.to_owned(), 0)
         } else {
             (
