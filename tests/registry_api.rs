@@ -427,6 +427,37 @@ async fn import_never_reuses_a_version_or_an_id_nor_exhausts_them(backend: Backe
     assert_eq!(api.get("/subjects/kept/versions").await.1, json!([1, 3]));
 }
 
+async fn custom_option_values_are_part_of_a_protobuf_schemas_identity(backend: Backend) {
+    let api = Api::new(backend).await;
+    let with = |level: &str, extra: &str| {
+        let text = format!(
+            "syntax = \"proto3\";\npackage shop;\nimport \"google/protobuf/descriptor.proto\";\n\
+             extend google.protobuf.FieldOptions {{ string pii = 50001; }}\n\
+             extend google.protobuf.MessageOptions {{ int32 tier = 50002; }}\n\
+             message Customer {{\n  {extra}\n  string email = 1 [(pii) = \"{level}\"];\n}}\n"
+        );
+        json!({"schema": text, "schemaType": "PROTOBUF"})
+    };
+    assert_eq!(
+        api.post("/subjects/c/versions", with("mask", "")).await.1,
+        json!({"id": 1})
+    );
+    assert_eq!(
+        api.post("/subjects/c/versions", with("mask", "")).await.1,
+        json!({"id": 1}),
+        "the same options are the same schema"
+    );
+    let plain = api.post("/subjects/c/versions", with("plain", "")).await;
+    assert_eq!(plain.1, json!({"id": 2}), "another option value is another schema");
+    let tiered = api
+        .post("/subjects/c/versions", with("plain", "option (tier) = 3;"))
+        .await;
+    assert_eq!(tiered.1, json!({"id": 3}), "a message's custom option counts too");
+    assert_eq!(api.get("/subjects/c/versions").await.1, json!([1, 2, 3]));
+    let (_, stored) = api.get("/schemas/ids/2").await;
+    assert!(stored["schema"].as_str().unwrap().contains("\"plain\""), "{stored}");
+}
+
 async fn soft_then_hard_delete_follows_confluent_rules(backend: Backend) {
     let api = Api::new(backend).await;
     api.register("s", &v1()).await;
@@ -747,6 +778,7 @@ on_every_store!(
     config_is_global_with_subject_overrides,
     modes_guard_writes,
     import_never_reuses_a_version_or_an_id_nor_exhausts_them,
+    custom_option_values_are_part_of_a_protobuf_schemas_identity,
     soft_then_hard_delete_follows_confluent_rules,
     a_referenced_version_cannot_be_deleted,
     bad_input_gets_confluent_codes_and_changes_nothing,

@@ -8,7 +8,8 @@
 //! them in; imports are sorted; a field's `json_name` counts
 //! only when it differs from the one Protobuf derives from the field's name.
 //! The same file sent as text or as a serialized descriptor therefore has one
-//! canonical form.
+//! canonical form. Custom options follow, one sorted line each
+//! ([`super::custom_options`]): their values are part of the schema.
 
 use std::fmt::Write as _;
 
@@ -24,6 +25,10 @@ impl ProtobufSchema {
         let mut out = String::new();
         if let Some(descriptor) = self.descriptor() {
             write_file(&mut out, descriptor.file_descriptor_proto());
+            for line in super::custom_options::custom_option_lines(&descriptor) {
+                out.push_str(&line);
+                out.push('\n');
+            }
         }
         out
     }

@@ -21,10 +21,12 @@
 //! - Two imports are skipped when their texts are identical; Confluent skips
 //!   them when they name the same subject and version. An import whose text
 //!   changed between two versions is compared either way.
-//! - Custom (extension) options do not reach the canonical form: the
-//!   descriptor types we compile into have no room for them.
+//! - Custom (extension) options are part of the canonical form (so of a
+//!   schema's identity), as Confluent keeps them in the schema text; like
+//!   Confluent's diff, compatibility ignores them.
 
 mod canonical;
+mod custom_options;
 mod diff;
 mod model;
 mod nesting;
