@@ -102,7 +102,7 @@ fn render(out: &mut String, value: &Value) {
         }
         Value::Map(entries) => {
             let mut sorted: Vec<_> = entries.iter().collect();
-            sorted.sort_by(|(left, _), (right, _)| left.cmp(right));
+            sorted.sort_by_key(|&(key, _)| key);
             out.push('{');
             for (key, value) in sorted {
                 out.push(' ');
