@@ -458,6 +458,56 @@ async fn custom_option_values_are_part_of_a_protobuf_schemas_identity(backend: B
     assert!(stored["schema"].as_str().unwrap().contains("\"plain\""), "{stored}");
 }
 
+async fn a_check_too_complex_to_decide_says_so_and_referrers_are_listed_as_ids(backend: Backend) {
+    let api = Api::with(backend, |state| ApiState {
+        body_limit: 8 * 1024 * 1024,
+        ..state
+    })
+    .await;
+    // A chain of $refs deeper than the JSON Schema walk decides.
+    let chain = |tail: &str| {
+        let mut definitions: Vec<String> = (0..5_000)
+            .map(|index| {
+                format!(
+                    r##""d{index}":{{"type":"object","properties":{{"next":{{"$ref":"#/definitions/d{}"}}}}}}"##,
+                    index + 1
+                )
+            })
+            .collect();
+        definitions.push(format!(r#""d5000":{{"type":"{tail}"}}"#));
+        let text = format!(
+            r##"{{"$ref":"#/definitions/d0","definitions":{{{}}}}}"##,
+            definitions.join(",")
+        );
+        json!({"schemaType": "JSON", "schema": text})
+    };
+    assert_eq!(
+        api.post("/subjects/deep/versions", chain("string")).await.0,
+        StatusCode::OK
+    );
+    let refused = api.post("/subjects/deep/versions", chain("integer")).await;
+    assert_eq!((refused.0, code(&refused)), (StatusCode::UNPROCESSABLE_ENTITY, 42201));
+    let message = refused.1["message"].as_str().unwrap();
+    assert!(message.contains("too complex to decide"), "{message}");
+    assert!(
+        !message.contains("invalid schema"),
+        "the schema is not invalid: {message}"
+    );
+
+    // A version other schemas refer to names them by ID.
+    api.register("base", &v1()).await;
+    let referring = json!({
+        "schema": r#"{"type":"record","name":"Holder","fields":[{"name":"u","type":"User"}]}"#,
+        "references": [{"name": "User", "subject": "base", "version": 1}]
+    });
+    let id = api.post("/subjects/holder/versions", referring).await.1["id"].clone();
+    let refused = api.delete("/subjects/base/versions/1").await;
+    assert_eq!(code(&refused), 42206);
+    let message = refused.1["message"].as_str().unwrap();
+    assert!(message.contains(&format!("schema IDs {id}")), "{message}");
+    assert!(!message.contains("SchemaId"), "{message}");
+}
+
 async fn soft_then_hard_delete_follows_confluent_rules(backend: Backend) {
     let api = Api::new(backend).await;
     api.register("s", &v1()).await;
@@ -779,6 +829,7 @@ on_every_store!(
     modes_guard_writes,
     import_never_reuses_a_version_or_an_id_nor_exhausts_them,
     custom_option_values_are_part_of_a_protobuf_schemas_identity,
+    a_check_too_complex_to_decide_says_so_and_referrers_are_listed_as_ids,
     soft_then_hard_delete_follows_confluent_rules,
     a_referenced_version_cannot_be_deleted,
     bad_input_gets_confluent_codes_and_changes_nothing,

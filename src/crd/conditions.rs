@@ -76,11 +76,14 @@ pub enum Reason {
     ReferencedBySchemas,
     /// The subject was deleted from the registry.
     Deleted,
+    /// The schema is valid, but checking it against an earlier version needs
+    /// more work than the checker allows: simplify it.
+    TooComplex,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 16] = [
+    pub const ALL: [Reason; 17] = [
         Reason::Registered,
         Reason::Configured,
         Reason::IncompatibleSchema,
@@ -97,6 +100,7 @@ impl Reason {
         Reason::VersionDeletedOutsideSchemaops,
         Reason::ReferencedBySchemas,
         Reason::Deleted,
+        Reason::TooComplex,
     ];
 
     /// The reason written as `word` (see [`as_str`](Self::as_str)), if any.
@@ -123,6 +127,7 @@ impl Reason {
             Reason::VersionDeletedOutsideSchemaops => "VersionDeletedOutsideSchemaops",
             Reason::ReferencedBySchemas => "ReferencedBySchemas",
             Reason::Deleted => "Deleted",
+            Reason::TooComplex => "TooComplex",
         }
     }
 }

@@ -87,6 +87,13 @@ pub enum Error {
         /// What is wrong and where.
         reason: String,
     },
+    /// 42201 as well (Confluent has no closer code): the schema is valid,
+    /// but comparing it with an earlier version needs more work than allowed.
+    #[error("the compatibility check was not decided: {reason}")]
+    TooComplex {
+        /// Which comparison and why.
+        reason: String,
+    },
     /// 42202.
     #[error("the version `{given}` is not valid: use a number from 1 to 2147483647, `latest` or -1")]
     InvalidVersion {
@@ -115,7 +122,10 @@ pub enum Error {
         reason: String,
     },
     /// 42206.
-    #[error("version {version} of subject `{subject}` is referenced by schemas {referrers:?} and cannot be deleted")]
+    #[error(
+        "version {version} of subject `{subject}` is referenced by schema IDs {} and cannot be deleted",
+        id_list(referrers)
+    )]
     ReferencesExist {
         /// The subject.
         subject: SubjectName,
@@ -247,7 +257,7 @@ impl Error {
             Error::Forbidden { .. } => 40301,
             Error::Unavailable { .. } => 50301,
             Error::Remote { code, .. } => *code,
-            Error::InvalidSchema { .. } => 42201,
+            Error::InvalidSchema { .. } | Error::TooComplex { .. } => 42201,
             Error::InvalidVersion { .. } => 42202,
             Error::InvalidCompatibilityLevel { .. } => 42203,
             Error::InvalidMode { .. } => 42204,
@@ -285,6 +295,7 @@ impl Error {
             Error::Incompatible { .. } => "Incompatible",
             Error::SchemaTypeChanged { .. } => "SchemaTypeChanged",
             Error::InvalidSchema { .. } => "InvalidSchema",
+            Error::TooComplex { .. } => "TooComplex",
             Error::InvalidVersion { .. } => "InvalidVersion",
             Error::InvalidCompatibilityLevel { .. } => "InvalidCompatibilityLevel",
             Error::InvalidMode { .. } => "InvalidMode",
@@ -313,9 +324,17 @@ impl Error {
                 earlier: *earlier,
                 candidate: *candidate,
             },
+            CheckError::TooComplex { .. } => Error::TooComplex {
+                reason: error_chain(error),
+            },
             other => Error::InvalidSchema {
                 reason: error_chain(other),
             },
         }
     }
+}
+
+/// IDs as `5, 7, 9`.
+fn id_list(ids: &[SchemaId]) -> String {
+    ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
 }

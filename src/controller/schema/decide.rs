@@ -223,8 +223,12 @@ pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
     let report = match checker.check_numbered(level, &candidate, &numbered) {
         Ok(report) => report,
         Err(error) => {
+            let reason = match error {
+                crate::compat::CheckError::TooComplex { .. } => Reason::TooComplex,
+                _ => Reason::InvalidSchema,
+            };
             return Plan::Invalid(Unusable {
-                reason: Reason::InvalidSchema,
+                reason,
                 message: error_chain(&error),
             });
         }

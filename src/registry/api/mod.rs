@@ -363,9 +363,13 @@ async fn check(
             }
             Ok(json_response(&body))
         }
-        Err(error @ (Error::InvalidSchema { .. } | Error::SchemaTooLarge { .. })) if verbose => Ok(json_response(
-            &serde_json::json!({ "is_compatible": false, "messages": [error.to_string()] }),
-        )),
+        Err(error @ (Error::InvalidSchema { .. } | Error::TooComplex { .. } | Error::SchemaTooLarge { .. }))
+            if verbose =>
+        {
+            Ok(json_response(
+                &serde_json::json!({ "is_compatible": false, "messages": [error.to_string()] }),
+            ))
+        }
         Err(error) => Err(error.into()),
     }
 }
