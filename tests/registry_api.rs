@@ -508,6 +508,28 @@ async fn a_check_too_complex_to_decide_says_so_and_referrers_are_listed_as_ids(b
     assert!(!message.contains("SchemaId"), "{message}");
 }
 
+async fn every_error_the_router_itself_answers_is_confluent_error_json(backend: Backend) {
+    let api = Api::new(backend).await;
+    for (method, uri, status) in [
+        ("PUT", "/schemas/ids/1", StatusCode::METHOD_NOT_ALLOWED),
+        ("PATCH", "/subjects", StatusCode::METHOD_NOT_ALLOWED),
+        ("GET", "/subjects/%FF%FE/versions", StatusCode::BAD_REQUEST),
+        ("GET", "/nowhere", StatusCode::NOT_FOUND),
+    ] {
+        let reply = api.call(method, uri, None).await;
+        assert_eq!(reply.0, status, "{method} {uri}: {reply:?}");
+        assert_eq!(
+            reply.1["error_code"].as_u64(),
+            Some(u64::from(status.as_u16())),
+            "{method} {uri}: {reply:?}"
+        );
+        assert!(
+            reply.1["message"].as_str().is_some_and(|message| !message.is_empty()),
+            "{method} {uri}: {reply:?}"
+        );
+    }
+}
+
 async fn soft_then_hard_delete_follows_confluent_rules(backend: Backend) {
     let api = Api::new(backend).await;
     api.register("s", &v1()).await;
@@ -830,6 +852,7 @@ on_every_store!(
     import_never_reuses_a_version_or_an_id_nor_exhausts_them,
     custom_option_values_are_part_of_a_protobuf_schemas_identity,
     a_check_too_complex_to_decide_says_so_and_referrers_are_listed_as_ids,
+    every_error_the_router_itself_answers_is_confluent_error_json,
     soft_then_hard_delete_follows_confluent_rules,
     a_referenced_version_cannot_be_deleted,
     bad_input_gets_confluent_codes_and_changes_nothing,

@@ -53,6 +53,16 @@ impl ApiError {
         }
     }
 
+    /// An error with no code of its own (a wrong method, an unreadable
+    /// path): the HTTP status is the code, as Confluent answers them.
+    pub fn plain(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code: u32::from(status.as_u16()),
+            message: message.into(),
+        }
+    }
+
     /// Confluent's error code.
     pub fn code(&self) -> u32 {
         self.code

@@ -12,7 +12,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{Uri, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 pub use auth::{Access, Auth, Credential, load_credentials};
@@ -79,7 +79,42 @@ pub fn router(state: ApiState) -> Router {
     } else {
         routes
     };
-    routes.with_state(state)
+    routes
+        .layer(axum::middleware::map_response(as_confluent_error))
+        .with_state(state)
+}
+
+/// The longest framework error text kept as the message.
+const MAX_PLAIN_ERROR_BYTES: usize = 4 * 1024;
+
+/// Turns an error the framework answered itself (a method the route lacks,
+/// a path or query that does not decode) into Confluent's error JSON, so
+/// every error a client sees has the same shape; JSON answers pass as they are.
+async fn as_confluent_error(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.contains("json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let text = axum::body::to_bytes(response.into_body(), MAX_PLAIN_ERROR_BYTES)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        format!("HTTP {status}")
+    } else {
+        text
+    };
+    let mut response = ApiError::plain(status, message).into_response();
+    if let Some(allow) = allow {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    response
 }
 
 async fn not_found(uri: Uri) -> ApiError {
