@@ -44,7 +44,9 @@ fn the_readme_example_is_refused_with_every_reason_and_exit_1() {
         "{text}"
     );
     assert!(
-        text.contains("field `response` (at /fields/5) was added without a default"),
+        text.contains(
+            "field `response` of record `dev.schemaops.examples.Rsvp` (at /fields/5) was added without a default"
+        ),
         "{text}"
     );
     assert!(text.contains("TYPE_MISMATCH at /fields/3/type"), "{text}");

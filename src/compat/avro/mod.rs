@@ -131,25 +131,33 @@ fn kind_of(finding: &Finding) -> Kind {
 fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
     let version = sides.version;
     match finding {
-        Finding::MissingDefault { field } => match sides.direction {
-            Direction::Backward => format!("field `{field}` (at {path}) was added without a default"),
+        Finding::MissingDefault { field, record } => match sides.direction {
+            Direction::Backward => {
+                format!("field `{field}` of record `{record}` (at {path}) was added without a default")
+            }
             Direction::Forward => {
-                format!("field `{field}` (at {path}) was removed, but version {version} declares it without a default")
+                format!(
+                    "field `{field}` of record `{record}` (at {path}) was removed, but version {version} declares \
+                     it without a default"
+                )
             }
         },
-        Finding::TypeMismatch { reader, writer } => {
+        Finding::TypeMismatch { reader, writer, place } => {
             let (old, new) = sides.old_new(reader, writer);
             format!(
-                "the type at {path} changed from `{old}` to `{new}`, and Avro cannot read `{writer}` data as `{reader}`"
+                "{} changed from `{old}` to `{new}`, and Avro cannot read `{writer}` data as `{reader}`",
+                the_type_at(path, place.as_ref())
             )
         }
-        Finding::NameMismatch { reader, writer } => match sides.direction {
+        Finding::NameMismatch { reader, writer, place } => match sides.direction {
             Direction::Backward => format!(
-                "the type at {path} was renamed from `{writer}` to `{reader}`; if this is a rename, add \
-                 `\"aliases\": [\"{writer}\"]` to `{reader}`"
+                "{} was renamed from `{writer}` to `{reader}`; if this is a rename, add \
+                 `\"aliases\": [\"{writer}\"]` to `{reader}`",
+                the_type_at(path, place.as_ref())
             ),
             Direction::Forward => format!(
-                "the type at {path} was renamed from `{reader}` to `{writer}`, and version {version} knows only `{reader}`"
+                "{} was renamed from `{reader}` to `{writer}`, and version {version} knows only `{reader}`",
+                the_type_at(path, place.as_ref())
             ),
         },
         Finding::AmbiguousField { field, writer_fields } => format!(
@@ -174,9 +182,16 @@ fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
                 quoted_list(symbols)
             ),
         },
-        Finding::MissingUnionBranch { writer, causes } => {
+        Finding::MissingUnionBranch { writer, causes, place } => {
+            let at = match place {
+                Some(resolve::Place {
+                    record,
+                    field: Some(field),
+                }) => format!("in field `{field}` of record `{record}` (at {path})"),
+                _ => format!("at {path}"),
+            };
             let mut text = format!(
-                "{} can write `{writer}` at {path}, but no branch of the union in {} reads it",
+                "{} can write `{writer}` {at}, but no branch of the union in {} reads it",
                 sides.writer(),
                 sides.reader()
             );
@@ -192,6 +207,19 @@ fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
             }
             text
         }
+    }
+}
+
+/// "the type of field `f` in record `R` (at /fields/0/type)", or as much
+/// of it as is known.
+fn the_type_at(path: &SchemaPath, place: Option<&resolve::Place>) -> String {
+    match place {
+        Some(resolve::Place {
+            record,
+            field: Some(field),
+        }) => format!("the type of field `{field}` in record `{record}` (at {path})"),
+        Some(resolve::Place { record, field: None }) => format!("the type at {path} in record `{record}`"),
+        None => format!("the type at {path}"),
     }
 }
 

@@ -10,11 +10,25 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::model::{AvroSchema, Name, NodeId, Primitive, Record, Type};
 use crate::compat::{Location, SchemaPath};
 
+/// Where in the reader's records a finding is: the innermost record being
+/// walked and, when inside one, the field whose type is being read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// The record's full name.
+    pub(crate) record: String,
+    /// The field's name.
+    pub(crate) field: Option<String>,
+}
+
 /// One resolution failure, with the facts a message needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Finding {
     /// Two named types whose names differ, with no reader alias for the writer's name.
-    NameMismatch { reader: String, writer: String },
+    NameMismatch {
+        reader: String,
+        writer: String,
+        place: Option<Place>,
+    },
     /// A reader field that matches several writer fields through its aliases.
     AmbiguousField { field: String, writer_fields: Vec<String> },
     /// Two fixed types of different sizes.
@@ -22,14 +36,19 @@ pub(crate) enum Finding {
     /// Writer enum symbols the reader lacks, with no reader default symbol.
     MissingEnumSymbols { name: String, symbols: Vec<String> },
     /// A reader field the writer does not have, with no default.
-    MissingDefault { field: String },
+    MissingDefault { field: String, record: String },
     /// Types that do not resolve and are not promotable.
-    TypeMismatch { reader: String, writer: String },
+    TypeMismatch {
+        reader: String,
+        writer: String,
+        place: Option<Place>,
+    },
     /// A writer type that no branch of the reader's union reads, and why the
     /// closest branch could not.
     MissingUnionBranch {
         writer: String,
         causes: Vec<(SchemaPath, Finding)>,
+        place: Option<Place>,
     },
 }
 
@@ -42,6 +61,7 @@ pub(crate) fn findings(reader: &AvroSchema, writer: &AvroSchema) -> Vec<(SchemaP
         walked: FxHashSet::default(),
         probes: FxHashMap::default(),
         unions: FxHashMap::default(),
+        places: Vec::new(),
         found: Vec::new(),
     };
     resolver.collect(reader.root, writer.root, &Location::ROOT);
@@ -65,6 +85,8 @@ struct Resolver<'s> {
     probes: FxHashMap<(NodeId, NodeId), Probe>,
     /// The reader unions met so far, indexed by branch name.
     unions: FxHashMap<NodeId, UnionIndex>,
+    /// The reader records (and fields) `collect` is inside, innermost last.
+    places: Vec<Place>,
     found: Vec<(SchemaPath, Finding)>,
 }
 
@@ -178,6 +200,7 @@ impl Resolver<'_> {
                         let finding = Finding::MissingUnionBranch {
                             writer: writer_schema.describe(branch),
                             causes,
+                            place: self.places.last().cloned(),
                         };
                         self.report(&branch_location, finding);
                     }
@@ -195,6 +218,7 @@ impl Resolver<'_> {
                     let finding = Finding::MissingUnionBranch {
                         writer: writer_schema.describe(writer),
                         causes,
+                        place: self.places.last().cloned(),
                     };
                     self.report(location, finding);
                 }
@@ -203,6 +227,7 @@ impl Resolver<'_> {
                 let finding = Finding::TypeMismatch {
                     reader: reader_schema.describe(reader),
                     writer: writer_schema.describe(writer),
+                    place: self.places.last().cloned(),
                 };
                 self.report(location, finding);
             }
@@ -214,6 +239,7 @@ impl Resolver<'_> {
             let finding = Finding::NameMismatch {
                 reader: reader.full.clone(),
                 writer: writer.full.clone(),
+                place: self.places.last().cloned(),
             };
             self.report(&location.key("name"), finding);
         }
@@ -221,17 +247,30 @@ impl Resolver<'_> {
 
     fn check_fields(&mut self, reader: &Record, writer: &Record, location: &Location<'_>) {
         let fields_location = location.key("fields");
+        self.places.push(Place {
+            record: reader.name.full.clone(),
+            field: None,
+        });
         for (index, field) in reader.fields.iter().enumerate() {
             let field_location = fields_location.index(index);
             match writer_fields(reader, index, writer) {
                 Matches::None if field.default().is_none() => {
                     let finding = Finding::MissingDefault {
                         field: reader.field_name(index).to_owned(),
+                        record: reader.name.full.clone(),
                     };
                     self.report(&field_location, finding);
                 }
                 Matches::None => {}
-                Matches::One(only) => self.collect(field.ty, writer.fields[only].ty, &field_location.key("type")),
+                Matches::One(only) => {
+                    if let Some(place) = self.places.last_mut() {
+                        place.field = Some(reader.field_name(index).to_owned());
+                    }
+                    self.collect(field.ty, writer.fields[only].ty, &field_location.key("type"));
+                    if let Some(place) = self.places.last_mut() {
+                        place.field = None;
+                    }
+                }
                 Matches::Several(several) => {
                     let finding = Finding::AmbiguousField {
                         field: reader.field_name(index).to_owned(),
@@ -241,6 +280,7 @@ impl Resolver<'_> {
                 }
             }
         }
+        self.places.pop();
     }
 
     /// Whether `reader` reads `writer`, without recording anything: used to
