@@ -320,8 +320,9 @@ fn a_missing_union_branch_explains_why_the_closest_branch_fails() {
     let message = &report.incompatibilities[0].message;
     assert!(
         message.contains("in field `v` of record `example.Rsvp` (at /fields/0/type/1)")
-            && message
-                .contains("field `zip` of record `example.Venue` (at /fields/0/type/1/fields/1) was added without a default"),
+            && message.contains(
+                "field `zip` of record `example.Venue` (at /fields/0/type/1/fields/1) was added without a default"
+            ),
         "{message}"
     );
 }

@@ -116,10 +116,11 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<(Origin, Manifest)>, ManifestError>
             path: file.clone(),
             source,
         })?;
-        let documents: Vec<Value> = serde_saphyr::from_multiple(&text).map_err(|error| ManifestError::Syntax {
-            path: file.clone(),
-            message: error.to_string(),
-        })?;
+        let documents: Vec<Value> =
+            serde_saphyr::from_multiple_with_options(&text, yaml_options()).map_err(|error| ManifestError::Syntax {
+                path: file.clone(),
+                message: error.to_string(),
+            })?;
         let starts = document_starts(&text);
         // Should the two counts ever disagree, the documents keep line 1 rather than a wrong line.
         let counted = starts.len() == documents.len();
@@ -154,6 +155,20 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<(Origin, Manifest)>, ManifestError>
 /// blank lines and directives (`%YAML`) before content belong to no
 /// document. Block scalars are indented in manifests, so a marker in column
 /// 0 is always a marker.
+/// How much YAML a manifest file may hold. The parser's default budget
+/// stops at 1,024 documents, fewer than a generated bundle of manifests can
+/// have; the limits that bound the work (events, nodes, scalar bytes,
+/// nesting) are raised in proportion and stay finite.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_documents = 100_000;
+    budget.max_events *= 20;
+    budget.max_nodes *= 20;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
 fn document_starts(text: &str) -> Vec<usize> {
     let mut starts = Vec::new();
     // The open document: its marker line (if explicit) and its first content line.
@@ -376,5 +391,27 @@ mod tests {
     #[test]
     fn content_on_the_marker_line_starts_there() {
         assert_eq!(starts("--- {a: 1}\n--- {b: 2}\n"), [1, 2]);
+    }
+}
+
+#[cfg(test)]
+mod large_files {
+    use super::*;
+
+    #[test]
+    fn a_bundle_of_thousands_of_documents_is_read_whole() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("bundle.yaml");
+        let documents: Vec<String> = (0..3_000)
+            .map(|index| {
+                format!(
+                    "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: s{index}\nspec:\n  \
+                     subject: s{index}-value\n  schema: '\"long\"'\n"
+                )
+            })
+            .collect();
+        std::fs::write(&path, documents.join("---\n")).unwrap();
+        let manifests = load(&[path]).unwrap();
+        assert_eq!(manifests.len(), 3_000);
     }
 }
