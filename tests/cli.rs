@@ -372,7 +372,7 @@ fn protobuf_with_a_reference_exits_0_when_compatible_and_1_when_not() {
     let text = stdout(&incompatible);
     assert!(text.contains("FIELD_SCALAR_KIND_CHANGED at /Order/7"), "{text}");
     assert!(
-        text.contains("field 7 of `Order` changed from `int32` to `string`: existing bytes on the wire cannot be read"),
+        text.contains("field 7 (`quantity`) of `Order` changed from `int32` to `string`: existing bytes on the wire cannot be read"),
         "{text}"
     );
 }

@@ -411,3 +411,17 @@ fn a_coarser_multiple_of_step_breaks_backward_and_a_finer_one_breaks_forward() {
         [["MULTIPLE_OF_EXPANDED"], ["MULTIPLE_OF_REDUCED"]]
     );
 }
+
+#[test]
+fn a_changed_type_inside_a_property_names_the_property() {
+    let previous =
+        r#"{"type":"object","properties":{"rsvp":{"type":"object","properties":{"guests":{"type":"integer"}}}}}"#;
+    let candidate =
+        r#"{"type":"object","properties":{"rsvp":{"type":"object","properties":{"guests":{"type":"string"}}}}}"#;
+    let report = run(JsonPolicy::Strict, Mode::Backward, previous, candidate);
+    let message = &report.incompatibilities[0].message;
+    assert!(
+        message.contains("the type of property `guests` (at /properties/rsvp/properties/guests"),
+        "{message}"
+    );
+}

@@ -74,7 +74,7 @@ fn int32_to_string_is_not_compatible_and_says_why() {
     assert_eq!(incompatibility.path.to_confluent(), "#/Order/7");
     assert!(
         incompatibility.message.starts_with(
-            "field 7 of `Order` changed from `int32` to `string`: existing bytes on the wire cannot be read as the new type"
+            "field 7 (`quantity`) of `Order` changed from `int32` to `string`: existing bytes on the wire cannot be read as the new type"
         ),
         "{}",
         incompatibility.message

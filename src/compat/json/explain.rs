@@ -14,6 +14,20 @@ fn last_name(path: &SchemaPath) -> String {
     }
 }
 
+/// `at /p` with, when the path lies inside a property, which one:
+/// "of property `email` (at /properties/email/type)".
+fn place(path: &SchemaPath) -> String {
+    let segments = path.segments();
+    let property = segments.windows(2).rev().find_map(|pair| match pair {
+        [Segment::Key(keyword), Segment::Key(name)] if keyword == "properties" => Some(name.clone()),
+        _ => None,
+    });
+    match property {
+        Some(name) => format!("of property `{name}` (at {path})"),
+        None => format!("at {path}"),
+    }
+}
+
 /// What changed at `path`, in a sentence, without the consequence.
 pub(crate) fn explain(kind: Kind, path: &SchemaPath, sides: &Sides) -> String {
     let (writer, reader) = (sides.writer(), sides.reader());
@@ -62,14 +76,20 @@ pub(crate) fn explain(kind: Kind, path: &SchemaPath, sides: &Sides) -> String {
         | Kind::ItemRemovedNotCoveredByPartiallyOpenContentModel => format!(
             "item {name} (at {path}) has a schema that does not accept what the other version's additional items allow"
         ),
-        Kind::TypeChanged => format!("the type at {path} differs between {writer} and {reader}"),
-        Kind::TypeNarrowed => format!("the type at {path} was narrowed from number to integer in {reader}"),
+        Kind::TypeChanged => format!("the type {} differs between {writer} and {reader}", place(path)),
+        Kind::TypeNarrowed => format!(
+            "the type {} was narrowed from number to integer in {reader}",
+            place(path)
+        ),
         Kind::SchemaAdded => format!("{reader} adds a schema at {path} where {writer} had none"),
         Kind::RequiredAttributeAdded => {
             format!("property `{name}` (at {path}) is required by {reader} without a default, but optional in {writer}")
         }
-        Kind::EnumArrayNarrowed => format!("the enum at {path} lost values that {writer} allows"),
-        Kind::EnumArrayChanged => format!("the allowed values at {path} differ between {writer} and {reader}"),
+        Kind::EnumArrayNarrowed => format!("the enum {} lost values that {writer} allows", place(path)),
+        Kind::EnumArrayChanged => format!(
+            "the allowed values {} differ between {writer} and {reader}",
+            place(path)
+        ),
         Kind::CombinedTypeChanged => format!(
             "the combination at {path} changed between allOf, anyOf and oneOf in a way that rejects data {writer} allows"
         ),
@@ -93,7 +113,8 @@ pub(crate) fn explain(kind: Kind, path: &SchemaPath, sides: &Sides) -> String {
             parent(path)
         ),
         other => format!(
-            "`{name}` at {path} is stricter in {reader} than in {writer} ({})",
+            "`{name}` {} is stricter in {reader} than in {writer} ({})",
+            place(path),
             other.as_str().to_ascii_lowercase().replace('_', " ")
         ),
     }

@@ -38,6 +38,8 @@ pub struct Detail {
     pub before: Option<String>,
     /// The thing after the change, when there is one.
     pub after: Option<String>,
+    /// The name of the field the change is in, for changes inside one.
+    pub field: Option<String>,
 }
 
 /// A step of the place being walked.
@@ -54,6 +56,7 @@ pub fn differences(original: &ProtobufSchema, update: &ProtobufSchema) -> Vec<Ch
         update,
         path: Vec::new(),
         open: FxHashSet::default(),
+        field: None,
         changes: Vec::new(),
     };
     let (before, after) = (original.main_file(), update.main_file());
@@ -63,6 +66,7 @@ pub fn differences(original: &ProtobufSchema, update: &ProtobufSchema) -> Vec<Ch
             Detail {
                 before: Some(before.package.clone()),
                 after: Some(after.package.clone()),
+                field: None,
             },
         );
     }
@@ -72,6 +76,7 @@ pub fn differences(original: &ProtobufSchema, update: &ProtobufSchema) -> Vec<Ch
             Detail {
                 before: Some(before.syntax.clone()),
                 after: Some(after.syntax.clone()),
+                field: None,
             },
         );
     }
@@ -85,6 +90,8 @@ struct Walk<'a> {
     path: Vec<Step<'a>>,
     /// Original messages whose fields are being compared: a recursive type is walked once.
     open: FxHashSet<usize>,
+    /// The field whose types are being compared (its name in the update).
+    field: Option<&'a str>,
     changes: Vec<Change>,
 }
 
@@ -96,7 +103,10 @@ struct Member<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn record(&mut self, kind: Kind, detail: Detail) {
+    fn record(&mut self, kind: Kind, mut detail: Detail) {
+        if detail.field.is_none() {
+            detail.field = self.field.map(str::to_owned);
+        }
         let mut path = SchemaPath::root();
         for step in &self.path {
             path = match *step {
@@ -155,6 +165,7 @@ impl<'a> Walk<'a> {
                             Detail {
                                 before: Some(old_position.to_string()),
                                 after: Some(new_position.to_string()),
+                                field: None,
                             },
                         );
                     }
@@ -354,7 +365,9 @@ impl<'a> Walk<'a> {
                 named(Some(&old.field.name), Some(&new.field.name)),
             );
         }
+        let outer = self.field.replace(&new.field.name);
         self.labels_and_types(old.field.label, new.field.label, &old.field.ty, &new.field.ty);
+        self.field = outer;
     }
 
     fn labels_and_types(
@@ -367,6 +380,7 @@ impl<'a> Walk<'a> {
         let types = || Detail {
             before: Some(old.describe()),
             after: Some(new.describe()),
+            field: None,
         };
         match (Self::category(old), Self::category(new)) {
             (Category::Scalar(old_family), Category::Scalar(new_family)) => {
@@ -385,6 +399,7 @@ impl<'a> Walk<'a> {
                         Detail {
                             before: Some(label_name(before).to_owned()),
                             after: Some(label_name(after).to_owned()),
+                            field: None,
                         },
                     );
                 }
@@ -495,6 +510,7 @@ fn named(before: Option<&str>, after: Option<&str>) -> Detail {
     Detail {
         before: before.map(str::to_owned),
         after: after.map(str::to_owned),
+        field: None,
     }
 }
 

@@ -252,6 +252,7 @@ fn describe_for(change: &Change, direction: Direction, version: usize) -> String
             let detail = Detail {
                 before: change.detail.after.clone(),
                 after: change.detail.before.clone(),
+                field: change.detail.field.clone(),
             };
             match change.kind {
                 Kind::MultipleFieldsMovedToOneof | Kind::FieldMovedToExistingOneof => {
@@ -292,6 +293,19 @@ fn describe(kind: Kind, path: &SchemaPath, detail: &Detail) -> String {
     let before = detail.before.as_deref().unwrap_or("?");
     let after = detail.after.as_deref().unwrap_or("?");
     let (owner, last) = split_path(path);
+    // "field 7 (`total`)" when the field's name is known.
+    let about_a_field = matches!(
+        kind,
+        Kind::FieldKindChanged
+            | Kind::FieldScalarKindChanged
+            | Kind::FieldNamedTypeChanged
+            | Kind::FieldNumericLabelChanged
+            | Kind::FieldStringOrBytesLabelChanged
+    );
+    let last = match &detail.field {
+        Some(name) if about_a_field => format!("{last} (`{name}`)"),
+        _ => last,
+    };
     match kind {
         Kind::PackageChanged => format!("the package changed from `{before}` to `{after}`"),
         Kind::SyntaxVersionChanged => format!("the syntax changed from `{before}` to `{after}`"),
@@ -427,11 +441,12 @@ mod tests {
             detail: Detail {
                 before: Some("string".to_owned()),
                 after: Some("int32".to_owned()),
+                field: Some("total".to_owned()),
             },
         };
         assert_eq!(
             describe_for(&change, Direction::Forward, 1),
-            "field 7 of `Order` changed from `int32` to `string`"
+            "field 7 (`total`) of `Order` changed from `int32` to `string`"
         );
     }
 }
