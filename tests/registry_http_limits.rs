@@ -32,7 +32,9 @@ async fn start(data: &std::path::Path, header: u64, idle: u64, body: u64, extra:
 
 async fn connect(server: &RegistryProcess) -> TcpStream {
     let address = server.url.strip_prefix("http://").expect("an http URL");
-    TcpStream::connect(address).await.expect("the registry accepts connections")
+    TcpStream::connect(address)
+        .await
+        .expect("the registry accepts connections")
 }
 
 /// Reads until the server closes the connection (EOF or reset) and returns
@@ -106,7 +108,11 @@ async fn a_request_header_never_finished_is_closed_after_the_header_timeout() {
     })
     .await;
     trickle.abort();
-    assert!(closed.is_ok(), "the half-sent header is still open after {:?}", started.elapsed());
+    assert!(
+        closed.is_ok(),
+        "the half-sent header is still open after {:?}",
+        started.elapsed()
+    );
     assert!(
         started.elapsed() >= Duration::from_millis(800),
         "closed after {:?}, before the header timeout",
@@ -172,7 +178,11 @@ async fn a_body_trickling_one_byte_per_half_second_is_answered_408_after_the_bod
     })
     .await;
     trickle.abort();
-    assert!(closed.is_ok(), "the trickling body is still open after {:?}", started.elapsed());
+    assert!(
+        closed.is_ok(),
+        "the trickling body is still open after {:?}",
+        started.elapsed()
+    );
     assert!(
         started.elapsed() >= Duration::from_millis(1500),
         "cut off after {:?}, before the body timeout",
@@ -182,7 +192,10 @@ async fn a_body_trickling_one_byte_per_half_second_is_answered_408_after_the_bod
     let response = String::from_utf8_lossy(&received);
     if !response.is_empty() {
         assert!(response.starts_with("HTTP/1.1 408"), "{response}");
-        let body = response.split_once("\r\n\r\n").map(|(_, body)| body).unwrap_or_default();
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body)
+            .unwrap_or_default();
         let error: Value = serde_json::from_str(body).expect("the 408 body is JSON");
         assert_eq!(error["error_code"], 408, "{error}");
         assert!(error["message"].as_str().is_some_and(|message| !message.is_empty()));
