@@ -142,18 +142,15 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         let limits = config.server_limits;
         let metrics = Arc::clone(&metrics);
         async move {
-            match registry_listener {
-                Some(listener) => {
-                    let state = ApiState {
-                        registry,
-                        body_limit,
-                        auth: None,
-                    };
-                    // Counted here, scraped on the health port.
-                    let app = instrument(router(state), metrics, false);
-                    http_server::serve(listener, app, limits, stop).await;
-                }
-                None => {}
+            if let Some(listener) = registry_listener {
+                let state = ApiState {
+                    registry,
+                    body_limit,
+                    auth: None,
+                };
+                // Counted here, scraped on the health port.
+                let app = instrument(router(state), metrics, false);
+                http_server::serve(listener, app, limits, stop).await;
             }
         }
     };
