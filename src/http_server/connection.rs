@@ -8,7 +8,7 @@
 //! right after the previous response: it bounds idle time and head time
 //! together. The watchdog tells them apart: a connection is idle from the
 //! end of a response until its next byte arrives, then reading a head until
-//! the request starts, then busy (no deadline here; [`super::body`] bounds
+//! the request starts, then busy (no deadline here; the `body` module bounds
 //! the body) until its response has been written.
 
 use std::pin::Pin;

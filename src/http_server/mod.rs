@@ -6,8 +6,8 @@
 //! It owns the accept loop, the connection limit, the per-connection
 //! timeouts and graceful shutdown. It knows nothing of the routes it serves.
 //!
-//! - [`connection`]: one connection's header and idle timeouts.
-//! - [`body`]: the request-body deadline and its `408` reply.
+//! - `connection`: one connection's header and idle timeouts.
+//! - `body`: the request-body deadline and its `408` reply.
 //! - [`args`]: the command-line flags that set [`ServerLimits`].
 //!
 //! # Guarantees
