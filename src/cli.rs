@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::compat::json::JsonPolicy;
 use crate::compat::{Checker, Format, Limits, Mode};
+use crate::http_server::ServerLimits;
+use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{Credential, load_credentials};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::{ExternalAuth, ExternalConfig};
@@ -284,6 +286,10 @@ pub struct OperatorArgs {
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
+
+    /// Limits on slow and idle clients of the registry API, health and webhook servers.
+    #[command(flatten)]
+    pub http: ServerLimitsArgs,
 
     /// Logging options.
     #[command(flatten)]
@@ -639,6 +645,8 @@ pub struct OperatorConfig {
     pub resync: std::time::Duration,
     /// The registry API's body limit.
     pub body_limit: usize,
+    /// Limits on slow and idle clients of every server.
+    pub server_limits: ServerLimits,
     /// The engine.
     pub checker: Checker,
     /// The admission webhook, when it is on.
@@ -675,6 +683,7 @@ impl OperatorArgs {
             namespace: self.namespace,
             resync: std::time::Duration::from_secs(self.resync_seconds),
             body_limit: self.max_body_bytes,
+            server_limits: self.http.into_limits()?,
             checker: self.engine.checker()?,
             webhook,
             external_registry: self.registry.into_config()?,
@@ -739,6 +748,10 @@ pub struct RegistryArgs {
     )]
     pub write_credentials: Option<String>,
 
+    /// Limits on slow and idle clients.
+    #[command(flatten)]
+    pub http: ServerLimitsArgs,
+
     /// Log format.
     #[command(flatten)]
     pub logging: LoggingArgs,
@@ -772,6 +785,8 @@ pub struct RegistryConfig {
     pub listen: std::net::SocketAddr,
     /// The request body limit.
     pub body_limit: usize,
+    /// Limits on slow and idle clients.
+    pub server_limits: ServerLimits,
     /// Schema size limits.
     pub limits: Limits,
     /// The policy that judges JSON Schema differences.
@@ -822,6 +837,7 @@ impl RegistryArgs {
             postgres: self.store.into_options()?,
             listen,
             body_limit: self.max_body_bytes,
+            server_limits: self.http.into_limits()?,
             limits: Limits {
                 max_schema_bytes: self.max_schema_bytes,
             },

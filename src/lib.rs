@@ -5,12 +5,14 @@
 //! - [`registry`]: the Registry trait, the embedded registry and the REST API.
 //! - [`cli`]: the command line and its typed configuration.
 //! - [`commands`]: what each subcommand does.
+//! - [`http_server`]: serving a router with limits on slow and idle clients.
 
 pub mod cli;
 pub mod commands;
 pub mod compat;
 pub mod controller;
 pub mod crd;
+pub mod http_server;
 pub mod local;
 pub mod metrics;
 pub mod registry;

@@ -21,6 +21,7 @@ use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject as _;
 use schemaops::compat::{Checker, Format, Mode};
 use schemaops::crd::Schema;
+use schemaops::http_server::ServerLimits;
 use schemaops::registry::{self, NewSchema, RegisterOptions, Registry, SubjectName};
 use schemaops::webhook::review::REGISTRY_UNREACHABLE;
 use schemaops::webhook::tls::Identity;
@@ -470,9 +471,15 @@ fn serve(identity: &Identity) -> (String, tokio::sync::oneshot::Sender<()>) {
     let router = server::router(admission(Arc::new(Unreachable), FixedView::default()));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let tls = identity.server_config().unwrap();
-    tokio::spawn(server::serve(listener, tls, router, async move {
-        let _ = stopped.await;
-    }));
+    tokio::spawn(server::serve(
+        listener,
+        tls,
+        router,
+        ServerLimits::DEFAULT,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
     (format!("https://localhost:{}", address.port()), stop)
 }
 

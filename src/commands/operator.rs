@@ -19,6 +19,7 @@ use super::Verdict;
 use crate::cli::OperatorConfig;
 use crate::controller::leader::{LeaderElection, Lost};
 use crate::controller::operator::{self, Settings};
+use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::registry::Registry;
 use crate::registry::api::{ApiState, router};
@@ -138,25 +139,27 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         let registry = Arc::clone(&registry);
         let stop = wait_for_stop();
         let body_limit = config.body_limit;
+        let limits = config.server_limits;
         let metrics = Arc::clone(&metrics);
         async move {
-            match registry_listener {
-                Some(listener) => {
-                    let state = ApiState {
-                        registry,
-                        body_limit,
-                        auth: None,
-                    };
-                    // Counted here, scraped on the health port.
-                    let app = instrument(router(state), metrics, false);
-                    axum::serve(listener, app).with_graceful_shutdown(stop).await
-                }
-                None => Ok(()),
+            if let Some(listener) = registry_listener {
+                let state = ApiState {
+                    registry,
+                    body_limit,
+                    auth: None,
+                };
+                // Counted here, scraped on the health port.
+                let app = instrument(router(state), metrics, false);
+                http_server::serve(listener, app, limits, stop).await;
             }
         }
     };
-    let health = axum::serve(health_listener, health_router(Arc::clone(&ready), Arc::clone(&metrics)))
-        .with_graceful_shutdown(wait_for_stop());
+    let health = http_server::serve(
+        health_listener,
+        health_router(Arc::clone(&ready), Arc::clone(&metrics)),
+        config.server_limits,
+        wait_for_stop(),
+    );
     let election_client = client.clone();
     let controllers = operator::Controllers::new(
         client.clone(),
@@ -199,7 +202,8 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         match webhook {
             Some(bound) => {
                 let router = webhook::server::router(admission);
-                let serve = webhook::server::serve(bound.listener, bound.tls, router, wait_for_stop());
+                let serve =
+                    webhook::server::serve(bound.listener, bound.tls, router, config.server_limits, wait_for_stop());
                 match keep_view_filled {
                     Some(keep_filled) => futures::future::join(serve, keep_filled).await.0,
                     None => serve.await,
@@ -226,9 +230,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         )
         .await
     };
-    let (api, health, webhook, led) = tokio::join!(api, health, webhook, controllers);
-    api.map_err(serve_error("registry"))?;
-    health.map_err(serve_error("health"))?;
+    let ((), (), webhook, led) = tokio::join!(api, health, webhook, controllers);
     webhook.map_err(serve_error("webhook"))?;
     led.map_err(Error::LeadershipLost)?;
     Ok(Verdict::Compatible)

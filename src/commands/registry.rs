@@ -1,21 +1,19 @@
-//! `schemaops registry`: the embedded registry served over HTTP until
-//! SIGTERM or Ctrl-C, when in-flight requests finish (up to a timeout).
+//! `schemaops registry`: the embedded registry served over HTTP (with the
+//! limits of [`crate::http_server`]) until SIGTERM or Ctrl-C, when in-flight
+//! requests finish (up to a timeout).
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::Verdict;
 use crate::cli::RegistryConfig;
 use crate::compat::Checker;
+use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::registry::api::{ApiState, Auth, router};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
-
-/// How long in-flight requests may take to finish after a shutdown signal.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Why the registry could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -97,20 +95,12 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     // Scripts and tests read the bound address (port 0 picks one) from stdout.
     println!("listening on {address}");
     let _ = std::io::stdout().flush();
-    let (stopping, stopped) = tokio::sync::watch::channel(false);
-    let server = axum::serve(listener, instrument(router(state), metrics, true)).with_graceful_shutdown(async move {
+    let shutdown = async {
         shutdown_signal().await;
         tracing::info!("Shutting down; letting in-flight requests finish");
-        let _ = stopping.send(true);
-    });
-    let mut deadline = stopped.clone();
-    tokio::select! {
-        result = server => result.map_err(Error::Serve)?,
-        () = async move {
-            let _ = deadline.wait_for(|stopping| *stopping).await;
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-        } => tracing::warn!("In-flight requests did not finish in time; stopping anyway"),
-    }
+    };
+    let app = instrument(router(state), metrics, true);
+    http_server::serve(listener, app, config.server_limits, shutdown).await;
     Ok(Verdict::Compatible)
 }
 

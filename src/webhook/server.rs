@@ -1,11 +1,10 @@
 //! The webhook's HTTP side: an axum router with `POST /validate/schemas`,
-//! and serving it over HTTPS with axum-server.
+//! and serving it over HTTPS through [`crate::http_server`].
 //!
 //! Bodies that are not AdmissionReviews get HTTP 400 with a plain message;
 //! every review gets HTTP 200 with the verdict inside.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -13,9 +12,9 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum_server::tls_rustls::RustlsConfig;
 
 use super::review::{self, Admission};
+use crate::http_server::{self, ServerLimits};
 
 /// The path the `ValidatingWebhookConfiguration` names.
 pub const VALIDATE_SCHEMAS_PATH: &str = "/validate/schemas";
@@ -23,9 +22,6 @@ pub const VALIDATE_SCHEMAS_PATH: &str = "/validate/schemas";
 /// The largest review accepted: an object and its old version, each up to
 /// the API server's 1.5 MiB object limit, with room to spare.
 const BODY_LIMIT: usize = 6 * 1024 * 1024;
-
-/// How long in-flight reviews may take to finish at shutdown.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// The webhook's routes.
 pub fn router(admission: Arc<Admission>) -> Router {
@@ -54,26 +50,21 @@ async fn validate(State(admission): State<Arc<Admission>>, body: Bytes) -> Respo
     axum::Json(review::into_review(response)).into_response()
 }
 
-/// Serves `router` over TLS on `listener` until `shutdown` resolves, then
-/// lets in-flight reviews finish for a few seconds.
+/// Serves `router` over TLS on `listener`, with `limits` on its clients,
+/// until `shutdown` resolves, then lets in-flight reviews finish for a few
+/// seconds.
 ///
 /// # Errors
-/// The I/O error that stopped the server.
+/// The I/O error when the listener cannot be handed to the runtime.
 pub async fn serve(
     listener: std::net::TcpListener,
     tls: Arc<rustls::ServerConfig>,
     router: Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
+    limits: ServerLimits,
+    shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
-    let handle = axum_server::Handle::new();
-    let stopper = handle.clone();
-    tokio::spawn(async move {
-        shutdown.await;
-        stopper.graceful_shutdown(Some(SHUTDOWN_GRACE));
-    });
-    axum_server::from_tcp_rustls(listener, RustlsConfig::from_config(tls))?
-        .handle(handle)
-        .serve(router.into_make_service())
-        .await
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    http_server::serve_tls(listener, tls, router, limits, shutdown).await;
+    Ok(())
 }

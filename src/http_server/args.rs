@@ -1,0 +1,108 @@
+//! The flags that set [`ServerLimits`], shared by `schemaops registry` and
+//! `schemaops operator` (flattened into their arguments).
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::ServerLimits;
+
+/// Limits on slow and idle HTTP clients, for every server the command runs.
+#[derive(Debug, Args)]
+pub struct ServerLimitsArgs {
+    /// Seconds a client may take to send a request's line and headers.
+    #[arg(long, env = "SCHEMAOPS_HEADER_TIMEOUT_SECONDS", default_value_t = ServerLimits::DEFAULT.header_read_timeout.as_secs())]
+    pub header_timeout_seconds: u64,
+
+    /// Seconds a keep-alive connection may stay open between requests.
+    #[arg(long, env = "SCHEMAOPS_IDLE_TIMEOUT_SECONDS", default_value_t = ServerLimits::DEFAULT.idle_timeout.as_secs())]
+    pub idle_timeout_seconds: u64,
+
+    /// Seconds a request body may take to arrive; a slower one is answered 408.
+    #[arg(long, env = "SCHEMAOPS_BODY_TIMEOUT_SECONDS", default_value_t = ServerLimits::DEFAULT.body_timeout.as_secs())]
+    pub body_timeout_seconds: u64,
+
+    /// The most connections each server keeps open; more wait to be accepted.
+    #[arg(long, env = "SCHEMAOPS_MAX_CONNECTIONS", default_value_t = ServerLimits::DEFAULT.max_connections)]
+    pub max_connections: u32,
+}
+
+impl ServerLimitsArgs {
+    /// The limits these flags describe.
+    ///
+    /// # Errors
+    /// A message naming the flag that is zero.
+    pub fn into_limits(self) -> Result<ServerLimits, String> {
+        let seconds = |flag: &str, value: u64| match value {
+            0 => Err(format!("{flag} must be at least 1")),
+            value => Ok(Duration::from_secs(value)),
+        };
+        if self.max_connections == 0 {
+            return Err("--max-connections must be at least 1".to_owned());
+        }
+        Ok(ServerLimits {
+            header_read_timeout: seconds("--header-timeout-seconds", self.header_timeout_seconds)?,
+            idle_timeout: seconds("--idle-timeout-seconds", self.idle_timeout_seconds)?,
+            body_timeout: seconds("--body-timeout-seconds", self.body_timeout_seconds)?,
+            max_connections: self.max_connections,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Command {
+        #[command(flatten)]
+        limits: ServerLimitsArgs,
+    }
+
+    fn limits(args: &[&str]) -> Result<ServerLimits, String> {
+        let parsed = Command::try_parse_from(std::iter::once("schemaops").chain(args.iter().copied()))
+            .map_err(|error| error.to_string())?;
+        parsed.limits.into_limits()
+    }
+
+    #[test]
+    fn without_flags_the_production_defaults_apply() {
+        assert_eq!(limits(&[]), Ok(ServerLimits::DEFAULT));
+    }
+
+    #[test]
+    fn each_flag_sets_its_limit() {
+        let given = limits(&[
+            "--header-timeout-seconds",
+            "1",
+            "--idle-timeout-seconds",
+            "2",
+            "--body-timeout-seconds",
+            "3",
+            "--max-connections",
+            "4",
+        ]);
+        let expected = ServerLimits {
+            header_read_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(2),
+            body_timeout: Duration::from_secs(3),
+            max_connections: 4,
+        };
+        assert_eq!(given, Ok(expected));
+    }
+
+    #[test]
+    fn zero_is_refused_naming_the_flag() {
+        for flag in [
+            "--header-timeout-seconds",
+            "--idle-timeout-seconds",
+            "--body-timeout-seconds",
+            "--max-connections",
+        ] {
+            let error = limits(&[flag, "0"]).unwrap_err();
+            assert!(error.contains(flag), "{flag}: {error}");
+        }
+    }
+}
