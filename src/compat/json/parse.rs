@@ -274,12 +274,16 @@ fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut index = 0;
+    let hex = |byte: u8| char::from(byte).to_digit(16).and_then(|digit| u8::try_from(digit).ok());
     while index < bytes.len() {
+        // Byte by byte: `%` may be followed by any character, not only by ASCII.
         if bytes[index] == b'%'
-            && index + 2 < bytes.len()
-            && let Ok(byte) = u8::from_str_radix(&text[index + 1..index + 3], 16)
+            && let (Some(high), Some(low)) = (
+                bytes.get(index + 1).copied().and_then(hex),
+                bytes.get(index + 2).copied().and_then(hex),
+            )
         {
-            out.push(byte);
+            out.push(high * 16 + low);
             index += 3;
             continue;
         }
@@ -958,5 +962,18 @@ impl fmt::Display for Draft {
             Draft::Draft2019 => "2019-09",
             Draft::Draft2020 => "2020-12",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn percent_escapes_decode_and_a_percent_before_any_character_stays() {
+        assert_eq!(percent_decode("a%20b%7e"), "a b~");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%f\u{6d8}%s"), "%f\u{6d8}%s");
+        assert_eq!(percent_decode("%é1"), "%é1");
     }
 }
