@@ -10,7 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::Verdict;
 use crate::cli::{ApplyConfig, ObjectOutput};
 use crate::crd::conditions::{ConditionType, find_condition};
-use crate::local::run::{Applied, ApplyError};
+use crate::local::run::{Applied, ApplyError, Interruption};
 use crate::registry::Registry;
 use crate::registry::external::ExternalRegistry;
 
@@ -56,13 +56,17 @@ pub enum Error {
 ///
 /// # Errors
 /// [`Error`] when the registry, a manifest or the objects file cannot be used.
+/// When the registry fails mid-run, the run stops: the objects applied so far
+/// are printed, then (on standard error) the edit left pending and every
+/// edit not tried, and the verdict is [`Verdict::Failed`].
 pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
     let registry = open(config).await?;
     // After opening, which creates the folder only once the registry answered.
     let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let now = Time(Timestamp::now());
-    let applied =
+    let outcome =
         crate::local::run::apply(&config.paths, &config.data, registry.as_ref(), &config.checker, &now).await?;
+    let applied = outcome.applied;
     match config.output {
         ObjectOutput::Table => print_table(&applied, out).map_err(Error::Write)?,
         ObjectOutput::Yaml => {
@@ -98,6 +102,10 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
             writeln!(out, "{text}").map_err(Error::Write)?;
         }
     }
+    if let Some(interruption) = &outcome.interrupted {
+        report_interruption(interruption);
+        return Ok(Verdict::Failed);
+    }
     let all_ready = applied
         .iter()
         .all(|object| ready(object).is_some_and(|c| c.status == "True"));
@@ -128,6 +136,24 @@ async fn open(config: &ApplyConfig) -> Result<Box<dyn Registry>, Error> {
         source,
     })?;
     Ok(Box::new(client))
+}
+
+/// Tells on standard error where the run stopped and what it left undone.
+fn report_interruption(interruption: &Interruption) {
+    let mut text = format!(
+        "schemaops apply: the registry failed, so the run stopped: {}\n  pending: {}\n",
+        interruption.error, interruption.pending
+    );
+    if interruption.not_tried.is_empty() {
+        text.push_str("  every other edit of this run was applied\n");
+    } else {
+        text.push_str(&format!("  not tried ({}):\n", interruption.not_tried.len()));
+        for edit in &interruption.not_tried {
+            text.push_str(&format!("    {edit}\n"));
+        }
+    }
+    text.push_str("  Run apply again once the registry is available: it continues from the pending edit.\n");
+    eprint!("{text}");
 }
 
 fn ready(object: &Applied) -> Option<&Condition> {

@@ -29,6 +29,14 @@ pub enum CheckError {
     /// The manifests could not be applied to the scratch copy.
     #[error(transparent)]
     Apply(#[from] ApplyError),
+    /// The scratch registry failed while the manifests were applied to it.
+    #[error("the scratch registry failed at {pending}: {error}")]
+    Interrupted {
+        /// The edit being applied.
+        pending: String,
+        /// What the registry said.
+        error: String,
+    },
     /// The scratch registry could not be read.
     #[error("failed to read subject `{subject}` from the scratch registry")]
     Observe {
@@ -389,7 +397,14 @@ pub async fn check(
     for subject in &subjects {
         before.push(observe(registry, subject).await?);
     }
-    let applied = super::run::apply_loaded(loaded.to_vec(), scratch.data(), registry, checker, now).await?;
+    let outcome = super::run::apply_loaded(loaded.to_vec(), scratch.data(), registry, checker, now).await?;
+    if let Some(interruption) = outcome.interrupted {
+        return Err(CheckError::Interrupted {
+            pending: interruption.pending.to_string(),
+            error: interruption.error,
+        });
+    }
+    let applied = outcome.applied;
     let mut after = Vec::with_capacity(subjects.len());
     for subject in &subjects {
         after.push(observe(registry, subject).await?);

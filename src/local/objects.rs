@@ -185,7 +185,7 @@ fn upsert<T: Kept>(kept: &mut Vec<T>, mut applied: T, now: &Time) -> Result<(), 
         .iter_mut()
         .find(|stored| same_object(stored.metadata(), applied.metadata()))
     else {
-        create(applied.metadata_mut(), now);
+        create(T::KIND, applied.metadata_mut(), now);
         applied.clear_status();
         kept.push(applied);
         return Ok(());
@@ -209,10 +209,10 @@ fn same_object(a: &ObjectMeta, b: &ObjectMeta) -> bool {
 }
 
 /// Stamps a new object as the API server does.
-fn create(metadata: &mut ObjectMeta, now: &Time) {
+fn create(kind: &str, metadata: &mut ObjectMeta, now: &Time) {
     metadata.generation = Some(1);
     metadata.creation_timestamp = Some(now.clone());
-    metadata.uid = Some(uid(metadata, now));
+    metadata.uid = Some(uid(kind, metadata, now));
     metadata.resource_version = None;
 }
 
@@ -225,10 +225,13 @@ fn edit(stored: &mut ObjectMeta, applied: ObjectMeta, spec_changed: bool) {
     }
 }
 
-/// A stable, unique-enough ID from the object's key and creation time.
-fn uid(metadata: &ObjectMeta, now: &Time) -> String {
+/// A stable, unique-enough ID from the object's kind, key and creation
+/// time: a Schema and a SubjectConfig of one name are different objects.
+fn uid(kind: &str, metadata: &ObjectMeta, now: &Time) -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
+    hasher.update(kind);
+    hasher.update([0]);
     hasher.update(metadata.namespace.as_deref().unwrap_or_default());
     hasher.update([0]);
     hasher.update(metadata.name.as_deref().unwrap_or_default());

@@ -1,5 +1,11 @@
 //! One `apply` run: manifests into the stored objects (all or nothing),
 //! then every SubjectConfig and Schema reconciled against the registry.
+//!
+//! A history is written in order: once the registry fails transiently (an
+//! outage, a registry without a leader, a store error), the run stops. The
+//! object whose edit failed keeps that edit as pending, and no later edit of
+//! it, nor of any other object, is tried: nothing is judged against a
+//! history that skipped a version. [`Interruption`] says what was left.
 
 use std::path::PathBuf;
 
@@ -10,7 +16,8 @@ use super::objects::{Objects, ObjectsError};
 use crate::compat::Checker;
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::controller::{schema, subject_config};
-use crate::crd::{Schema, SubjectConfig};
+use crate::crd::conditions::ConditionType;
+use crate::crd::{ResourceKind, Schema, SubjectConfig};
 use crate::registry::Registry;
 
 /// How many passes over the Schemas at most: a Schema whose references name
@@ -45,8 +52,49 @@ pub enum Applied {
     SubjectConfig(Box<SubjectConfig>),
 }
 
+/// One manifest document naming one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// Schema or SubjectConfig.
+    pub kind: ResourceKind,
+    /// The object.
+    pub key: ObjectKey,
+    /// Where the manifest is; `None` for an object stored by an earlier run.
+    pub origin: Option<Origin>,
+}
+
+impl std::fmt::Display for Edit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.kind.as_str(), self.key)?;
+        match &self.origin {
+            Some(origin) => write!(f, ", the edit in {origin}"),
+            None => f.write_str(", as stored by an earlier run"),
+        }
+    }
+}
+
+/// The registry failed transiently and the run stopped there.
+#[derive(Debug, Clone)]
+pub struct Interruption {
+    /// What the registry said.
+    pub error: String,
+    /// The edit that failed: it stays pending (its object's status says so).
+    pub pending: Edit,
+    /// The edits this run did not try, in manifest order.
+    pub not_tried: Vec<Edit>,
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The objects this run applied, as they ended, in manifest order.
+    pub applied: Vec<Applied>,
+    /// Set when the registry failed and the run stopped early.
+    pub interrupted: Option<Interruption>,
+}
+
 /// Loads `paths`, applies them to the objects kept in `data` and
-/// reconciles, saves, and returns the applied objects in manifest order.
+/// reconciles, saves, and returns what the run did.
 ///
 /// ConfigMaps and SubjectConfigs go first (so a level change applies to the
 /// schemas of the same run); then each Schema manifest is applied and
@@ -62,7 +110,7 @@ pub async fn apply(
     registry: &dyn Registry,
     checker: &Checker,
     now: &Time,
-) -> Result<Vec<Applied>, ApplyError> {
+) -> Result<Outcome, ApplyError> {
     let loaded = manifests::load(paths)?;
     apply_loaded(loaded, data, registry, checker, now).await
 }
@@ -77,8 +125,8 @@ pub async fn apply_loaded(
     registry: &dyn Registry,
     checker: &Checker,
     now: &Time,
-) -> Result<Vec<Applied>, ApplyError> {
-    let mut objects = Objects::load(data)?;
+) -> Result<Outcome, ApplyError> {
+    let objects = Objects::load(data)?;
     // Every edit must be acceptable before anything is stored or registered.
     let mut trial = objects.clone();
     for (origin, manifest) in &loaded {
@@ -89,52 +137,181 @@ pub async fn apply_loaded(
                 problem,
             })?;
     }
+    let mut run = Run {
+        objects,
+        registry,
+        checker,
+        now,
+        applied: Vec::new(),
+        interrupted: None,
+    };
     let (schemas, settings): (Vec<_>, Vec<_>) = loaded
         .into_iter()
-        .map(|(_, manifest)| manifest)
-        .partition(|manifest| matches!(manifest, Manifest::Schema(_)));
-    let mut applied_keys = Vec::new();
-    for manifest in settings {
+        .partition(|(_, manifest)| matches!(manifest, Manifest::Schema(_)));
+    for (origin, manifest) in settings {
         if let Manifest::SubjectConfig(config) = &manifest {
-            remember(&mut applied_keys, (false, ObjectKey::of(&config.metadata)));
+            run.remember(ResourceKind::SubjectConfig, ObjectKey::of(&config.metadata), &origin);
         }
-        objects.apply(manifest, now).map_err(internal)?;
+        run.objects.apply(manifest, now).map_err(internal)?;
     }
-    reconcile_configs(&mut objects, registry, now).await;
-    for manifest in schemas {
+    run.reconcile_configs().await;
+    for (origin, manifest) in schemas {
         let Manifest::Schema(schema) = &manifest else { continue };
         let key = ObjectKey::of(&schema.metadata);
-        remember(&mut applied_keys, (true, key.clone()));
-        objects.apply(manifest, now).map_err(internal)?;
-        if let Some(index) = objects.schemas.iter().position(|s| ObjectKey::of(&s.metadata) == key) {
-            reconcile_schema(&mut objects, index, registry, checker, now).await;
+        if let Some(interruption) = &mut run.interrupted {
+            interruption.not_tried.push(Edit {
+                kind: ResourceKind::Schema,
+                key,
+                origin: Some(origin),
+            });
+            continue;
+        }
+        run.remember(ResourceKind::Schema, key.clone(), &origin);
+        run.objects.apply(manifest, now).map_err(internal)?;
+        if let Some(index) = run.objects.schemas.iter().position(|s| ObjectKey::of(&s.metadata) == key) {
+            run.reconcile_schema(index).await;
         }
     }
-    settle(&mut objects, registry, checker, now).await;
-    objects.save(data)?;
-    Ok(applied_keys
-        .into_iter()
-        .filter_map(|(is_schema, key)| {
-            if is_schema {
-                objects
-                    .schemas
-                    .iter()
-                    .find(|s| ObjectKey::of(&s.metadata) == key)
-                    .map(|schema| Applied::Schema(Box::new(schema.clone())))
-            } else {
-                objects
-                    .subject_configs
-                    .iter()
-                    .find(|s| ObjectKey::of(&s.metadata) == key)
-                    .map(|config| Applied::SubjectConfig(Box::new(config.clone())))
-            }
-        })
-        .collect())
+    run.settle().await;
+    run.objects.save(data)?;
+    Ok(run.finish())
 }
 
-fn remember(keys: &mut Vec<(bool, ObjectKey)>, key: (bool, ObjectKey)) {
-    if !keys.contains(&key) {
-        keys.push(key);
+/// The state of one run.
+struct Run<'a> {
+    objects: Objects,
+    registry: &'a dyn Registry,
+    checker: &'a Checker,
+    now: &'a Time,
+    /// The objects applied, with the manifest that last set each.
+    applied: Vec<(ResourceKind, ObjectKey, Origin)>,
+    interrupted: Option<Interruption>,
+}
+
+impl Run<'_> {
+    fn remember(&mut self, kind: ResourceKind, key: ObjectKey, origin: &Origin) {
+        match self.applied.iter_mut().find(|(k, known, _)| *k == kind && *known == key) {
+            Some(entry) => entry.2 = origin.clone(),
+            None => self.applied.push((kind, key, origin.clone())),
+        }
+    }
+
+    /// The manifest that last set the object in this run.
+    fn origin_of(&self, kind: ResourceKind, key: &ObjectKey) -> Option<Origin> {
+        self.applied
+            .iter()
+            .find(|(k, known, _)| *k == kind && known == key)
+            .map(|(_, _, origin)| origin.clone())
+    }
+
+    /// Stops the run at `pending`.
+    fn interrupt(&mut self, kind: ResourceKind, key: ObjectKey, error: String) {
+        let origin = self.origin_of(kind, &key);
+        tracing::warn!(object = %key, error = %error, "The registry failed; the run stops here");
+        self.interrupted = Some(Interruption {
+            error,
+            pending: Edit { kind, key, origin },
+            not_tried: Vec::new(),
+        });
+    }
+
+    async fn reconcile_configs(&mut self) {
+        for index in 0..self.objects.subject_configs.len() {
+            let config = &self.objects.subject_configs[index];
+            let view = SubjectView::of(&config.spec.subject, &self.objects.schemas, &self.objects.subject_configs);
+            match subject_config::reconcile(config, &view, self.registry, self.now).await {
+                Ok(status) => self.objects.subject_configs[index].status = Some(status),
+                Err(error) => {
+                    let key = ObjectKey::of(&config.metadata);
+                    self.interrupt(ResourceKind::SubjectConfig, key, error.to_string());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Reconciles one stored Schema; true when its status changed. A
+    /// transient failure interrupts the run.
+    async fn reconcile_schema(&mut self, index: usize) -> bool {
+        let schema = &self.objects.schemas[index];
+        let view = SubjectView::of(&schema.spec.subject, &self.objects.schemas, &self.objects.subject_configs);
+        let namespace = schema.metadata.namespace.as_deref().unwrap_or_default();
+        let config_map = schema
+            .spec
+            .schema_from
+            .as_ref()
+            .and_then(|from| self.objects.config_map_data(namespace, &from.config_map_key_ref.name));
+        let reconciled = schema::reconcile(schema, &view, config_map, self.registry, self.checker, self.now).await;
+        let key = ObjectKey::of(&schema.metadata);
+        let mut status = reconciled.status;
+        if let Some(error) = reconciled.retry {
+            let origin = self.origin_of(ResourceKind::Schema, &key);
+            mark_pending(&mut status, origin.as_ref());
+            self.interrupt(ResourceKind::Schema, key, error.to_string());
+        }
+        let changed = schema::status::changed(self.objects.schemas[index].status.as_ref(), &status);
+        self.objects.schemas[index].status = Some(status);
+        changed
+    }
+
+    /// Passes over every stored Schema until nothing changes: a Schema whose
+    /// references name a subject registered later in the run succeeds now.
+    async fn settle(&mut self) {
+        for _ in 0..MAX_PASSES {
+            let mut changed = false;
+            for index in 0..self.objects.schemas.len() {
+                if self.interrupted.is_some() {
+                    return;
+                }
+                changed |= self.reconcile_schema(index).await;
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// The applied objects in manifest order, and the interruption.
+    fn finish(self) -> Outcome {
+        let objects = &self.objects;
+        let applied = self
+            .applied
+            .iter()
+            .filter_map(|(kind, key, _)| match kind {
+                ResourceKind::Schema => objects
+                    .schemas
+                    .iter()
+                    .find(|s| ObjectKey::of(&s.metadata) == *key)
+                    .map(|schema| Applied::Schema(Box::new(schema.clone()))),
+                ResourceKind::SubjectConfig => objects
+                    .subject_configs
+                    .iter()
+                    .find(|s| ObjectKey::of(&s.metadata) == *key)
+                    .map(|config| Applied::SubjectConfig(Box::new(config.clone()))),
+            })
+            .collect();
+        Outcome {
+            applied,
+            interrupted: self.interrupted,
+        }
+    }
+}
+
+/// Says in the Reconciling condition which edit is pending.
+fn mark_pending(status: &mut crate::crd::SchemaStatus, origin: Option<&Origin>) {
+    let Some(origin) = origin else { return };
+    if let Some(condition) = status
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == ConditionType::Reconciling.as_str() && c.status == "True")
+    {
+        condition.message = crate::crd::conditions::truncate_message(
+            &format!(
+                "the edit in {origin} is pending; later edits of this object were not tried in this run: {}",
+                condition.message
+            ),
+            crate::crd::conditions::MAX_MESSAGE_BYTES,
+        );
     }
 }
 
@@ -147,52 +324,5 @@ fn internal(problem: String) -> ApplyError {
             line: 0,
         },
         problem,
-    }
-}
-
-async fn reconcile_configs(objects: &mut Objects, registry: &dyn Registry, now: &Time) {
-    for index in 0..objects.subject_configs.len() {
-        let config = &objects.subject_configs[index];
-        let view = SubjectView::of(&config.spec.subject, &objects.schemas, &objects.subject_configs);
-        match subject_config::reconcile(config, &view, registry, now).await {
-            Ok(status) => objects.subject_configs[index].status = Some(status),
-            Err(error) => tracing::warn!(error = %error, "The registry failed; the SubjectConfig keeps its status"),
-        }
-    }
-}
-
-/// Reconciles one stored Schema; true when its status changed.
-async fn reconcile_schema(
-    objects: &mut Objects,
-    index: usize,
-    registry: &dyn Registry,
-    checker: &Checker,
-    now: &Time,
-) -> bool {
-    let schema = &objects.schemas[index];
-    let view = SubjectView::of(&schema.spec.subject, &objects.schemas, &objects.subject_configs);
-    let namespace = schema.metadata.namespace.as_deref().unwrap_or_default();
-    let config_map = schema
-        .spec
-        .schema_from
-        .as_ref()
-        .and_then(|from| objects.config_map_data(namespace, &from.config_map_key_ref.name));
-    let reconciled = schema::reconcile(schema, &view, config_map, registry, checker, now).await;
-    let changed = schema::status::changed(schema.status.as_ref(), &reconciled.status);
-    objects.schemas[index].status = Some(reconciled.status);
-    changed
-}
-
-/// Passes over every stored Schema until nothing changes: a Schema whose
-/// references name a subject registered later in the run succeeds now.
-async fn settle(objects: &mut Objects, registry: &dyn Registry, checker: &Checker, now: &Time) {
-    for _ in 0..MAX_PASSES {
-        let mut changed = false;
-        for index in 0..objects.schemas.len() {
-            changed |= reconcile_schema(objects, index, registry, checker, now).await;
-        }
-        if !changed {
-            break;
-        }
     }
 }

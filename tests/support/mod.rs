@@ -14,6 +14,7 @@ pub mod precision;
 pub mod python;
 pub mod refusal;
 pub mod registry;
+pub mod registry_double;
 pub mod storm;
 
 #[allow(unused_imports)] // Not every test binary makes HTTP calls.

@@ -1,0 +1,398 @@
+//! A registry double for the external-registry tests: a fault-injecting
+//! HTTP proxy in front of a real `schemaops registry` process, which behaves
+//! the way Confluent's and Karapace's documented behaviour says where they
+//! differ from ours, and can fail the way a real deployment does.
+//!
+//! Every request is forwarded to the real registry unless a fault set on
+//! [`Faults`] says otherwise. Faults can change while a run is under way, so
+//! a test can make the registry elect a leader, lack a feature, hang, reset
+//! connections, or die and come back in the middle of an `apply`.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+use super::registry::RegistryProcess;
+
+/// Karapace's answer to a write while no leader is known.
+pub const NO_LEADER: &str = "Error while forwarding the request to the master";
+
+/// What the double does instead of forwarding faithfully. Each field can be
+/// changed at any time; requests already under way are not affected.
+#[derive(Default)]
+pub struct Faults {
+    /// Writes answer `500` with Karapace's "no leader" body while reads work:
+    /// a registry electing its leader.
+    pub writes_fail: AtomicBool,
+    /// The next this-many writes answer `500` as `writes_fail` does, then
+    /// writes work again: a leader elected in the middle of a run.
+    pub failing_writes_left: AtomicUsize,
+    /// Answer the mode endpoints as Karapace does: `PUT`/`DELETE
+    /// /mode/{subject}` are `405`, and `GET /mode/{subject}` is the global mode.
+    pub karapace_modes: AtomicBool,
+    /// Return stored text canonicalized, as Confluent and Karapace do: Avro
+    /// as compact JSON, Protobuf re-rendered (here: whitespace collapsed).
+    pub canonical_text: AtomicBool,
+    /// Strip `messages` from compatibility answers (no `verbose` support).
+    pub no_verbose: AtomicBool,
+    /// Hold every answer back this long (a registry that hangs).
+    pub delay_ms: AtomicUsize,
+    /// Close every new connection without an answer.
+    pub reset_connections: AtomicBool,
+    /// After forwarding this many more registrations (`POST
+    /// /subjects/{s}/versions`), forward the next one, drop its answer, and
+    /// go down: the registration lands while the client sees a dead registry.
+    pub die_after_registrations: Mutex<Option<usize>>,
+    /// Stored texts served in place of the real ones, keyed by subject and
+    /// version: what a registry that stores schemas we refuse would return.
+    pub substitutes: Mutex<Vec<(String, i32, String)>>,
+}
+
+/// The real registry behind a fault-injecting proxy.
+pub struct RegistryDouble {
+    /// The proxy's base URL: what clients are given.
+    pub url: String,
+    /// The real registry's base URL, for checking what it holds.
+    pub backend_url: String,
+    /// The faults in force.
+    pub faults: Arc<Faults>,
+    state: Arc<ProxyState>,
+    _backend: RegistryProcess,
+}
+
+struct ProxyState {
+    address: SocketAddr,
+    up: AtomicBool,
+    changed: Notify,
+    registrations: AtomicUsize,
+}
+
+impl RegistryDouble {
+    /// Starts a real registry on `data` and the proxy in front of it.
+    pub async fn start(data: &Path) -> Self {
+        let backend = RegistryProcess::start(data).await;
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free loopback port");
+        let address = listener.local_addr().expect("a bound address");
+        let faults = Arc::new(Faults::default());
+        let state = Arc::new(ProxyState {
+            address,
+            up: AtomicBool::new(true),
+            changed: Notify::new(),
+            registrations: AtomicUsize::new(0),
+        });
+        let client = super::http::http_client();
+        tokio::spawn(accept_loop(
+            listener,
+            Arc::clone(&state),
+            Arc::new(Forward {
+                backend: backend.url.clone(),
+                client,
+                faults: Arc::clone(&faults),
+                state: Arc::clone(&state),
+            }),
+        ));
+        Self {
+            url: format!("http://{address}"),
+            backend_url: backend.url.clone(),
+            faults,
+            state,
+            _backend: backend,
+        }
+    }
+
+    /// Stops listening: new connections are refused, as by a dead process.
+    pub fn go_down(&self) {
+        self.state.up.store(false, Ordering::SeqCst);
+        self.state.changed.notify_waiters();
+    }
+
+    /// Listens again on the same port.
+    pub fn come_back(&self) {
+        self.state.up.store(true, Ordering::SeqCst);
+        self.state.changed.notify_waiters();
+    }
+
+    /// Whether the proxy is listening.
+    pub fn is_up(&self) -> bool {
+        self.state.up.load(Ordering::SeqCst)
+    }
+
+    /// How many registrations were forwarded to the real registry.
+    pub fn registrations(&self) -> usize {
+        self.state.registrations.load(Ordering::SeqCst)
+    }
+
+    /// `GET path` on the real registry, bypassing every fault.
+    pub async fn backend_get(&self, path: &str) -> (u16, serde_json::Value) {
+        let answer = super::http::http_client()
+            .get(format!("{}{path}", self.backend_url))
+            .send()
+            .await
+            .expect("the real registry answers");
+        let status = answer.status().as_u16();
+        let body = answer.json().await.unwrap_or(serde_json::Value::Null);
+        (status, body)
+    }
+}
+
+async fn accept_loop(mut listener: TcpListener, state: Arc<ProxyState>, forward: Arc<Forward>) {
+    loop {
+        let changed = state.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        if !state.up.load(Ordering::SeqCst) {
+            drop(listener);
+            while !state.up.load(Ordering::SeqCst) {
+                let changed = state.changed.notified();
+                tokio::pin!(changed);
+                changed.as_mut().enable();
+                if state.up.load(Ordering::SeqCst) {
+                    break;
+                }
+                changed.await;
+            }
+            listener = rebind(state.address).await;
+            continue;
+        }
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                if forward.faults.reset_connections.load(Ordering::SeqCst) {
+                    let _ = stream.set_linger(Some(Duration::ZERO));
+                    drop(stream);
+                    continue;
+                }
+                let forward = Arc::clone(&forward);
+                tokio::spawn(async move {
+                    let service = service_fn(move |request| {
+                        let forward = Arc::clone(&forward);
+                        async move { forward.handle(request).await }
+                    });
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+            () = &mut changed => {}
+        }
+    }
+}
+
+/// Binds the same address again; the port may take a moment to be free.
+async fn rebind(address: SocketAddr) -> TcpListener {
+    for _ in 0..200 {
+        if let Ok(listener) = TcpListener::bind(address).await {
+            return listener;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the proxy could not listen on {address} again");
+}
+
+struct Forward {
+    backend: String,
+    client: reqwest::Client,
+    faults: Arc<Faults>,
+    state: Arc<ProxyState>,
+}
+
+/// Why a request got no answer at all (the connection is dropped).
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the registry double dropped the connection")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
+type Answer = Response<Full<Bytes>>;
+
+fn json_answer(status: StatusCode, body: &serde_json::Value) -> Answer {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/vnd.schemaregistry.v1+json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .expect("a valid response")
+}
+
+/// A write that goes to the leader in Karapace: registrations, config and
+/// mode changes, deletions. Lookups and compatibility checks are reads.
+fn is_write(method: &Method, path: &str) -> bool {
+    match *method {
+        Method::PUT | Method::DELETE => true,
+        Method::POST => path.ends_with("/versions") && path.starts_with("/subjects/"),
+        _ => false,
+    }
+}
+
+fn is_registration(method: &Method, path: &str) -> bool {
+    *method == Method::POST && path.starts_with("/subjects/") && path.ends_with("/versions")
+}
+
+impl Forward {
+    async fn handle(&self, request: Request<Incoming>) -> Result<Answer, Dropped> {
+        let delay = self.faults.delay_ms.load(Ordering::SeqCst);
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay as u64)).await;
+        }
+        if !self.state.up.load(Ordering::SeqCst) {
+            return Err(Dropped);
+        }
+        let method = request.method().clone();
+        let path = request.uri().path().to_owned();
+        let query = request.uri().query().map(str::to_owned);
+        if is_write(&method, &path) && self.write_fails() {
+            return Ok(json_answer(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &serde_json::json!({"error_code": 50003, "message": NO_LEADER}),
+            ));
+        }
+        if self.faults.karapace_modes.load(Ordering::SeqCst)
+            && let Some(answer) = self.karapace_mode(&method, &path).await
+        {
+            return Ok(answer);
+        }
+        let dies_now = is_registration(&method, &path) && self.registration_kills();
+        let headers = request.headers().clone();
+        let body = request.into_body().collect().await.map_err(|_| Dropped)?.to_bytes();
+        let url = match &query {
+            Some(query) => format!("{}{path}?{query}", self.backend),
+            None => format!("{}{path}", self.backend),
+        };
+        let mut forwarded = self.client.request(method.clone(), url).body(body.to_vec());
+        for name in ["content-type", "accept", "authorization"] {
+            if let Some(value) = headers.get(name) {
+                forwarded = forwarded.header(name, value);
+            }
+        }
+        let answer = forwarded.send().await.map_err(|_| Dropped)?;
+        if is_registration(&method, &path) {
+            self.state.registrations.fetch_add(1, Ordering::SeqCst);
+        }
+        let status = answer.status();
+        let content_type = answer.headers().get("content-type").cloned();
+        let bytes = answer.bytes().await.map_err(|_| Dropped)?;
+        if dies_now {
+            self.state.up.store(false, Ordering::SeqCst);
+            self.state.changed.notify_waiters();
+            return Err(Dropped);
+        }
+        let bytes = if method == Method::GET || path.starts_with("/compatibility/") {
+            self.rewrite(&path, bytes)
+        } else {
+            bytes
+        };
+        let mut response = Response::builder().status(status.as_u16());
+        if let Some(content_type) = content_type {
+            response = response.header("content-type", content_type);
+        }
+        Ok(response.body(Full::new(bytes)).expect("a valid response"))
+    }
+
+    fn write_fails(&self) -> bool {
+        if self.faults.writes_fail.load(Ordering::SeqCst) {
+            return true;
+        }
+        self.faults
+            .failing_writes_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1))
+            .is_ok()
+    }
+
+    fn registration_kills(&self) -> bool {
+        let mut left = self.faults.die_after_registrations.lock().unwrap();
+        match *left {
+            Some(0) => {
+                *left = None;
+                true
+            }
+            Some(n) => {
+                *left = Some(n - 1);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Karapace serves `GET /mode` only: a subject's mode is the global one,
+    /// and writing or deleting it is not allowed.
+    async fn karapace_mode(&self, method: &Method, path: &str) -> Option<Answer> {
+        let subject = path.strip_prefix("/mode/")?;
+        if subject.is_empty() {
+            return None;
+        }
+        if *method != Method::GET {
+            return Some(json_answer(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &serde_json::json!({"error_code": 405, "message": "HTTP 405 Method Not Allowed"}),
+            ));
+        }
+        let global = self
+            .client
+            .get(format!("{}/mode", self.backend))
+            .send()
+            .await
+            .ok()?
+            .json::<serde_json::Value>()
+            .await
+            .ok()?;
+        Some(json_answer(StatusCode::OK, &global))
+    }
+
+    fn rewrite(&self, path: &str, bytes: Bytes) -> Bytes {
+        let Ok(mut body) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            return bytes;
+        };
+        if path.starts_with("/compatibility/") {
+            if self.faults.no_verbose.load(Ordering::SeqCst)
+                && let Some(object) = body.as_object_mut()
+            {
+                object.remove("messages");
+            }
+            return Bytes::from(body.to_string());
+        }
+        if let Some(object) = body.as_object_mut() {
+            if let (Some(subject), Some(version)) = (
+                object.get("subject").and_then(|s| s.as_str()).map(str::to_owned),
+                object.get("version").and_then(serde_json::Value::as_i64),
+            ) {
+                let substitutes = self.faults.substitutes.lock().unwrap();
+                if let Some((_, _, text)) = substitutes
+                    .iter()
+                    .find(|(s, v, _)| *s == subject && i64::from(*v) == version)
+                {
+                    object.insert("schema".to_owned(), serde_json::Value::String(text.clone()));
+                }
+            }
+            if self.faults.canonical_text.load(Ordering::SeqCst)
+                && let Some(text) = object.get("schema").and_then(|s| s.as_str())
+            {
+                let kind = object.get("schemaType").and_then(|t| t.as_str()).unwrap_or("AVRO");
+                let canonical = canonical_text(kind, text);
+                object.insert("schema".to_owned(), serde_json::Value::String(canonical));
+            }
+        }
+        Bytes::from(body.to_string())
+    }
+}
+
+/// The text as Confluent and Karapace return it: Avro (and JSON Schema) as
+/// compact JSON; Protobuf re-rendered, here with runs of whitespace collapsed.
+fn canonical_text(kind: &str, text: &str) -> String {
+    match kind {
+        "PROTOBUF" => text.split_whitespace().collect::<Vec<_>>().join(" "),
+        _ => serde_json::from_str::<serde_json::Value>(text).map_or_else(|_| text.to_owned(), |v| v.to_string()),
+    }
+}
