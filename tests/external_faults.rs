@@ -21,13 +21,17 @@ fn text(bytes: &[u8]) -> String {
 /// Runs `schemaops COMMAND --data DATA ARGS…` off the async runtime, so the
 /// double keeps serving while the command runs.
 async fn run(command: &'static str, data: &Path, args: &[&str]) -> Output {
-    let data = data.to_owned();
+    let mut all = vec!["--data", data.to_str().unwrap()];
+    all.extend_from_slice(args);
+    run_args(command, &all).await
+}
+
+/// Runs `schemaops COMMAND ARGS…` off the async runtime.
+async fn run_args(command: &'static str, args: &[&str]) -> Output {
     let args: Vec<String> = args.iter().map(|&a| a.to_owned()).collect();
     tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_schemaops"))
             .arg(command)
-            .arg("--data")
-            .arg(&data)
             .args(&args)
             .env("RUST_LOG", "error")
             .output()
@@ -134,11 +138,24 @@ async fn a_failed_edit_stops_that_objects_history_in_the_run() {
     let solid = objects.iter().find(|o| o["metadata"]["name"] == "solid").unwrap();
     let (reconciling, reason, message) = condition(solid, "Reconciling");
     assert_eq!((reconciling.as_str(), reason.as_str()), ("True", "RegistryUnavailable"));
-    assert!(message.contains("1-solid.yaml"), "the status names the pending edit: {message}");
+    assert!(
+        message.contains("1-solid.yaml"),
+        "the status names the pending edit: {message}"
+    );
 
     // The next run, with the registry healthy, writes the history in order.
-    let second = run("apply", data.path(), &["--registry-url", &double.url, folder.to_str().unwrap()]).await;
-    assert_eq!(second.status.code(), Some(1), "edit 3 is refused: {}", text(&second.stdout));
+    let second = run(
+        "apply",
+        data.path(),
+        &["--registry-url", &double.url, folder.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(
+        second.status.code(),
+        Some(1),
+        "edit 3 is refused: {}",
+        text(&second.stdout)
+    );
     let (_, versions) = double.backend_get("/subjects/solid-value/versions").await;
     assert_eq!(versions, serde_json::json!([1, 2]));
     let (_, first_version) = double.backend_get("/subjects/solid-value/versions/1").await;
@@ -171,7 +188,12 @@ async fn an_outage_mid_run_stops_the_run_and_the_next_run_adopts_the_write_in_fl
     let data = tempfile::tempdir().unwrap();
     *double.faults.die_after_registrations.lock().unwrap() = Some(9);
     let started = Instant::now();
-    let first = run("apply", data.path(), &["--registry-url", &double.url, folder.to_str().unwrap()]).await;
+    let first = run(
+        "apply",
+        data.path(),
+        &["--registry-url", &double.url, folder.to_str().unwrap()],
+    )
+    .await;
     let took = started.elapsed();
     assert!(!double.is_up(), "the double died during the run");
     assert_eq!(first.status.code(), Some(2), "{}", text(&first.stdout));
@@ -186,7 +208,12 @@ async fn an_outage_mid_run_stops_the_run_and_the_next_run_adopts_the_write_in_fl
     assert_eq!(double.registrations(), 10, "the tenth registration landed");
 
     double.come_back();
-    let second = run("apply", data.path(), &["--registry-url", &double.url, folder.to_str().unwrap()]).await;
+    let second = run(
+        "apply",
+        data.path(),
+        &["--registry-url", &double.url, folder.to_str().unwrap()],
+    )
+    .await;
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     for i in 0..60 {
         let (_, versions) = double.backend_get(&format!("/subjects/s{i:02}-value/versions")).await;
@@ -199,10 +226,17 @@ async fn an_outage_mid_run_stops_the_run_and_the_next_run_adopts_the_write_in_fl
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_schema_and_a_subject_config_of_one_name_have_different_uids() {
     let (_dir, folder) = manifests(&[
-        ("a.yaml", config_manifest("orders", "orders-value", "  compatibility: FULL\n")),
+        (
+            "a.yaml",
+            config_manifest("orders", "orders-value", "  compatibility: FULL\n"),
+        ),
         (
             "b.yaml",
-            schema_manifest("orders", "orders-value", &record("O", r#"{"name":"a","type":"string"}"#)),
+            schema_manifest(
+                "orders",
+                "orders-value",
+                &record("O", r#"{"name":"a","type":"string"}"#),
+            ),
         ),
     ]);
     let data = tempfile::tempdir().unwrap();
@@ -211,4 +245,125 @@ async fn a_schema_and_a_subject_config_of_one_name_have_different_uids() {
     let uids: Vec<Value> = items(&output).iter().map(|o| o["metadata"]["uid"].clone()).collect();
     assert_eq!(uids.len(), 2);
     assert_ne!(uids[0], uids[1]);
+}
+
+/// Karapace has no per-subject mode: `PUT`/`DELETE /mode/{subject}` are 405
+/// and `GET /mode/{subject}` answers the global mode. A SubjectConfig
+/// without a mode is Ready on every run and no mode write is ever sent (on
+/// main the second run sent `DELETE /mode/…` and was `RegistryRejected`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_subject_modes_a_level_only_subject_config_stays_ready() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    double.faults.karapace_modes.store(true, Ordering::SeqCst);
+    let (_dir, folder) = manifests(&[
+        (
+            "a.yaml",
+            config_manifest("rsvp", "rsvp-value", "  compatibility: FORWARD\n"),
+        ),
+        (
+            "b.yaml",
+            schema_manifest("rsvp", "rsvp-value", &record("R", r#"{"name":"a","type":"string"}"#)),
+        ),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    for run_number in 1..=2 {
+        let output = run(
+            "apply",
+            data.path(),
+            &["--registry-url", &double.url, "-o", "json", folder.to_str().unwrap()],
+        )
+        .await;
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "run {run_number}: {}",
+            text(&output.stdout)
+        );
+        for object in items(&output) {
+            assert_eq!(condition(&object, "Ready").0, "True", "run {run_number}: {object}");
+        }
+    }
+    assert_eq!(double.subject_mode_writes(), 0, "no mode write or delete was sent");
+    let (_, level) = double.backend_get("/config/rsvp-value").await;
+    assert_eq!(level["compatibilityLevel"], "FORWARD");
+}
+
+/// A SubjectConfig asking for READONLY on a registry without subject modes:
+/// `ModeUnsupported`, the level still applies, no protection is claimed (a
+/// Schema on the subject registers), and `check` predicts exactly that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_subject_modes_a_mode_is_refused_and_the_level_applies() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    double.faults.karapace_modes.store(true, Ordering::SeqCst);
+    let (_dir, folder) = manifests(&[
+        (
+            "a.yaml",
+            config_manifest("rsvp", "rsvp-value", "  compatibility: FORWARD\n  mode: READONLY\n"),
+        ),
+        (
+            "b.yaml",
+            schema_manifest("rsvp", "rsvp-value", &record("R", r#"{"name":"a","type":"string"}"#)),
+        ),
+    ]);
+
+    let predicted = run_args(
+        "check",
+        &["--registry-url", &double.url, "-o", "json", folder.to_str().unwrap()],
+    )
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let applied = run(
+        "apply",
+        data.path(),
+        &["--registry-url", &double.url, "-o", "json", folder.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(applied.status.code(), Some(1), "{}", text(&applied.stdout));
+    let objects = items(&applied);
+    let config = objects.iter().find(|o| o["kind"] == "SubjectConfig").unwrap();
+    let (ready, reason, message) = condition(config, "Ready");
+    assert_eq!((ready.as_str(), reason.as_str()), ("False", "ModeUnsupported"));
+    assert!(message.contains("per-subject mode"), "{message}");
+    assert_eq!(config["status"]["compatibility"], "FORWARD");
+    assert_eq!(config["status"]["mode"], "READWRITE", "no READONLY is claimed");
+    let schema = objects.iter().find(|o| o["kind"] == "Schema").unwrap();
+    assert_eq!(
+        condition(schema, "Ready").0,
+        "True",
+        "the subject is not read-only: {schema}"
+    );
+    let (_, level) = double.backend_get("/config/rsvp-value").await;
+    assert_eq!(level["compatibilityLevel"], "FORWARD", "the level was written");
+    assert_eq!(double.subject_mode_writes(), 0, "no mode write was sent");
+
+    // check said the same before: the same exit status and outcomes.
+    assert_eq!(
+        predicted.status.code(),
+        Some(1),
+        "{}{}",
+        text(&predicted.stdout),
+        text(&predicted.stderr)
+    );
+    let report: Value = serde_json::from_slice(&predicted.stdout).unwrap();
+    let outcomes: Vec<(String, String)> = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap().to_owned(),
+                o["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ("SubjectConfig".to_owned(), "rejected".to_owned()),
+            ("Schema".to_owned(), "register".to_owned())
+        ],
+        "{report}"
+    );
 }

@@ -8,7 +8,9 @@ use crate::compat::Mode;
 use crate::controller::level::{LevelWrite, level_of, mode_of};
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::crd::conditions::{ConditionType, MAX_MESSAGE_BYTES, Reason, set_condition, truncate_message};
-use crate::crd::{SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode};
+use crate::crd::{
+    CompatibilityLevel, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode,
+};
 use crate::registry::{Error, Registry, RegistryMode, SubjectName};
 
 /// The registry's settings for one subject.
@@ -22,6 +24,8 @@ pub struct RegistrySettings {
     pub global_mode: RegistryMode,
     /// The subject's own mode.
     pub subject_mode: Option<RegistryMode>,
+    /// Whether the registry can hold a subject's own mode at all.
+    pub subject_mode_supported: bool,
 }
 
 /// Reads the registry's settings for `subject`.
@@ -44,6 +48,7 @@ pub async fn read_settings(registry: &dyn Registry, subject: &SubjectName) -> Re
         subject_level,
         global_mode: registry.mode(None, true).await?,
         subject_mode,
+        subject_mode_supported: registry.supports_subject_mode().await?,
     })
 }
 
@@ -94,7 +99,9 @@ pub fn decide(
         SubjectMode::Readwrite => RegistryMode::ReadWrite,
         SubjectMode::Readonly => RegistryMode::ReadOnly,
     });
-    let mode = (wanted_mode != settings.subject_mode).then_some(wanted_mode);
+    // Without subject modes, no mode is written or removed: the level
+    // still applies, and the status says the mode does not.
+    let mode = (settings.subject_mode_supported && wanted_mode != settings.subject_mode).then_some(wanted_mode);
     ConfigPlan::Apply { subject, level, mode }
 }
 
@@ -175,21 +182,27 @@ pub fn render(
         (ConfigPlan::Apply { .. }, Err(message)) => Some((Reason::RegistryRejected, message)),
         (ConfigPlan::Apply { subject, .. }, Ok(())) => {
             status.subject = Some(subject.as_str().to_owned());
+            let mut problem = None;
             if let Some(settings) = settings {
                 let (level, level_source) = match spec.compatibility {
                     Some(level) => (level, SettingSource::Subject),
                     None => (level_of(settings.global_level), SettingSource::Global),
                 };
+                let global_mode = subject_mode(settings.global_mode);
                 let (mode, mode_source) = match spec.mode {
-                    Some(mode) => (mode, SettingSource::Subject),
-                    None => (subject_mode(settings.global_mode), SettingSource::Global),
+                    Some(mode) if settings.subject_mode_supported => (mode, SettingSource::Subject),
+                    Some(wanted) => {
+                        problem = Some((Reason::ModeUnsupported, mode_unsupported(wanted, level, global_mode)));
+                        (global_mode, SettingSource::Global)
+                    }
+                    None => (global_mode, SettingSource::Global),
                 };
                 status.compatibility = Some(level);
                 status.compatibility_source = Some(level_source);
                 status.mode = Some(mode);
                 status.mode_source = Some(mode_source);
             }
-            None
+            problem
         }
     };
     let mut set = |type_, value, reason: Reason, message: &str| {
@@ -251,6 +264,21 @@ pub async fn reconcile(
     ))
 }
 
+/// Why a SubjectConfig's mode is not in force, and what is.
+fn mode_unsupported(wanted: SubjectMode, level: CompatibilityLevel, global: SubjectMode) -> String {
+    let word = |mode: SubjectMode| match mode {
+        SubjectMode::Readwrite => "READWRITE",
+        SubjectMode::Readonly => "READONLY",
+    };
+    format!(
+        "this registry cannot hold a per-subject mode, so mode {} was not set; compatibility {} is in force, \
+         and the registry's global mode {} applies to the subject",
+        word(wanted),
+        mode_of(level),
+        word(global)
+    )
+}
+
 /// The SubjectConfig word for a registry mode.
 fn subject_mode(mode: RegistryMode) -> SubjectMode {
     match mode {
@@ -262,7 +290,6 @@ fn subject_mode(mode: RegistryMode) -> SubjectMode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::CompatibilityLevel;
 
     fn me() -> ObjectKey {
         ObjectKey {
@@ -277,6 +304,7 @@ mod tests {
             subject_level,
             global_mode: RegistryMode::ReadWrite,
             subject_mode,
+            subject_mode_supported: true,
         })
     }
 

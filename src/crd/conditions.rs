@@ -79,11 +79,14 @@ pub enum Reason {
     /// The schema is valid, but checking it against an earlier version needs
     /// more work than the checker allows: simplify it.
     TooComplex,
+    /// A SubjectConfig asks for a mode, and the registry cannot hold a
+    /// per-subject mode (Karapace): the level applies, the mode does not.
+    ModeUnsupported,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 17] = [
+    pub const ALL: [Reason; 18] = [
         Reason::Registered,
         Reason::Configured,
         Reason::IncompatibleSchema,
@@ -101,6 +104,7 @@ impl Reason {
         Reason::ReferencedBySchemas,
         Reason::Deleted,
         Reason::TooComplex,
+        Reason::ModeUnsupported,
     ];
 
     /// The reason written as `word` (see [`as_str`](Self::as_str)), if any.
@@ -128,6 +132,7 @@ impl Reason {
             Reason::ReferencedBySchemas => "ReferencedBySchemas",
             Reason::Deleted => "Deleted",
             Reason::TooComplex => "TooComplex",
+            Reason::ModeUnsupported => "ModeUnsupported",
         }
     }
 }

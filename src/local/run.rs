@@ -168,7 +168,12 @@ pub async fn apply_loaded(
         }
         run.remember(ResourceKind::Schema, key.clone(), &origin);
         run.objects.apply(manifest, now).map_err(internal)?;
-        if let Some(index) = run.objects.schemas.iter().position(|s| ObjectKey::of(&s.metadata) == key) {
+        if let Some(index) = run
+            .objects
+            .schemas
+            .iter()
+            .position(|s| ObjectKey::of(&s.metadata) == key)
+        {
             run.reconcile_schema(index).await;
         }
     }
@@ -190,7 +195,11 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn remember(&mut self, kind: ResourceKind, key: ObjectKey, origin: &Origin) {
-        match self.applied.iter_mut().find(|(k, known, _)| *k == kind && *known == key) {
+        match self
+            .applied
+            .iter_mut()
+            .find(|(k, known, _)| *k == kind && *known == key)
+        {
             Some(entry) => entry.2 = origin.clone(),
             None => self.applied.push((kind, key, origin.clone())),
         }
@@ -218,7 +227,11 @@ impl Run<'_> {
     async fn reconcile_configs(&mut self) {
         for index in 0..self.objects.subject_configs.len() {
             let config = &self.objects.subject_configs[index];
-            let view = SubjectView::of(&config.spec.subject, &self.objects.schemas, &self.objects.subject_configs);
+            let view = SubjectView::of(
+                &config.spec.subject,
+                &self.objects.schemas,
+                &self.objects.subject_configs,
+            );
             match subject_config::reconcile(config, &view, self.registry, self.now).await {
                 Ok(status) => self.objects.subject_configs[index].status = Some(status),
                 Err(error) => {
@@ -234,7 +247,11 @@ impl Run<'_> {
     /// transient failure interrupts the run.
     async fn reconcile_schema(&mut self, index: usize) -> bool {
         let schema = &self.objects.schemas[index];
-        let view = SubjectView::of(&schema.spec.subject, &self.objects.schemas, &self.objects.subject_configs);
+        let view = SubjectView::of(
+            &schema.spec.subject,
+            &self.objects.schemas,
+            &self.objects.subject_configs,
+        );
         let namespace = schema.metadata.namespace.as_deref().unwrap_or_default();
         let config_map = schema
             .spec

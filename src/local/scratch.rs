@@ -148,6 +148,13 @@ impl Scratch {
     ) -> Result<Self, ScratchError> {
         let scratch = Self::empty(checker).await?;
         seed_scratch(source, subjects, &scratch.registry).await?;
+        let subject_modes = source.supports_subject_mode().await.map_err(|source| SeedError::Read {
+            what: "whether the registry has per-subject modes".to_owned(),
+            source,
+        })?;
+        if !subject_modes {
+            scratch.registry.emulate_no_subject_modes();
+        }
         Ok(scratch)
     }
 

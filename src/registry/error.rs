@@ -194,6 +194,15 @@ pub enum Error {
         /// The registry's message.
         message: String,
     },
+    /// 405: the registry lacks a feature (Karapace has no per-subject mode).
+    /// Nothing was sent.
+    #[error("the registry at {url} cannot hold {feature}")]
+    Unsupported {
+        /// The registry's base URL.
+        url: String,
+        /// The missing feature, e.g. "a per-subject mode".
+        feature: &'static str,
+    },
     /// 50001: the store failed; details are logged, not shown to clients.
     #[error("failed to {action}")]
     Store {
@@ -267,6 +276,7 @@ impl Error {
             Error::InvalidSubject { .. } => 42208,
             Error::SchemaTooLarge { .. } => 42209,
             Error::Store { .. } => 50001,
+            Error::Unsupported { .. } => 405,
         }
     }
 
@@ -310,6 +320,7 @@ impl Error {
             Error::Unavailable { .. } => "RegistryUnavailable",
             Error::Remote { .. } => "RegistryError",
             Error::Store { .. } => "StoreFailed",
+            Error::Unsupported { .. } => "Unsupported",
         }
     }
 

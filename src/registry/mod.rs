@@ -108,6 +108,16 @@ pub trait Registry: Send + Sync {
     /// Removes a subject's mode (or resets the global one); returns the old mode.
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error>;
 
+    /// Whether a subject can hold a mode of its own. Karapace cannot: it
+    /// serves `GET /mode` only, and answers for a subject with the global
+    /// mode. Without it, subject modes are never written, deleted or claimed.
+    ///
+    /// # Errors
+    /// A transient error when the registry cannot be asked.
+    async fn supports_subject_mode(&self) -> Result<bool, Error> {
+        Ok(true)
+    }
+
     /// Soft-deletes (or, with `permanent`, hard-deletes a soft-deleted) version.
     async fn delete_version(
         &self,

@@ -76,6 +76,7 @@ struct ProxyState {
     up: AtomicBool,
     changed: Notify,
     registrations: AtomicUsize,
+    subject_mode_writes: AtomicUsize,
 }
 
 impl RegistryDouble {
@@ -90,6 +91,7 @@ impl RegistryDouble {
             up: AtomicBool::new(true),
             changed: Notify::new(),
             registrations: AtomicUsize::new(0),
+            subject_mode_writes: AtomicUsize::new(0),
         });
         let client = super::http::http_client();
         tokio::spawn(accept_loop(
@@ -131,6 +133,11 @@ impl RegistryDouble {
     /// How many registrations were forwarded to the real registry.
     pub fn registrations(&self) -> usize {
         self.state.registrations.load(Ordering::SeqCst)
+    }
+
+    /// How many `PUT`/`DELETE /mode/{subject}` requests arrived.
+    pub fn subject_mode_writes(&self) -> usize {
+        self.state.subject_mode_writes.load(Ordering::SeqCst)
     }
 
     /// `GET path` on the real registry, bypassing every fault.
@@ -253,6 +260,9 @@ impl Forward {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         let query = request.uri().query().map(str::to_owned);
+        if method != Method::GET && path.strip_prefix("/mode/").is_some_and(|subject| !subject.is_empty()) {
+            self.state.subject_mode_writes.fetch_add(1, Ordering::SeqCst);
+        }
         if is_write(&method, &path) && self.write_fails() {
             return Ok(json_answer(
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -191,7 +191,7 @@ pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
             version,
         };
     }
-    if read_only(inputs, registry.mode) {
+    if read_only(inputs, registry) {
         return Plan::ReadOnly {
             subject: subject.clone(),
         };
@@ -265,11 +265,14 @@ fn vanished_version(inputs: &SchemaInputs) -> Option<i32> {
     (unchanged && (held || reported)).then_some(status.version).flatten()
 }
 
-/// Whether registrations are refused: the SubjectConfig asks for READONLY,
-/// or (without one saying otherwise) the registry is read-only.
-fn read_only(inputs: &SchemaInputs, registry_mode: RegistryMode) -> bool {
+/// Whether registrations are refused: the SubjectConfig asks for READONLY
+/// (where the registry can hold a subject's mode), or (without one saying
+/// otherwise) the registry is read-only.
+fn read_only(inputs: &SchemaInputs, registry: &RegistrySubject) -> bool {
     use crate::crd::SubjectMode;
-    match inputs.view.config.as_ref().and_then(|config| config.mode) {
+    let registry_mode = registry.mode;
+    let wanted = inputs.view.config.as_ref().and_then(|config| config.mode);
+    match wanted.filter(|_| registry.subject_mode_supported) {
         Some(SubjectMode::Readonly) => true,
         Some(SubjectMode::Readwrite) => registry_mode == RegistryMode::ReadOnlyOverride,
         None => matches!(registry_mode, RegistryMode::ReadOnly | RegistryMode::ReadOnlyOverride),
@@ -308,6 +311,7 @@ pub(crate) mod tests {
             global_level: global,
             subject_level,
             mode: RegistryMode::ReadWrite,
+            subject_mode_supported: true,
             holding: None,
             live_versions: (1..=versions.len() as i64).map(|v| Version::new(v).unwrap()).collect(),
             previous: versions

@@ -27,6 +27,9 @@ pub struct RegistrySubject {
     pub subject_level: Option<Mode>,
     /// The subject's mode in force (its own, or the global one).
     pub mode: RegistryMode,
+    /// Whether the registry can hold a subject's own mode; without it, a
+    /// SubjectConfig's mode is not in force.
+    pub subject_mode_supported: bool,
     /// The version that already holds the candidate, if any.
     pub holding: Option<VersionedSchema>,
     /// The subject's live versions, ascending.
@@ -139,6 +142,7 @@ pub async fn read_registry(
     let global_level = registry.compatibility(None, true).await?;
     let subject_level = absent_if_missing(registry.compatibility(Some(subject), false).await)?;
     let mode = registry.mode(Some(subject), true).await?;
+    let subject_mode_supported = registry.supports_subject_mode().await?;
     let (level, _) = level::desired(view.config.as_ref(), global_level, subject_level);
     let holding = absent_if_missing(registry.lookup(subject, schema, false).await)?;
     let live_versions = absent_if_missing(registry.versions(subject, VersionFilter::Live).await)?.unwrap_or_default();
@@ -170,6 +174,7 @@ pub async fn read_registry(
         global_level,
         subject_level,
         mode,
+        subject_mode_supported,
         holding,
         live_versions,
         previous,

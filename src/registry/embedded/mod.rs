@@ -53,6 +53,9 @@ pub struct EmbeddedRegistry {
     store: Arc<dyn Store>,
     checker: Checker,
     parsed: ParsedCache,
+    /// False when this registry stands in for one without per-subject modes
+    /// (`check` against Karapace): then it behaves as that one does.
+    subject_modes: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for EmbeddedRegistry {
@@ -77,7 +80,30 @@ impl EmbeddedRegistry {
             store,
             checker,
             parsed: ParsedCache::default(),
+            subject_modes: std::sync::atomic::AtomicBool::new(true),
         })
+    }
+
+    /// Makes this registry behave as one without per-subject modes does: a
+    /// subject's mode is the global one, and writing one is
+    /// [`Error::Unsupported`]. For a scratch copy of such a registry, so a
+    /// check predicts what applying to it would do.
+    pub fn emulate_no_subject_modes(&self) {
+        self.subject_modes.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn has_subject_modes(&self) -> bool {
+        self.subject_modes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn refuse_subject_mode(&self, subject: Option<&SubjectName>) -> Result<(), Error> {
+        if subject.is_some() && !self.has_subject_modes() {
+            return Err(Error::Unsupported {
+                url: "the scratch registry".to_owned(),
+                feature: "a per-subject mode",
+            });
+        }
+        Ok(())
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
@@ -608,6 +634,10 @@ impl Registry for EmbeddedRegistry {
         let global = state.mode.unwrap_or(RegistryMode::ReadWrite);
         match subject {
             None => Ok(global),
+            Some(_) if !self.has_subject_modes() && fallback => Ok(global),
+            Some(subject) if !self.has_subject_modes() => Err(Error::SubjectModeNotConfigured {
+                subject: subject.clone(),
+            }),
             Some(subject) => match state.subjects.get(subject).and_then(|s| s.mode) {
                 Some(mode) => Ok(mode),
                 None if fallback => Ok(global),
@@ -624,6 +654,7 @@ impl Registry for EmbeddedRegistry {
         mode: RegistryMode,
         force: bool,
     ) -> Result<RegistryMode, Error> {
+        self.refuse_subject_mode(subject)?;
         self.write(move || async move {
             if mode == RegistryMode::Import && !force {
                 let state = self.read();
@@ -645,6 +676,7 @@ impl Registry for EmbeddedRegistry {
     }
 
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error> {
+        self.refuse_subject_mode(subject)?;
         self.write(move || async move {
             let old = self.mode(subject, false).await?;
             let change = self.setting_change(subject, Setting::Mode(None));
@@ -652,6 +684,10 @@ impl Registry for EmbeddedRegistry {
             Ok(old)
         })
         .await
+    }
+
+    async fn supports_subject_mode(&self) -> Result<bool, Error> {
+        Ok(self.has_subject_modes())
     }
 
     async fn delete_version(

@@ -21,6 +21,11 @@ pub struct Capabilities {
     pub verbose: bool,
     /// `GET /mode` answers, so modes can be read (Karapace: GET only).
     pub mode: bool,
+    /// A subject can hold a mode of its own: `GET /mode/{subject}` for a
+    /// subject without one answers 404 (Confluent: 40409, older servers
+    /// 40401). Karapace answers 200 with the global mode, and refuses
+    /// `PUT`/`DELETE /mode/{subject}` with 405.
+    pub subject_mode: bool,
     /// `normalize=true` is accepted on lookups and registrations.
     pub normalize: bool,
 }
@@ -69,6 +74,17 @@ impl Capabilities {
 
         let mode_answer = transport.send(Method::GET, "/mode", &[], None).await?;
         let mode = mode_answer.status.is_success();
+        let subject_mode = mode && {
+            let answer = transport
+                .send(
+                    Method::GET,
+                    &format!("/mode/{subject}"),
+                    &[("defaultToGlobal", "false".to_owned())],
+                    None,
+                )
+                .await?;
+            answer.status == StatusCode::NOT_FOUND && matches!(answer.error_code(), Some(40401 | 40409))
+        };
 
         // A lookup on a missing subject: 404 (40401/40403) means the query
         // was accepted; a server that refuses unknown parameters says 400/422.
@@ -89,6 +105,7 @@ impl Capabilities {
             check_all_versions,
             verbose,
             mode,
+            subject_mode,
             normalize,
         };
         tracing::info!(
@@ -96,6 +113,7 @@ impl Capabilities {
             check_all_versions,
             verbose,
             mode,
+            subject_mode,
             normalize,
             "Probed the registry's capabilities"
         );

@@ -8,8 +8,10 @@
 //! from the registry, so they do not depend on what the server implements.
 //!
 //! # Caveats
-//! - Servers without `/mode` (or without `/mode/{subject}`) are treated as
-//!   READWRITE; writing a mode there is refused with the server's answer.
+//! - Servers without `/mode` are treated as READWRITE. Servers without
+//!   per-subject modes (Karapace) report the global mode for every subject;
+//!   a subject mode write or delete there is [`Error::Unsupported`] and is
+//!   never sent.
 //! - `register` reports `created: false` when a lookup finds the schema
 //!   before the write; two writers racing may both see `created: true`.
 
@@ -77,6 +79,18 @@ impl ExternalRegistry {
             .get_or_try_init(|| Capabilities::probe(&self.transport))
             .await
             .copied()
+    }
+
+    /// [`Error::Unsupported`], before anything is sent, for a subject mode
+    /// write on a server that cannot hold one.
+    async fn refuse_subject_mode(&self, subject: Option<&SubjectName>) -> Result<(), Error> {
+        if subject.is_some() && !self.capabilities().await?.subject_mode {
+            return Err(Error::Unsupported {
+                url: self.transport.base().to_owned(),
+                feature: "a per-subject mode",
+            });
+        }
+        Ok(())
     }
 
     async fn normalize_query(&self) -> Result<Vec<(&'static str, String)>, Error> {
@@ -450,12 +464,26 @@ impl Registry for ExternalRegistry {
     }
 
     async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error> {
-        if !self.capabilities().await?.mode {
+        let capabilities = self.capabilities().await?;
+        if !capabilities.mode {
             return match subject {
                 Some(subject) if !fallback => Err(Error::SubjectModeNotConfigured {
                     subject: subject.clone(),
                 }),
                 _ => Ok(RegistryMode::ReadWrite),
+            };
+        }
+        // A server without subject modes answers for a subject with the
+        // global mode: never take that for the subject's own.
+        if let Some(subject) = subject
+            && !capabilities.subject_mode
+        {
+            return if fallback {
+                self.mode(None, false).await
+            } else {
+                Err(Error::SubjectModeNotConfigured {
+                    subject: subject.clone(),
+                })
             };
         }
         let about = About { subject, version: None };
@@ -490,6 +518,7 @@ impl Registry for ExternalRegistry {
         mode: RegistryMode,
         force: bool,
     ) -> Result<RegistryMode, Error> {
+        self.refuse_subject_mode(subject).await?;
         let about = About { subject, version: None };
         let body = serde_json::json!({ "mode": mode.as_str() });
         let reply: wire::ModeReply = self
@@ -506,12 +535,17 @@ impl Registry for ExternalRegistry {
     }
 
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error> {
+        self.refuse_subject_mode(subject).await?;
         let about = About { subject, version: None };
         let reply: wire::ModeReply = self
             .transport
             .json(Method::DELETE, &subject_path("/mode", subject), &[], None, about)
             .await?;
         reply.mode()
+    }
+
+    async fn supports_subject_mode(&self) -> Result<bool, Error> {
+        Ok(self.capabilities().await?.subject_mode)
     }
 
     async fn delete_version(
