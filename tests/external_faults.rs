@@ -367,3 +367,111 @@ async fn without_subject_modes_a_mode_is_refused_and_the_level_applies() {
         "{report}"
     );
 }
+
+/// The `(kind, name, outcome)` of each object in `check -o json` output.
+fn check_outcomes(output: &Output) -> Vec<(String, String, String, String)> {
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("not JSON: {}{}", text(&output.stdout), text(&output.stderr)));
+    report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap().to_owned(),
+                o["name"].as_str().unwrap().to_owned(),
+                o["outcome"].as_str().unwrap().to_owned(),
+                o["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A registry that stored a version our engine refuses (Karapace keeps an
+/// Avro int field with the default "x"): `apply` refuses the edit of that
+/// subject as InvalidSchema naming the stored version and applies the rest;
+/// `check` says the same per object (on main it aborted the whole run with
+/// exit 2, blaming the candidate).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_version_we_refuse_is_reported_per_object_by_check_and_apply() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    let stored = record("B", r#"{"name":"a","type":"int","default":0}"#);
+    let (status, _) = double
+        .backend_post("/subjects/bad-value/versions", &serde_json::json!({ "schema": stored }))
+        .await;
+    assert_eq!(status, 200);
+    double.faults.substitutes.lock().unwrap().push((
+        "bad-value".to_owned(),
+        1,
+        record("B", r#"{"name":"a","type":"int","default":"x"}"#),
+    ));
+    let (_dir, folder) = manifests(&[
+        (
+            "a.yaml",
+            schema_manifest(
+                "bad",
+                "bad-value",
+                &record(
+                    "B",
+                    r#"{"name":"a","type":"int","default":0},{"name":"b","type":"int","default":1}"#,
+                ),
+            ),
+        ),
+        (
+            "b.yaml",
+            schema_manifest("good", "good-value", &record("G", r#"{"name":"a","type":"string"}"#)),
+        ),
+    ]);
+    let predicted = run_args(
+        "check",
+        &["--registry-url", &double.url, "-o", "json", folder.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(
+        predicted.status.code(),
+        Some(1),
+        "{}{}",
+        text(&predicted.stdout),
+        text(&predicted.stderr)
+    );
+    let data = tempfile::tempdir().unwrap();
+    let applied = run(
+        "apply",
+        data.path(),
+        &["--registry-url", &double.url, "-o", "json", folder.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(applied.status.code(), Some(1), "{}", text(&applied.stdout));
+    let objects = items(&applied);
+    let bad = objects.iter().find(|o| o["metadata"]["name"] == "bad").unwrap();
+    let (ready, reason, message) = condition(bad, "Ready");
+    assert_eq!((ready.as_str(), reason.as_str()), ("False", "InvalidSchema"));
+    assert!(message.contains("version 1"), "names the stored version: {message}");
+    let good = objects.iter().find(|o| o["metadata"]["name"] == "good").unwrap();
+    assert_eq!(condition(good, "Ready").0, "True");
+
+    assert_eq!(
+        check_outcomes(&predicted),
+        vec![
+            (
+                "Schema".to_owned(),
+                "bad".to_owned(),
+                "rejected".to_owned(),
+                "InvalidSchema".to_owned()
+            ),
+            (
+                "Schema".to_owned(),
+                "good".to_owned(),
+                "register".to_owned(),
+                String::new()
+            ),
+        ]
+    );
+    let report: Value = serde_json::from_slice(&predicted.stdout).unwrap();
+    let message = report["objects"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("version 1"),
+        "check names the stored version: {message}"
+    );
+}

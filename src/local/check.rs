@@ -390,7 +390,8 @@ pub async fn check(
     checker: &Checker,
     now: &Time,
 ) -> Result<Vec<Checked>, CheckError> {
-    let registry: &dyn Registry = &scratch.registry;
+    let view = scratch.view();
+    let registry: &dyn Registry = &view;
     let objects_before = Objects::load(scratch.data()).map_err(ApplyError::from)?;
     let subjects = subject_names(loaded);
     let mut before = Vec::with_capacity(subjects.len());

@@ -8,3 +8,4 @@ pub mod manifests;
 pub mod objects;
 pub mod run;
 pub mod scratch;
+pub mod unstorable;

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::unstorable::{WithUnstorable, refused_as_unreadable};
 use crate::compat::Checker;
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::sqlite::{SqliteStore, snapshot_into};
@@ -93,9 +94,21 @@ pub struct Scratch {
     folder: tempfile::TempDir,
     /// The scratch registry: `check` applies to it and reads it.
     pub registry: EmbeddedRegistry,
+    /// Live versions of the source that the scratch could not store (see
+    /// [`super::unstorable`]); empty unless seeded.
+    pub unstorable: Vec<VersionedSchema>,
 }
 
 impl Scratch {
+    /// The registry `check` applies to: the scratch, with the source's
+    /// unstorable versions laid over it.
+    pub fn view(&self) -> WithUnstorable<'_> {
+        WithUnstorable {
+            scratch: &self.registry,
+            unstorable: &self.unstorable,
+        }
+    }
+
     /// The scratch data folder (holds `registry.db` and `objects.json`).
     pub fn data(&self) -> &Path {
         self.folder.path()
@@ -146,8 +159,8 @@ impl Scratch {
         subjects: &[SubjectName],
         checker: Checker,
     ) -> Result<Self, ScratchError> {
-        let scratch = Self::empty(checker).await?;
-        seed_scratch(source, subjects, &scratch.registry).await?;
+        let mut scratch = Self::empty(checker).await?;
+        scratch.unstorable = seed_scratch(source, subjects, &scratch.registry).await?;
         let subject_modes = source.supports_subject_mode().await.map_err(|source| SeedError::Read {
             what: "whether the registry has per-subject modes".to_owned(),
             source,
@@ -164,7 +177,11 @@ impl Scratch {
         let registry = EmbeddedRegistry::open(Arc::new(store), checker)
             .await
             .map_err(ScratchError::Load)?;
-        Ok(Self { folder, registry })
+        Ok(Self {
+            folder,
+            registry,
+            unstorable: Vec::new(),
+        })
     }
 }
 
@@ -174,7 +191,10 @@ impl Scratch {
 /// and mode, and the global level and mode.
 ///
 /// Versions are written in IMPORT mode, in an order where each version's
-/// references exist before it; the global mode is then set to the source's
+/// references exist before it. A version the scratch refuses for its content
+/// (the source accepted a text our engine cannot read), and every version
+/// referring to one, is returned instead of written: see
+/// [`super::unstorable`]. Otherwise the global mode is then set to the source's
 /// (READWRITE when the source is itself in IMPORT mode, so the scratch
 /// judges registrations as an ordinary registry does).
 ///
@@ -185,12 +205,12 @@ impl Scratch {
 /// from `source` is skipped.
 ///
 /// # Errors
-/// [`SeedError`] when the source cannot be read or the scratch refuses a write.
+/// [`SeedError`] when the source cannot be read or the scratch fails a write.
 pub async fn seed_scratch(
     source: &dyn Registry,
     subjects: &[SubjectName],
     scratch: &EmbeddedRegistry,
-) -> Result<(), SeedError> {
+) -> Result<Vec<VersionedSchema>, SeedError> {
     let read = |what: String| move |source| SeedError::Read { what, source };
     let write = |what: String| move |source| SeedError::Write { what, source };
     // The subjects asked for, then those their versions refer to.
@@ -232,10 +252,20 @@ pub async fn seed_scratch(
         .map_err(write("IMPORT mode".to_owned()))?;
     // Each pass writes the versions whose references are all written.
     let mut written = HashSet::new();
+    let mut unstorable: Vec<VersionedSchema> = Vec::new();
     while !pending.is_empty() {
         let before = pending.len();
         let mut waiting = Vec::new();
         for version in pending {
+            let refers_to_unstorable = version.references.iter().any(|reference| {
+                unstorable
+                    .iter()
+                    .any(|held| held.subject == reference.subject && held.version == reference.version)
+            });
+            if refers_to_unstorable {
+                unstorable.push(version);
+                continue;
+            }
             let ready = version
                 .references
                 .iter()
@@ -244,11 +274,21 @@ pub async fn seed_scratch(
                 waiting.push(version);
                 continue;
             }
-            import(scratch, &version).await.map_err(write(format!(
-                "version {} of subject `{}`",
-                version.version, version.subject
-            )))?;
-            written.insert((version.subject.clone(), version.version));
+            match import(scratch, &version).await {
+                Ok(()) => {
+                    written.insert((version.subject.clone(), version.version));
+                }
+                Err(error) if refused_as_unreadable(&error) => {
+                    tracing::info!(subject = %version.subject, version = %version.version, error = %error, "The source holds a version the scratch cannot store");
+                    unstorable.push(version);
+                }
+                Err(error) => {
+                    return Err(write(format!(
+                        "version {} of subject `{}`",
+                        version.version, version.subject
+                    ))(error));
+                }
+            }
         }
         pending = waiting;
         if pending.len() == before {
@@ -303,7 +343,7 @@ pub async fn seed_scratch(
         .set_mode(None, mode, true)
         .await
         .map_err(write("the global mode".to_owned()))?;
-    Ok(())
+    Ok(unstorable)
 }
 
 /// Writes one version with its ID and number. Should the scratch registry

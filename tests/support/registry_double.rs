@@ -140,6 +140,20 @@ impl RegistryDouble {
         self.state.subject_mode_writes.load(Ordering::SeqCst)
     }
 
+    /// `POST path` with a JSON body on the real registry, bypassing every fault.
+    pub async fn backend_post(&self, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
+        let answer = super::http::http_client()
+            .post(format!("{}{path}", self.backend_url))
+            .header("content-type", "application/vnd.schemaregistry.v1+json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the real registry answers");
+        let status = answer.status().as_u16();
+        let body = answer.json().await.unwrap_or(serde_json::Value::Null);
+        (status, body)
+    }
+
     /// `GET path` on the real registry, bypassing every fault.
     pub async fn backend_get(&self, path: &str) -> (u16, serde_json::Value) {
         let answer = super::http::http_client()
