@@ -520,8 +520,8 @@ async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Erro
     let previous = schema.status.as_ref();
     if schema::status::changed(previous, &reconciled.status) {
         patch_status::<Schema>(context, &key, &reconciled.status).await?;
-        if let Some(transition) = schema::status::transition(previous, &reconciled.status) {
-            if transition.warning
+        for transition in schema::status::transitions(previous, &reconciled.status) {
+            if transition.reason == "Rejected"
                 && let Some(reason) = find_condition(&reconciled.status.conditions, ConditionType::Stalled)
                     .and_then(|stalled| Reason::parse(&stalled.reason))
             {

@@ -190,7 +190,6 @@ async fn accept_loop(mut listener: TcpListener, state: Arc<ProxyState>, forward:
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 if forward.faults.reset_connections.load(Ordering::SeqCst) {
-                    let _ = stream.set_linger(Some(Duration::ZERO));
                     drop(stream);
                     continue;
                 }

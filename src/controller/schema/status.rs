@@ -267,12 +267,35 @@ pub fn summary(subject: &str, report: &Report) -> String {
 /// An event worth recording when the status changes this way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transition {
-    /// `Registered` or `Rejected`.
+    /// `Registered`, `Rejected` or `Drifted`.
     pub reason: &'static str,
     /// True for a Warning event.
     pub warning: bool,
     /// The event's note, at most 1 KiB.
     pub note: String,
+}
+
+/// The events for going from `previous` to `next`: the Ready or Stalled
+/// [`transition`], and a Warning `Drifted` when the subject newly drifted
+/// from what schemaops registered (or drifted another way).
+pub fn transitions(previous: Option<&SchemaStatus>, next: &SchemaStatus) -> Vec<Transition> {
+    let drifted = |status: &SchemaStatus| {
+        find_condition(&status.conditions, ConditionType::Drifted)
+            .filter(|condition| condition.status == "True")
+            .cloned()
+    };
+    let mut events: Vec<Transition> = transition(previous, next).into_iter().collect();
+    if let Some(now) = drifted(next) {
+        let before = previous.and_then(drifted);
+        if !before.is_some_and(|c| c.reason == now.reason && c.message == now.message) {
+            events.push(Transition {
+                reason: "Drifted",
+                warning: true,
+                note: truncate_message(&format!("{}: {}", now.reason, now.message), MAX_FRAGMENT_BYTES),
+            });
+        }
+    }
+    events
 }
 
 /// The event for going from `previous` to `next`, if it is a transition:
