@@ -475,3 +475,80 @@ async fn a_stored_version_we_refuse_is_reported_per_object_by_check_and_apply() 
         "check names the stored version: {message}"
     );
 }
+
+/// A version registered outside schemaops shows where people look: the
+/// `apply` table's REASON and a note under it, `check`'s result and a
+/// GitHub warning. Drift is reported, not refused: the exit status stays 0.
+/// The double returns stored texts canonicalized and answers compatibility
+/// checks without `messages`, as Confluent and Karapace may.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drift_shows_in_the_apply_table_and_in_check() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    double.faults.canonical_text.store(true, Ordering::SeqCst);
+    double.faults.no_verbose.store(true, Ordering::SeqCst);
+    let v1 = record("D", r#"{"name":"a","type":"string"}"#);
+    let (_dir, folder) = manifests(&[("a.yaml", schema_manifest("drifty", "drifty-value", &v1))]);
+    let data = tempfile::tempdir().unwrap();
+    let first = run(
+        "apply",
+        data.path(),
+        &["--registry-url", &double.url, folder.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stdout));
+    assert!(!text(&first.stdout).contains("drifted"), "{}", text(&first.stdout));
+
+    let v2 = record(
+        "D",
+        r#"{"name":"a","type":"string"},{"name":"b","type":"int","default":0}"#,
+    );
+    let (status, _) = double
+        .backend_post("/subjects/drifty-value/versions", &serde_json::json!({ "schema": v2 }))
+        .await;
+    assert_eq!(status, 200);
+
+    let second = run(
+        "apply",
+        data.path(),
+        &["--registry-url", &double.url, folder.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "drift is not a refusal: {}",
+        text(&second.stdout)
+    );
+    let table = text(&second.stdout);
+    let row: Vec<&str> = table
+        .lines()
+        .find(|line| line.split_whitespace().nth(2) == Some("drifty"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[6..], ["True", "RegisteredOutsideSchemaops"], "{table}");
+    assert!(
+        table.contains("Schema default/drifty has drifted (RegisteredOutsideSchemaops)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("version 2"),
+        "names the version registered outside: {table}"
+    );
+
+    let checked = run_args("check", &["--registry-url", &double.url, folder.to_str().unwrap()]).await;
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    let table = text(&checked.stdout);
+    assert!(table.contains("drifted (RegisteredOutsideSchemaops)"), "{table}");
+    let github = run_args(
+        "check",
+        &["--registry-url", &double.url, "-o", "github", folder.to_str().unwrap()],
+    )
+    .await;
+    assert!(
+        text(&github.stdout).contains("::warning file="),
+        "{}",
+        text(&github.stdout)
+    );
+}

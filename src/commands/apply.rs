@@ -198,6 +198,10 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
             ),
         };
         let ready = ready(object);
+        let reason = match drift(object) {
+            Some(drifted) if ready.is_some_and(|c| c.status == "True") => drifted.reason.clone(),
+            _ => ready.map_or_else(dash, |c| c.reason.clone()),
+        };
         rows.push([
             kind.to_owned(),
             metadata.namespace.clone().unwrap_or_default(),
@@ -206,7 +210,7 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
             version,
             id,
             ready.map_or_else(|| "Unknown".to_owned(), |c| c.status.clone()),
-            ready.map_or_else(dash, |c| c.reason.clone()),
+            reason,
         ]);
     }
     let widths: Vec<usize> = (0..8)
@@ -239,5 +243,25 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
             writeln!(out, "  {line}")?;
         }
     }
+    for object in applied {
+        let (Applied::Schema(schema), Some(drifted)) = (object, drift(object)) else {
+            continue;
+        };
+        writeln!(
+            out,
+            "\nSchema {}/{} has drifted ({}):\n  {}",
+            schema.metadata.namespace.as_deref().unwrap_or_default(),
+            schema.metadata.name.as_deref().unwrap_or_default(),
+            drifted.reason,
+            drifted.message
+        )?;
+    }
     Ok(())
+}
+
+/// A Schema's `Drifted=True` condition: the subject moved on outside
+/// schemaops. Reported in the table; it does not change the exit status.
+fn drift(object: &Applied) -> Option<&Condition> {
+    let Applied::Schema(schema) = object else { return None };
+    find_condition(&schema.status.as_ref()?.conditions, ConditionType::Drifted).filter(|c| c.status == "True")
 }

@@ -429,6 +429,35 @@ mod tests {
     }
 
     #[test]
+    fn a_new_drift_is_a_warning_event_once() {
+        let mut quiet = SchemaStatus::default();
+        crate::crd::conditions::set_condition(
+            &mut quiet.conditions,
+            ConditionType::Ready,
+            true,
+            "Registered",
+            "registered as version 1",
+            Some(1),
+            &at(1),
+        );
+        let mut drifted = quiet.clone();
+        crate::crd::conditions::set_condition(
+            &mut drifted.conditions,
+            ConditionType::Drifted,
+            true,
+            "RegisteredOutsideSchemaops",
+            "version 2 was registered outside schemaops",
+            Some(1),
+            &at(2),
+        );
+        let events = transitions(Some(&quiet), &drifted);
+        assert_eq!(events.len(), 1);
+        assert_eq!((events[0].reason, events[0].warning), ("Drifted", true));
+        assert!(events[0].note.contains("version 2"), "{}", events[0].note);
+        assert!(transitions(Some(&drifted), &drifted).is_empty(), "no second event");
+    }
+
+    #[test]
     fn an_unreachable_registry_keeps_what_was_in_force_and_says_reconciling() {
         let mut inputs = inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None);
         let plan = decide(&inputs, &Checker::new(Limits::default()));

@@ -150,6 +150,27 @@ pub struct Checked {
     pub new_versions: Vec<u32>,
     /// What would happen.
     pub outcome: Outcome,
+    /// The subject holds versions registered outside schemaops after this
+    /// Schema's (or lost the one holding it): the Drifted condition.
+    pub drift: Option<Drift>,
+}
+
+/// A Schema's `Drifted=True` condition: reported, not a refusal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Drift {
+    /// `RegisteredOutsideSchemaops` or `VersionDeletedOutsideSchemaops`.
+    pub reason: String,
+    /// What changed outside schemaops.
+    pub message: String,
+}
+
+/// The drift a Schema's status reports, if any.
+fn drift_of(status: Option<&SchemaStatus>) -> Option<Drift> {
+    let drifted = find_condition(&status?.conditions, ConditionType::Drifted)?;
+    (drifted.status == "True").then(|| Drift {
+        reason: drifted.reason.clone(),
+        message: drifted.message.clone(),
+    })
 }
 
 impl Checked {
@@ -453,6 +474,7 @@ pub async fn check(
                     version: status.and_then(|s| s.version).and_then(|v| u32::try_from(v).ok()),
                     previous_version: previous.and_then(|v| u32::try_from(v).ok()),
                     new_versions: new_versions(&before_subject, &after_subject),
+                    drift: drift_of(status),
                     key,
                     subject,
                 }
@@ -471,6 +493,7 @@ pub async fn check(
                     version: None,
                     previous_version: None,
                     new_versions: Vec::new(),
+                    drift: None,
                     key,
                     subject,
                 }
@@ -631,6 +654,7 @@ mod tests {
             previous_version: Some(1),
             new_versions: Vec::new(),
             outcome,
+            drift: None,
         }
     }
 

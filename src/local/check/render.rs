@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{Checked, Outcome, SettingChange, Verdict, verdict};
+use super::{Checked, Drift, Outcome, SettingChange, Verdict, verdict};
 use crate::crd::IncompatibilityStatus;
 use crate::local::manifests::Origin;
 
@@ -54,7 +54,10 @@ pub fn render_table(checked: &[Checked]) -> String {
             object.key.name.clone(),
             object.subject.clone(),
             location(&object.origin),
-            object.summary(),
+            match &object.drift {
+                Some(drift) => format!("{}; drifted ({})", object.summary(), drift.reason),
+                None => object.summary(),
+            },
         ]);
     }
     let widths: Vec<usize> = (0..6)
@@ -90,6 +93,18 @@ pub fn render_table(checked: &[Checked]) -> String {
         for line in message.lines() {
             let _ = writeln!(out, "  {line}");
         }
+    }
+    for object in checked {
+        let Some(drift) = &object.drift else { continue };
+        let _ = writeln!(
+            out,
+            "\n{} {} has drifted ({}), {}:\n  {}",
+            object.kind.as_str(),
+            object.key,
+            drift.reason,
+            location(&object.origin),
+            drift.message
+        );
     }
     let _ = writeln!(out, "\n{}", tally(checked));
     out
@@ -141,6 +156,8 @@ pub struct JsonObject<'a> {
     pub incompatibilities: &'a [IncompatibilityStatus],
     /// How many incompatibilities there are in all.
     pub incompatibilities_total: usize,
+    /// The subject's drift from what schemaops registered, if any.
+    pub drift: Option<&'a Drift>,
 }
 
 /// The stable, machine-readable document of `-o json`.
@@ -196,6 +213,7 @@ pub fn render_json(checked: &[Checked]) -> String {
                     message,
                     incompatibilities,
                     incompatibilities_total: total,
+                    drift: object.drift.as_ref(),
                 }
             })
             .collect(),
@@ -235,6 +253,14 @@ pub fn render_github(checked: &[Checked]) -> String {
     let mut out = String::new();
     for object in checked {
         let name = format!("{} {}", object.kind.as_str(), object.key);
+        if let Some(drift) = &object.drift {
+            out.push_str(&workflow_command(
+                "warning",
+                &object.origin,
+                &format!("{name} has drifted ({})", drift.reason),
+                &drift.message,
+            ));
+        }
         let line = match &object.outcome {
             Outcome::Unchanged => continue,
             Outcome::Register { .. } => workflow_command(
@@ -291,6 +317,7 @@ mod tests {
             previous_version: Some(1),
             new_versions: Vec::new(),
             outcome,
+            drift: None,
         }
     }
     #[test]
