@@ -3,7 +3,9 @@
 //! and the real `kubectl` applying manifests and waiting on conditions. The
 //! registry is checked over its own REST API. Every scenario runs twice: with
 //! the operator's embedded registry, and with `--registry-url` pointing at a
-//! separate `schemaops registry` process.
+//! separate `schemaops registry` process. Scenarios of issue 15 run against
+//! the registry double (`support/registry_double.rs`): a registry electing
+//! its leader, one without per-subject modes, one edited by hand.
 
 #[path = "support/apiserver/mod.rs"]
 mod apiserver;
@@ -17,6 +19,7 @@ use apiserver::TestApiServer;
 use serde_json::Value;
 use support::operator::OperatorProcess;
 use support::registry::RegistryProcess;
+use support::registry_double::RegistryDouble;
 
 /// How long any one convergence may take.
 const CONVERGE: Duration = Duration::from_secs(60);
@@ -28,13 +31,32 @@ enum Backend {
     Embedded,
     /// A separate `schemaops registry` process, through `--registry-url`.
     External,
+    /// The same behind the fault-injecting registry double.
+    Double,
+}
+
+/// The registry the operator is pointed at with `--registry-url`.
+enum Remote {
+    /// A `schemaops registry` process.
+    Process(RegistryProcess),
+    /// The registry double in front of one.
+    Double(RegistryDouble),
+}
+
+impl Remote {
+    fn url(&self) -> String {
+        match self {
+            Remote::Process(process) => process.url.clone(),
+            Remote::Double(double) => double.url.clone(),
+        }
+    }
 }
 
 /// A cluster to test against, with one namespace of its own, and an operator watching it.
 struct Cluster {
     // Fields drop in order: the operator stops before the API server does.
     operator: Option<OperatorProcess>,
-    external: Option<RegistryProcess>,
+    external: Option<Remote>,
     _external_data: tempfile::TempDir,
     _server: Option<TestApiServer>,
     kubeconfig: PathBuf,
@@ -68,7 +90,8 @@ impl Cluster {
         let external_data = tempfile::tempdir().unwrap();
         let external = match backend {
             Backend::Embedded => None,
-            Backend::External => Some(RegistryProcess::start(external_data.path()).await),
+            Backend::External => Some(Remote::Process(RegistryProcess::start(external_data.path()).await)),
+            Backend::Double => Some(Remote::Double(RegistryDouble::start(external_data.path()).await)),
         };
         let test = format!("{test}-{}", if external.is_some() { "ext" } else { "emb" });
         let mut cluster = Cluster {
@@ -91,13 +114,21 @@ impl Cluster {
     async fn start_operator(&mut self, extra: &[&str]) {
         let mut args = vec!["--namespace".to_owned(), self.namespace.clone()];
         if let Some(external) = &self.external {
-            args.extend(["--registry-url".to_owned(), external.url.clone()]);
+            args.extend(["--registry-url".to_owned(), external.url()]);
         }
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let operator = OperatorProcess::start(&self.kubeconfig, self.data.path(), &args);
         operator.wait_ready(CONVERGE).await;
         self.operator = Some(operator);
+    }
+
+    /// The registry double, for a test started with [`Backend::Double`].
+    fn double(&self) -> &RegistryDouble {
+        match &self.external {
+            Some(Remote::Double(double)) => double,
+            _ => panic!("the test runs against the registry double"),
+        }
     }
 
     fn operator(&mut self) -> &mut OperatorProcess {
@@ -107,7 +138,7 @@ impl Cluster {
     /// The registry the operator manages: its own, or the external one.
     fn registry_url(&self) -> String {
         match &self.external {
-            Some(external) => external.url.clone(),
+            Some(external) => external.url(),
             None => self.operator.as_ref().expect("the operator runs").registry_url.clone(),
         }
     }
@@ -340,7 +371,9 @@ spec:
     match backend {
         // The embedded registry's size; an external one's is not ours to report.
         Backend::Embedded => assert_eq!(value("schemaops_registry_versions"), 3.0, "{scrape}"),
-        Backend::External => assert!(!scrape.contains("schemaops_registry_versions"), "{scrape}"),
+        Backend::External | Backend::Double => {
+            assert!(!scrape.contains("schemaops_registry_versions"), "{scrape}")
+        }
     }
 }
 
@@ -824,6 +857,130 @@ async fn with_leader_election_one_replica_reconciles_and_the_other_takes_over_wh
     ));
     cluster.wait_for("schema", "third", "Ready");
     assert_eq!(cluster.versions("third-value").await, vec![1]);
+}
+
+fn subject_config(name: &str, subject: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: {name}\nspec:\n  subject: {subject}\n{extra}"
+    )
+}
+
+/// Issue 15: a registry electing its leader answers every write with 500
+/// while reads work. The Schema waits (Reconciling, RegistryUnavailable),
+/// nothing is registered, and once writes work it is registered as version 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_a_registry_without_a_leader_the_schema_waits_then_registers() {
+    let Some(cluster) = Cluster::start("no-leader", Backend::Double, &[]).await else {
+        return;
+    };
+    let faults = &cluster.double().faults;
+    faults.writes_fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    cluster.apply_text(&avro_schema(
+        "orders",
+        "orders-value",
+        "Retain",
+        r#"{"name":"a","type":"int"}"#,
+    ));
+    cluster.wait_for("schema", "orders", "Reconciling");
+    let object = cluster.get("schema", "orders");
+    assert_eq!(
+        condition_field(&object, "Reconciling", "reason"),
+        "RegistryUnavailable",
+        "{object:#}"
+    );
+    assert_eq!(cluster.double().registrations(), 0);
+    assert!(cluster.versions("orders-value").await.is_empty());
+
+    faults.writes_fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    cluster.wait_for("schema", "orders", "Ready");
+    let object = cluster.wait_converged("schema", "orders");
+    assert_eq!(object["status"]["version"], 1, "{object:#}");
+    assert_eq!(cluster.versions("orders-value").await, vec![1]);
+}
+
+/// Issue 15: a registry without per-subject modes (Karapace). A SubjectConfig
+/// with only a level stays Ready over many resyncs; one asking for READONLY
+/// is `ModeUnsupported` with its level in force and no protection claimed (a
+/// Schema on its subject registers); no mode write or delete is ever sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn against_a_registry_without_subject_modes_no_mode_is_written_or_claimed() {
+    let Some(cluster) = Cluster::start("no-modes", Backend::Double, &["--resync-seconds", "1"]).await else {
+        return;
+    };
+    cluster
+        .double()
+        .faults
+        .karapace_modes
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    cluster.apply_text(&subject_config("levels", "levels-value", "  compatibility: FORWARD\n"));
+    cluster.apply_text(&subject_config(
+        "locked",
+        "locked-value",
+        "  compatibility: FULL\n  mode: READONLY\n",
+    ));
+    cluster.apply_text(&avro_schema(
+        "locked",
+        "locked-value",
+        "Retain",
+        r#"{"name":"a","type":"int"}"#,
+    ));
+    cluster.wait_for("subjectconfig", "levels", "Ready");
+    cluster.wait_for("schema", "locked", "Ready");
+    let locked = cluster.wait_converged("subjectconfig", "locked");
+    assert_eq!(condition(&locked, "Ready"), Some("False"), "{locked:#}");
+    assert_eq!(condition_field(&locked, "Ready", "reason"), "ModeUnsupported");
+    assert_eq!(locked["status"]["compatibility"], "FULL");
+    assert_eq!(locked["status"]["mode"], "READWRITE");
+    // Several resyncs later, still no mode write, and the level-only config is still Ready.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let levels = cluster.get("subjectconfig", "levels");
+    assert_eq!(condition(&levels, "Ready"), Some("True"), "{levels:#}");
+    assert_eq!(cluster.double().subject_mode_writes(), 0);
+    let (_, level) = cluster.registry_json("/config/locked-value").await;
+    assert_eq!(level["compatibilityLevel"], "FULL");
+}
+
+/// Issue 15: a version registered outside schemaops raises a Drifted
+/// warning event, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_registered_outside_schemaops_raises_a_drifted_event() {
+    let Some(cluster) = Cluster::start("drift-event", Backend::Double, &["--resync-seconds", "1"]).await else {
+        return;
+    };
+    cluster.apply_text(&avro_schema(
+        "orders",
+        "orders-value",
+        "Retain",
+        r#"{"name":"a","type":"int"}"#,
+    ));
+    cluster.wait_for("schema", "orders", "Ready");
+    let v2 =
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":0}]}"#;
+    let (status, _) = cluster
+        .double()
+        .backend_post("/subjects/orders-value/versions", &serde_json::json!({ "schema": v2 }))
+        .await;
+    assert_eq!(status, 200);
+    cluster.wait_for("schema", "orders", "Drifted");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let events = cluster.kubectl_ok(&["get", "events", "-o", "json"]);
+    let events: Value = serde_json::from_str(&events).unwrap();
+    let drifted: Vec<&Value> = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|event| event["reason"] == "Drifted")
+        .collect();
+    assert_eq!(drifted.len(), 1, "one Drifted event: {events:#}");
+    assert_eq!(drifted[0]["type"], "Warning");
+    assert!(
+        drifted[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("RegisteredOutsideSchemaops"),
+        "{:#}",
+        drifted[0]
+    );
 }
 
 /// Each scenario against both registries.
