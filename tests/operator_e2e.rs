@@ -6,6 +6,11 @@
 //! separate `schemaops registry` process. Scenarios of issue 15 run against
 //! the registry double (`support/registry_double.rs`): a registry electing
 //! its leader, one without per-subject modes, one edited by hand.
+//!
+//! `SCHEMAOPS_TEST_REGISTRY_URL=URL` runs the external-registry scenarios
+//! against a registry of your own (Confluent, Karapace, …) instead of a
+//! `schemaops registry` process: every subject gets a suffix unique to the
+//! run, so nothing already there is touched.
 
 #[path = "support/apiserver/mod.rs"]
 mod apiserver;
@@ -41,6 +46,8 @@ enum Remote {
     Process(RegistryProcess),
     /// The registry double in front of one.
     Double(RegistryDouble),
+    /// A registry of the user's, named by `SCHEMAOPS_TEST_REGISTRY_URL`.
+    Url(String),
 }
 
 impl Remote {
@@ -48,6 +55,7 @@ impl Remote {
         match self {
             Remote::Process(process) => process.url.clone(),
             Remote::Double(double) => double.url.clone(),
+            Remote::Url(url) => url.clone(),
         }
     }
 }
@@ -63,6 +71,9 @@ struct Cluster {
     cache: tempfile::TempDir,
     namespace: String,
     data: tempfile::TempDir,
+    /// Appended to every subject: empty, or unique to the run when the
+    /// registry is shared (`SCHEMAOPS_TEST_REGISTRY_URL`).
+    subject_suffix: String,
 }
 
 impl Cluster {
@@ -88,9 +99,15 @@ impl Cluster {
             .map_or(0, |elapsed| elapsed.subsec_nanos())
             ^ std::process::id();
         let external_data = tempfile::tempdir().unwrap();
+        let user_registry = std::env::var("SCHEMAOPS_TEST_REGISTRY_URL")
+            .ok()
+            .filter(|url| !url.is_empty());
         let external = match backend {
             Backend::Embedded => None,
-            Backend::External => Some(Remote::Process(RegistryProcess::start(external_data.path()).await)),
+            Backend::External => Some(match &user_registry {
+                Some(url) => Remote::Url(url.trim_end_matches('/').to_owned()),
+                None => Remote::Process(RegistryProcess::start(external_data.path()).await),
+            }),
             Backend::Double => Some(Remote::Double(RegistryDouble::start(external_data.path()).await)),
         };
         let test = format!("{test}-{}", if external.is_some() { "ext" } else { "emb" });
@@ -103,6 +120,10 @@ impl Cluster {
             namespace: format!("e2e-{}-{:x}", test.replace('_', "-"), suffix % 0xffff),
             data: tempfile::tempdir().unwrap(),
             operator: None,
+            subject_suffix: match (&user_registry, backend) {
+                (Some(_), Backend::External) => format!("-e2e{:x}", suffix),
+                _ => String::new(),
+            },
         };
         let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
         cluster.kubectl_ok(&["apply", "-f", crds.to_str().unwrap()]);
@@ -169,8 +190,35 @@ impl Cluster {
         String::from_utf8(output.stdout).unwrap()
     }
 
-    /// Applies a manifest given as text.
+    /// The subject this run uses for `base` (see `subject_suffix`).
+    fn subject(&self, base: &str) -> String {
+        format!("{base}{}", self.subject_suffix)
+    }
+
+    /// A registry path with its subject segment made this run's.
+    fn registry_path(&self, path: &str) -> String {
+        if self.subject_suffix.is_empty() {
+            return path.to_owned();
+        }
+        let segment = regex::Regex::new(r"^/(subjects|config|mode)/([^/?]+)").unwrap();
+        segment
+            .replace(path, |found: &regex::Captures<'_>| {
+                format!("/{}/{}", &found[1], self.subject(&found[2]))
+            })
+            .into_owned()
+    }
+
+    /// Applies a manifest given as text (its subjects made this run's).
     fn apply_text(&self, manifest: &str) {
+        let manifest = if self.subject_suffix.is_empty() {
+            manifest.to_owned()
+        } else {
+            let line = regex::Regex::new(r"(?m)^(\s*(?:- )?subject:\s*)(\S+)\s*$").unwrap();
+            line.replace_all(manifest, |found: &regex::Captures<'_>| {
+                format!("{}{}", &found[1], self.subject(&found[2]))
+            })
+            .into_owned()
+        };
         let file = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
         std::fs::write(file.path(), manifest).unwrap();
         self.kubectl_ok(&["apply", "-f", file.path().to_str().unwrap()]);
@@ -181,7 +229,7 @@ impl Cluster {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("examples/evolution")
             .join(name);
-        self.kubectl_ok(&["apply", "-f", path.to_str().unwrap()]);
+        self.apply_text(&std::fs::read_to_string(path).unwrap());
     }
 
     fn get(&self, kind: &str, name: &str) -> Value {
@@ -223,7 +271,11 @@ impl Cluster {
     /// The registry's live versions of `subject` (empty when it has none).
     async fn versions(&self, subject: &str) -> Vec<i64> {
         let response = support::http_client()
-            .get(format!("{}/subjects/{subject}/versions", self.registry_url()))
+            .get(format!(
+                "{}/subjects/{}/versions",
+                self.registry_url(),
+                self.subject(subject)
+            ))
             .send()
             .await
             .unwrap();
@@ -236,7 +288,7 @@ impl Cluster {
 
     async fn registry_json(&self, path: &str) -> (u16, Value) {
         let response = support::http_client()
-            .get(format!("{}{path}", self.registry_url()))
+            .get(format!("{}{}", self.registry_url(), self.registry_path(path)))
             .send()
             .await
             .unwrap();
@@ -425,8 +477,8 @@ async fn the_examples_end_as_schemaops_apply_leaves_them(backend: Backend) {
     files.sort();
     // One commit at a time, as a GitOps tool would sync them.
     for file in &files {
-        cluster.kubectl_ok(&["apply", "-f", file.to_str().unwrap()]);
         let text = std::fs::read_to_string(file).unwrap();
+        cluster.apply_text(&text);
         for document in text.split("\n---") {
             let kind = if document.contains("kind: Schema\n") {
                 "schema"
@@ -463,6 +515,10 @@ async fn the_examples_end_as_schemaops_apply_leaves_them(backend: Backend) {
         let name = item["metadata"]["name"].as_str().unwrap();
         let live = cluster.get(&kind, name);
         for field in ["version", "id", "fingerprint", "compatibility"] {
+            // IDs are global: a shared registry gives other ones than a fresh one.
+            if field == "id" && !cluster.subject_suffix.is_empty() {
+                continue;
+            }
             assert_eq!(
                 live["status"][field], item["status"][field],
                 "{kind}/{name} {field}: {live:#}"
@@ -680,7 +736,11 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten(backe
     cluster.wait_for("schema", "orders", "Ready");
     let body = serde_json::json!({"schema": r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":0}]}"#});
     let response = support::http_client()
-        .post(format!("{}/subjects/orders-value/versions", cluster.registry_url()))
+        .post(format!(
+            "{}{}",
+            cluster.registry_url(),
+            cluster.registry_path("/subjects/orders-value/versions")
+        ))
         .json(&body)
         .send()
         .await
@@ -706,7 +766,7 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten(backe
         "/subjects/orders-value/versions/1?permanent=true",
     ] {
         let response = client
-            .delete(format!("{}{path}", cluster.registry_url()))
+            .delete(format!("{}{}", cluster.registry_url(), cluster.registry_path(path)))
             .send()
             .await
             .unwrap();
