@@ -552,3 +552,45 @@ async fn drift_shows_in_the_apply_table_and_in_check() {
         text(&github.stdout)
     );
 }
+
+/// A registry that hangs, or resets every connection, is a run-level fact
+/// too: `apply` exits 2 within seconds, nothing stored, the objects kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_or_resetting_registry_ends_the_run_with_exit_2_within_seconds() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    let (_dir, folder) = manifests(&three_edits());
+    for fault in ["hang", "reset"] {
+        let data = tempfile::tempdir().unwrap();
+        match fault {
+            "hang" => double.faults.delay_ms.store(5_000, Ordering::SeqCst),
+            _ => {
+                double.faults.delay_ms.store(0, Ordering::SeqCst);
+                double.faults.reset_connections.store(true, Ordering::SeqCst);
+            }
+        }
+        let started = Instant::now();
+        let output = run(
+            "apply",
+            data.path(),
+            &[
+                "--registry-url",
+                &double.url,
+                "--registry-timeout-seconds",
+                "1",
+                folder.to_str().unwrap(),
+            ],
+        )
+        .await;
+        let took = started.elapsed();
+        assert_eq!(output.status.code(), Some(2), "{fault}: {}", text(&output.stderr));
+        assert!(took < Duration::from_secs(10), "{fault}: the run took {took:?}");
+        eprintln!("{fault}: apply ended in {took:?}");
+        assert!(
+            text(&output.stderr).contains("unavailable"),
+            "{fault}: {}",
+            text(&output.stderr)
+        );
+    }
+    assert_eq!(double.registrations(), 0);
+}
