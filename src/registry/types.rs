@@ -9,7 +9,7 @@ use super::Error;
 use crate::compat::{Format, Mode, Report};
 
 /// A subject name: any non-empty text without control characters.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(try_from = "String", into = "String")]
 pub struct SubjectName(String);
 
@@ -67,7 +67,7 @@ impl fmt::Display for SubjectName {
 }
 
 /// A version number of a subject: 1 to 2³¹−1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct Version(u32);
 
@@ -130,7 +130,7 @@ impl FromStr for VersionSelector {
 }
 
 /// A global schema ID.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct SchemaId(u32);
 
@@ -156,7 +156,7 @@ impl fmt::Display for SchemaId {
 }
 
 /// A reference from one schema to a version of another subject.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SchemaReference {
     /// The name the referring schema uses (an Avro full name, a .proto import path, a JSON `$ref`).
     pub name: String,
@@ -209,7 +209,7 @@ pub struct VersionedSchema {
 }
 
 /// A (subject, version) pair.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
 pub struct SubjectVersion {
     /// The subject.
     pub subject: SubjectName,
@@ -270,7 +270,7 @@ pub struct CompatibilityResult {
 }
 
 /// A registry or subject mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum RegistryMode {
     /// Reads and writes.

@@ -3,6 +3,8 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::wire::json_response;
 use crate::registry::Error;
@@ -88,9 +90,24 @@ impl From<Error> for ApiError {
     }
 }
 
+/// The body of every error response, as Confluent sends it: exactly these
+/// two fields.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"error_code": 40401, "message": "subject `orders-value` not found"}))]
+pub struct ErrorBody {
+    /// Confluent's error code: the HTTP status, or the status followed by two digits (40401).
+    pub error_code: u32,
+    /// What went wrong, for a person.
+    pub message: String,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"error_code": self.code, "message": self.message});
+        let body = ErrorBody {
+            error_code: self.code,
+            message: self.message,
+        };
         let mut response = json_response(&body);
         *response.status_mut() = self.status;
         response

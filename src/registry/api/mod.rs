@@ -4,6 +4,7 @@
 
 mod auth;
 mod error;
+pub mod openapi;
 mod wire;
 
 use std::sync::Arc;
@@ -17,6 +18,12 @@ use axum::routing::{get, post};
 
 pub use auth::{Access, Auth, Credential, load_credentials};
 pub use error::ApiError;
+use error::ErrorBody;
+use openapi::{
+    BAD_REQUEST, CompatibilityLevelBody, CompatibilityUpdate, CompatibilityUpdated, CompatibilityVerdict,
+    DefaultToGlobal, Deleted, DeletedOnly, Empty, ModeBody, Paging, RegisteredId, STORE_FAILED, SchemaType,
+    SerializedFormat, SubjectPrefix,
+};
 use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
 use crate::compat::Mode;
@@ -73,6 +80,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/mode", get(get_mode).put(put_mode).delete(delete_mode))
         .route("/mode/{subject}", get(get_mode).put(put_mode).delete(delete_mode))
         .route("/contexts", get(contexts))
+        .route("/openapi.json", get(openapi::serve))
         .fallback(not_found);
     let routes = if state.auth.is_some() {
         routes.layer(axum::middleware::from_fn_with_state(state.clone(), auth::check))
@@ -145,14 +153,35 @@ fn schema_id(text: &str) -> Result<SchemaId, ApiError> {
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "server",
+    summary = "The API root",
+    responses((status = 200, description = "An empty object", body = Empty))
+)]
 async fn root() -> Response {
     json_response(&serde_json::json!({}))
 }
 
+#[utoipa::path(
+    get,
+    path = "/contexts",
+    tag = "server",
+    summary = "The contexts: only the default one",
+    responses((status = 200, description = "`[\".\"]`", body = Vec<String>))
+)]
 async fn contexts() -> Response {
     json_response(&["."])
 }
 
+#[utoipa::path(
+    get,
+    path = "/schemas/types",
+    tag = "schemas",
+    summary = "The schema types the registry accepts",
+    responses((status = 200, description = "The types", body = Vec<SchemaType>))
+)]
 async fn schema_types(State(state): State<ApiState>) -> Response {
     let names: Vec<&str> = state
         .registry
@@ -163,6 +192,22 @@ async fn schema_types(State(state): State<ApiState>) -> Response {
     json_response(&names)
 }
 
+#[utoipa::path(
+    get,
+    path = "/schemas/ids/{id}",
+    tag = "schemas",
+    summary = "The schema a global ID names",
+    params(("id" = i64, Path, description = "The schema's global ID"), SerializedFormat),
+    responses(
+        (status = 200, description = "The schema", body = wire::SchemaByIdResponse),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID (also for text that is not an ID)",
+         body = ErrorBody),
+        (status = 422, description = "42201: a stored Protobuf schema has no descriptor to serialize",
+         body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn schema_by_id(State(state): State<ApiState>, Path(id): Path<String>, query: QueryParams) -> Reply {
     let id = schema_id(&id)?;
     let found = state.registry.schema_by_id(id).await?;
@@ -182,6 +227,20 @@ fn serialized_requested(query: &QueryParams, format: crate::compat::Format) -> b
             .is_some_and(|value| value.eq_ignore_ascii_case("serialized"))
 }
 
+#[utoipa::path(
+    get,
+    path = "/schemas/ids/{id}/schema",
+    tag = "schemas",
+    summary = "The text of the schema a global ID names",
+    params(("id" = i64, Path, description = "The schema's global ID")),
+    responses(
+        (status = 200, description = "The schema text as registered: JSON for Avro and JSON Schema, \
+                                      `.proto` text for Protobuf", body = serde_json::Value),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn raw_schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
     let found = state.registry.schema_by_id(schema_id(&id)?).await?;
     Ok(raw(found.text.clone()))
@@ -196,6 +255,19 @@ fn raw(text: String) -> Response {
     response
 }
 
+#[utoipa::path(
+    get,
+    path = "/schemas/ids/{id}/subjects",
+    tag = "schemas",
+    summary = "The subjects that hold the schema a global ID names",
+    params(("id" = i64, Path, description = "The schema's global ID"), Deleted, Paging),
+    responses(
+        (status = 200, description = "The subjects", body = Vec<SubjectName>),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn subjects_of_id(State(state): State<ApiState>, Path(id): Path<String>, query: QueryParams) -> Reply {
     let holders = state
         .registry
@@ -206,6 +278,19 @@ async fn subjects_of_id(State(state): State<ApiState>, Path(id): Path<String>, q
     Ok(json_response(&query.page(subjects)?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/schemas/ids/{id}/versions",
+    tag = "schemas",
+    summary = "The subject versions that hold the schema a global ID names",
+    params(("id" = i64, Path, description = "The schema's global ID"), Deleted, Paging),
+    responses(
+        (status = 200, description = "The (subject, version) pairs", body = Vec<crate::registry::SubjectVersion>),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn versions_of_id(State(state): State<ApiState>, Path(id): Path<String>, query: QueryParams) -> Reply {
     let holders = state
         .registry
@@ -214,6 +299,23 @@ async fn versions_of_id(State(state): State<ApiState>, Path(id): Path<String>, q
     Ok(json_response(&query.page(holders)?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/schemas",
+    tag = "schemas",
+    summary = "Every version of every subject, or of those with a prefix",
+    params(
+        SubjectPrefix,
+        Deleted,
+        ("latestOnly" = Option<bool>, Query, description = "Only each subject's latest version"),
+        Paging,
+    ),
+    responses(
+        (status = 200, description = "The versions", body = Vec<wire::SchemaResponse>),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn list_schemas(State(state): State<ApiState>, query: QueryParams) -> Reply {
     let include_deleted = query.flag("deleted")?;
     let filter = SubjectFilter {
@@ -251,6 +353,18 @@ async fn list_schemas(State(state): State<ApiState>, query: QueryParams) -> Repl
     Ok(json_response(&bodies))
 }
 
+#[utoipa::path(
+    get,
+    path = "/subjects",
+    tag = "subjects",
+    summary = "The subjects",
+    params(SubjectPrefix, Deleted, DeletedOnly, Paging),
+    responses(
+        (status = 200, description = "The subject names", body = Vec<SubjectName>),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn list_subjects(State(state): State<ApiState>, query: QueryParams) -> Reply {
     let filter = SubjectFilter {
         prefix: query.text("subjectPrefix").map(str::to_owned),
@@ -267,6 +381,20 @@ async fn list_subjects(State(state): State<ApiState>, query: QueryParams) -> Rep
     Ok(json_response(&query.page(names)?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/subjects/{subject}/versions",
+    tag = "subjects",
+    summary = "A subject's version numbers",
+    params(("subject" = String, Path, description = "The subject"), Deleted, DeletedOnly, Paging),
+    responses(
+        (status = 200, description = "The version numbers, oldest first", body = Vec<Version>),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401: no such subject (or none of its versions is live)", body = ErrorBody),
+        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams) -> Reply {
     let filter = if query.flag("deletedOnly")? || query.flag("deleted_only")? {
         VersionFilter::DeletedOnly
@@ -279,6 +407,28 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
     Ok(json_response(&query.page(versions)?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/subjects/{subject}/versions",
+    tag = "subjects",
+    summary = "Register a schema under a subject (or find it there)",
+    params(("subject" = String, Path, description = "The subject")),
+    request_body = SchemaRequest,
+    responses(
+        (status = 200, description = "The schema's global ID", body = RegisteredId),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 409, description = "409: incompatible with the subject's versions under its level (the \
+                                      message lists every incompatibility), or of another schema type",
+         body = ErrorBody),
+        (status = 422, description = "42201: not a valid schema, a reference that does not exist, an unknown \
+                                      schema type, or a check too complex to decide; 42202: `version` is not \
+                                      valid; 42205: the subject or registry is read-only, or an ID or version \
+                                      given outside IMPORT mode; 42207: the ID names another schema; 42208: \
+                                      not a valid subject name; 42209: the schema is over the size limit",
+         body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn register(State(state): State<ApiState>, Path(name): Path<String>, body: Body) -> Reply {
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
@@ -301,6 +451,24 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, body:
     Ok(json_response(&serde_json::json!({ "id": registered.id })))
 }
 
+#[utoipa::path(
+    post,
+    path = "/subjects/{subject}",
+    tag = "subjects",
+    summary = "Find the version of a subject that holds a schema",
+    params(("subject" = String, Path, description = "The subject"), Deleted),
+    request_body = SchemaRequest,
+    responses(
+        (status = 200, description = "The version that holds it", body = wire::SchemaResponse),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401: no such subject; 40403: the subject does not hold the schema",
+         body = ErrorBody),
+        (status = 422, description = "42201: not a valid schema, a reference that does not exist, or an \
+                                      unknown schema type; 42208: not a valid subject name; 42209: the schema \
+                                      is over the size limit", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams, body: Body) -> Reply {
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
@@ -311,6 +479,26 @@ async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: 
     Ok(json_response(&SchemaResponse::from(&found)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/subjects/{subject}/versions/{version}",
+    tag = "subjects",
+    summary = "A version of a subject",
+    params(
+        ("subject" = String, Path, description = "The subject"),
+        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+        Deleted,
+        SerializedFormat,
+    ),
+    responses(
+        (status = 200, description = "The version", body = wire::SchemaResponse),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
+        (status = 422, description = "42201: a stored Protobuf schema has no descriptor to serialize; 42202: \
+                                      not a valid version; 42208: not a valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn get_version(
     State(state): State<ApiState>,
     Path((name, number)): Path<(String, String)>,
@@ -326,6 +514,25 @@ async fn get_version(
     Ok(json_response(&SchemaResponse::from(&found)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/subjects/{subject}/versions/{version}/schema",
+    tag = "subjects",
+    summary = "The schema text of a version of a subject",
+    params(
+        ("subject" = String, Path, description = "The subject"),
+        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+    ),
+    responses(
+        (status = 200, description = "The schema text as registered: JSON for Avro and JSON Schema, \
+                                      `.proto` text for Protobuf", body = serde_json::Value),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
+        (status = 422, description = "42202: not a valid version; 42208: not a valid subject name",
+         body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn raw_version(State(state): State<ApiState>, Path((name, number)): Path<(String, String)>) -> Reply {
     let found = state
         .registry
@@ -334,11 +541,51 @@ async fn raw_version(State(state): State<ApiState>, Path((name, number)): Path<(
     Ok(raw(found.text))
 }
 
+#[utoipa::path(
+    get,
+    path = "/subjects/{subject}/versions/{version}/referencedby",
+    tag = "subjects",
+    summary = "The schemas that refer to a version of a subject",
+    params(
+        ("subject" = String, Path, description = "The subject"),
+        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+    ),
+    responses(
+        (status = 200, description = "Their global IDs", body = Vec<SchemaId>),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
+        (status = 422, description = "42202: not a valid version; 42208: not a valid subject name",
+         body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn referenced_by(State(state): State<ApiState>, Path((name, number)): Path<(String, String)>) -> Reply {
     let ids = state.registry.referenced_by(&subject(name)?, version(&number)?).await?;
     Ok(json_response(&ids))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/subjects/{subject}/versions/{version}",
+    tag = "subjects",
+    summary = "Delete a version of a subject: soft, or with permanent=true for good",
+    params(
+        ("subject" = String, Path, description = "The subject"),
+        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+        ("permanent" = Option<bool>, Query, description = "Remove the soft-deleted version for good"),
+    ),
+    responses(
+        (status = 200, description = "The version deleted", body = Version),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401: no such subject; 40402: no such version; 40406: already \
+                                      soft-deleted (use permanent=true); 40407: permanent=true before a soft \
+                                      delete", body = ErrorBody),
+        (status = 422, description = "42202: not a valid version; 42205: the subject or registry is \
+                                      read-only; 42206: another schema refers to the version; 42208: not a \
+                                      valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn delete_version(
     State(state): State<ApiState>,
     Path((name, number)): Path<(String, String)>,
@@ -351,6 +598,27 @@ async fn delete_version(
     Ok(json_response(&deleted))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/subjects/{subject}",
+    tag = "subjects",
+    summary = "Delete a subject: soft, or with permanent=true for good",
+    params(
+        ("subject" = String, Path, description = "The subject"),
+        ("permanent" = Option<bool>, Query, description = "Remove the soft-deleted versions for good"),
+    ),
+    responses(
+        (status = 200, description = "The versions deleted", body = Vec<Version>),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401: no such subject; 40404: already soft-deleted (use \
+                                      permanent=true); 40405: permanent=true before a soft delete",
+         body = ErrorBody),
+        (status = 422, description = "42205: the subject or registry is read-only; 42206: another schema \
+                                      refers to one of its versions; 42208: not a valid subject name",
+         body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn delete_subject(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams) -> Reply {
     let deleted = state
         .registry
@@ -359,10 +627,55 @@ async fn delete_subject(State(state): State<ApiState>, Path(name): Path<String>,
     Ok(json_response(&deleted))
 }
 
+#[utoipa::path(
+    post,
+    path = "/compatibility/subjects/{subject}/versions",
+    tag = "compatibility",
+    summary = "Test a schema against a subject's versions under its level",
+    params(
+        ("subject" = String, Path, description = "The subject (one without versions is compatible)"),
+        ("verbose" = Option<bool>, Query, description = "List every incompatibility in `messages`"),
+    ),
+    request_body = SchemaRequest,
+    responses(
+        (status = 200, description = "The verdict", body = CompatibilityVerdict),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 409, description = "409: the subject's versions are of another schema type", body = ErrorBody),
+        (status = 422, description = "42201: not a valid schema, a reference that does not exist, an unknown \
+                                      schema type, or a check too complex to decide (with verbose=true these \
+                                      three are a 200 with is_compatible false instead); 42208: not a valid \
+                                      subject name; 42209: the schema is over the size limit", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn check_all(state: State<ApiState>, Path(name): Path<String>, query: QueryParams, body: Body) -> Reply {
     check(state, name, None, query, body).await
 }
 
+#[utoipa::path(
+    post,
+    path = "/compatibility/subjects/{subject}/versions/{version}",
+    tag = "compatibility",
+    summary = "Test a schema against one version of a subject",
+    params(
+        ("subject" = String, Path, description = "The subject"),
+        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1 \
+                                                   (`latest` of a subject without versions is compatible)"),
+        ("verbose" = Option<bool>, Query, description = "List every incompatibility in `messages`"),
+    ),
+    request_body = SchemaRequest,
+    responses(
+        (status = 200, description = "The verdict", body = CompatibilityVerdict),
+        (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 409, description = "409: the subject's versions are of another schema type", body = ErrorBody),
+        (status = 422, description = "42201: not a valid schema, a reference that does not exist, an unknown \
+                                      schema type, or a check too complex to decide (with verbose=true these \
+                                      three are a 200 with is_compatible false instead); 42202: not a valid version; 42208: not a valid \
+                                      subject name; 42209: the schema is over the size limit", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn check_one(
     state: State<ApiState>,
     Path((name, number)): Path<(String, String)>,
@@ -413,6 +726,21 @@ fn optional_subject(name: Option<Path<String>>) -> Result<Option<SubjectName>, A
     name.map(|Path(name)| subject(name)).transpose()
 }
 
+#[utoipa::path(
+    get,
+    path = "/config/{subject}",
+    tag = "config",
+    summary = "A subject's compatibility level",
+    params(("subject" = String, Path, description = "The subject"), DefaultToGlobal),
+    responses(
+        (status = 200, description = "The level", body = CompatibilityLevelBody),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40408: the subject has no level of its own (and defaultToGlobal is not \
+                                      true)", body = ErrorBody),
+        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn get_config(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams) -> Reply {
     let subject = optional_subject(name)?;
     let level = state
@@ -422,6 +750,21 @@ async fn get_config(State(state): State<ApiState>, name: Option<Path<String>>, q
     Ok(json_response(&serde_json::json!({ "compatibilityLevel": level })))
 }
 
+#[utoipa::path(
+    put,
+    path = "/config/{subject}",
+    tag = "config",
+    summary = "Set a subject's compatibility level",
+    params(("subject" = String, Path, description = "The subject")),
+    request_body = CompatibilityUpdate,
+    responses(
+        (status = 200, description = "The level set", body = CompatibilityUpdated),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 422, description = "42203: not a compatibility level; 42208: not a valid subject name",
+         body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn put_config(State(state): State<ApiState>, name: Option<Path<String>>, body: Body) -> Reply {
     let subject = optional_subject(name)?;
     let body: serde_json::Value = serde_json::from_slice(&read_body(&state, body).await?)
@@ -440,12 +783,41 @@ async fn put_config(State(state): State<ApiState>, name: Option<Path<String>>, b
     Ok(json_response(&serde_json::json!({ "compatibility": level })))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/config/{subject}",
+    tag = "config",
+    summary = "Remove a subject's own compatibility level",
+    params(("subject" = String, Path, description = "The subject")),
+    responses(
+        (status = 200, description = "The level it had", body = CompatibilityLevelBody),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40408: the subject has no level of its own", body = ErrorBody),
+        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn delete_config(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
     let subject = optional_subject(name)?;
     let old = state.registry.delete_compatibility(subject.as_ref()).await?;
     Ok(json_response(&serde_json::json!({ "compatibilityLevel": old })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/mode/{subject}",
+    tag = "mode",
+    summary = "A subject's mode",
+    params(("subject" = String, Path, description = "The subject"), DefaultToGlobal),
+    responses(
+        (status = 200, description = "The mode", body = ModeBody),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40409: the subject has no mode of its own (and defaultToGlobal is not \
+                                      true)", body = ErrorBody),
+        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn get_mode(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams) -> Reply {
     let subject = optional_subject(name)?;
     let mode = state
@@ -455,6 +827,24 @@ async fn get_mode(State(state): State<ApiState>, name: Option<Path<String>>, que
     Ok(json_response(&serde_json::json!({ "mode": mode })))
 }
 
+#[utoipa::path(
+    put,
+    path = "/mode/{subject}",
+    tag = "mode",
+    summary = "Set a subject's mode",
+    params(
+        ("subject" = String, Path, description = "The subject"),
+        ("force" = Option<bool>, Query, description = "Allow IMPORT on a subject that holds versions"),
+    ),
+    request_body = ModeBody,
+    responses(
+        (status = 200, description = "The mode set", body = ModeBody),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 422, description = "42204: not a mode; 42205: IMPORT on a subject that holds versions, \
+                                      without force=true; 42208: not a valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn put_mode(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams, body: Body) -> Reply {
     let subject = optional_subject(name)?;
     let body: serde_json::Value = serde_json::from_slice(&read_body(&state, body).await?)
@@ -468,6 +858,20 @@ async fn put_mode(State(state): State<ApiState>, name: Option<Path<String>>, que
     Ok(json_response(&serde_json::json!({ "mode": mode })))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/mode/{subject}",
+    tag = "mode",
+    summary = "Remove a subject's own mode",
+    params(("subject" = String, Path, description = "The subject")),
+    responses(
+        (status = 200, description = "The mode it had", body = ModeBody),
+        (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40409: the subject has no mode of its own", body = ErrorBody),
+        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
+        (status = 500, description = STORE_FAILED, body = ErrorBody),
+    )
+)]
 async fn delete_mode(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
     let subject = optional_subject(name)?;
     let old = state.registry.delete_mode(subject.as_ref()).await?;

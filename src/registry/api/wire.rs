@@ -9,6 +9,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::error::ApiError;
 use crate::compat::Format;
@@ -29,7 +30,8 @@ pub fn json_response<T: Serialize>(value: &T) -> Response {
 
 /// The body of a registration, lookup or compatibility request. Unknown
 /// fields (`metadata`, `ruleSet`, …) are accepted and ignored.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({"schema": "{\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"}]}"}))]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaRequest {
     /// The schema text.
@@ -79,17 +81,27 @@ impl SchemaRequest {
 }
 
 /// A version of a subject, as `GET /subjects/{s}/versions/{v}` returns it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaResponse<'a> {
+    /// The subject.
     subject: &'a str,
+    /// The version number.
+    #[schema(value_type = crate::registry::Version)]
     version: u32,
+    /// The schema's global ID.
+    #[schema(value_type = crate::registry::SchemaId)]
     id: u32,
+    /// The schema type; absent for Avro.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = super::openapi::SchemaType, required = false)]
     schema_type: Option<&'static str>,
+    /// The schemas it refers to; absent when none.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     references: &'a [SchemaReference],
+    /// The schema text.
     schema: &'a str,
+    /// Present (true) only for a soft-deleted version (with `deleted=true`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     deleted: bool,
 }
@@ -109,12 +121,16 @@ impl<'a> From<&'a VersionedSchema> for SchemaResponse<'a> {
 }
 
 /// The body of `GET /schemas/ids/{id}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaByIdResponse<'a> {
+    /// The schema text (with `format=serialized`, a Protobuf schema's base64 descriptor).
     schema: &'a str,
+    /// The schema type; absent for Avro.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = super::openapi::SchemaType, required = false)]
     schema_type: Option<&'static str>,
+    /// The schemas it refers to; absent when none.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     references: &'a [SchemaReference],
 }
