@@ -9,7 +9,7 @@ use super::Error;
 use crate::compat::{Format, Mode, Report};
 
 /// A subject name: any non-empty text without control characters.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct SubjectName(String);
 
@@ -67,7 +67,7 @@ impl fmt::Display for SubjectName {
 }
 
 /// A version number of a subject: 1 to 2³¹−1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Version(u32);
 
@@ -130,7 +130,7 @@ impl FromStr for VersionSelector {
 }
 
 /// A global schema ID.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SchemaId(u32);
 

@@ -22,7 +22,7 @@ use error::ErrorBody;
 use openapi::{
     BAD_REQUEST, CompatibilityLevelBody, CompatibilityUpdate, CompatibilityUpdated, CompatibilityVerdict,
     DefaultToGlobal, Deleted, DeletedOnly, Empty, ModeBody, Paging, RegisteredId, STORE_FAILED, SchemaType,
-    SerializedFormat, SubjectPrefix,
+    SerializedFormat, SubjectPrefix, VersionParam,
 };
 use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
@@ -197,7 +197,7 @@ async fn schema_types(State(state): State<ApiState>) -> Response {
     path = "/schemas/ids/{id}",
     tag = "schemas",
     summary = "The schema a global ID names",
-    params(("id" = i64, Path, description = "The schema's global ID"), SerializedFormat),
+    params(("id" = SchemaId, Path, description = "The schema's global ID"), SerializedFormat),
     responses(
         (status = 200, description = "The schema", body = wire::SchemaByIdResponse),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
@@ -232,7 +232,7 @@ fn serialized_requested(query: &QueryParams, format: crate::compat::Format) -> b
     path = "/schemas/ids/{id}/schema",
     tag = "schemas",
     summary = "The text of the schema a global ID names",
-    params(("id" = i64, Path, description = "The schema's global ID")),
+    params(("id" = SchemaId, Path, description = "The schema's global ID")),
     responses(
         (status = 200, description = "The schema text as registered: JSON for Avro and JSON Schema, \
                                       `.proto` text for Protobuf", body = serde_json::Value),
@@ -260,7 +260,7 @@ fn raw(text: String) -> Response {
     path = "/schemas/ids/{id}/subjects",
     tag = "schemas",
     summary = "The subjects that hold the schema a global ID names",
-    params(("id" = i64, Path, description = "The schema's global ID"), Deleted, Paging),
+    params(("id" = SchemaId, Path, description = "The schema's global ID"), Deleted, Paging),
     responses(
         (status = 200, description = "The subjects", body = Vec<SubjectName>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
@@ -283,7 +283,7 @@ async fn subjects_of_id(State(state): State<ApiState>, Path(id): Path<String>, q
     path = "/schemas/ids/{id}/versions",
     tag = "schemas",
     summary = "The subject versions that hold the schema a global ID names",
-    params(("id" = i64, Path, description = "The schema's global ID"), Deleted, Paging),
+    params(("id" = SchemaId, Path, description = "The schema's global ID"), Deleted, Paging),
     responses(
         (status = 200, description = "The (subject, version) pairs", body = Vec<crate::registry::SubjectVersion>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
@@ -386,7 +386,7 @@ async fn list_subjects(State(state): State<ApiState>, query: QueryParams) -> Rep
     path = "/subjects/{subject}/versions",
     tag = "subjects",
     summary = "A subject's version numbers",
-    params(("subject" = String, Path, description = "The subject"), Deleted, DeletedOnly, Paging),
+    params(("subject" = SubjectName, Path, description = "The subject"), Deleted, DeletedOnly, Paging),
     responses(
         (status = 200, description = "The version numbers, oldest first", body = Vec<Version>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
@@ -412,7 +412,7 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
     path = "/subjects/{subject}/versions",
     tag = "subjects",
     summary = "Register a schema under a subject (or find it there)",
-    params(("subject" = String, Path, description = "The subject")),
+    params(("subject" = SubjectName, Path, description = "The subject")),
     request_body = SchemaRequest,
     responses(
         (status = 200, description = "The schema's global ID", body = RegisteredId),
@@ -456,7 +456,7 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, body:
     path = "/subjects/{subject}",
     tag = "subjects",
     summary = "Find the version of a subject that holds a schema",
-    params(("subject" = String, Path, description = "The subject"), Deleted),
+    params(("subject" = SubjectName, Path, description = "The subject"), Deleted),
     request_body = SchemaRequest,
     responses(
         (status = 200, description = "The version that holds it", body = wire::SchemaResponse),
@@ -485,8 +485,8 @@ async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: 
     tag = "subjects",
     summary = "A version of a subject",
     params(
-        ("subject" = String, Path, description = "The subject"),
-        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+        ("subject" = SubjectName, Path, description = "The subject"),
+        ("version" = VersionParam, Path, description = "A version number, `latest` or -1"),
         Deleted,
         SerializedFormat,
     ),
@@ -520,8 +520,8 @@ async fn get_version(
     tag = "subjects",
     summary = "The schema text of a version of a subject",
     params(
-        ("subject" = String, Path, description = "The subject"),
-        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+        ("subject" = SubjectName, Path, description = "The subject"),
+        ("version" = VersionParam, Path, description = "A version number, `latest` or -1"),
     ),
     responses(
         (status = 200, description = "The schema text as registered: JSON for Avro and JSON Schema, \
@@ -547,8 +547,8 @@ async fn raw_version(State(state): State<ApiState>, Path((name, number)): Path<(
     tag = "subjects",
     summary = "The schemas that refer to a version of a subject",
     params(
-        ("subject" = String, Path, description = "The subject"),
-        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+        ("subject" = SubjectName, Path, description = "The subject"),
+        ("version" = VersionParam, Path, description = "A version number, `latest` or -1"),
     ),
     responses(
         (status = 200, description = "Their global IDs", body = Vec<SchemaId>),
@@ -570,8 +570,8 @@ async fn referenced_by(State(state): State<ApiState>, Path((name, number)): Path
     tag = "subjects",
     summary = "Delete a version of a subject: soft, or with permanent=true for good",
     params(
-        ("subject" = String, Path, description = "The subject"),
-        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1"),
+        ("subject" = SubjectName, Path, description = "The subject"),
+        ("version" = VersionParam, Path, description = "A version number, `latest` or -1"),
         ("permanent" = Option<bool>, Query, description = "Remove the soft-deleted version for good"),
     ),
     responses(
@@ -604,7 +604,7 @@ async fn delete_version(
     tag = "subjects",
     summary = "Delete a subject: soft, or with permanent=true for good",
     params(
-        ("subject" = String, Path, description = "The subject"),
+        ("subject" = SubjectName, Path, description = "The subject"),
         ("permanent" = Option<bool>, Query, description = "Remove the soft-deleted versions for good"),
     ),
     responses(
@@ -633,7 +633,7 @@ async fn delete_subject(State(state): State<ApiState>, Path(name): Path<String>,
     tag = "compatibility",
     summary = "Test a schema against a subject's versions under its level",
     params(
-        ("subject" = String, Path, description = "The subject (one without versions is compatible)"),
+        ("subject" = SubjectName, Path, description = "The subject (one without versions is compatible)"),
         ("verbose" = Option<bool>, Query, description = "List every incompatibility in `messages`"),
     ),
     request_body = SchemaRequest,
@@ -658,9 +658,12 @@ async fn check_all(state: State<ApiState>, Path(name): Path<String>, query: Quer
     tag = "compatibility",
     summary = "Test a schema against one version of a subject",
     params(
-        ("subject" = String, Path, description = "The subject"),
-        ("version" = String, Path, description = "A version number (1 to 2147483647), `latest` or -1 \
-                                                   (`latest` of a subject without versions is compatible)"),
+        ("subject" = SubjectName, Path, description = "The subject"),
+        (
+            "version" = VersionParam,
+            Path,
+            description = "A version number, `latest` or -1 (`latest` of a subject without versions is compatible)"
+        ),
         ("verbose" = Option<bool>, Query, description = "List every incompatibility in `messages`"),
     ),
     request_body = SchemaRequest,
@@ -731,7 +734,7 @@ fn optional_subject(name: Option<Path<String>>) -> Result<Option<SubjectName>, A
     path = "/config/{subject}",
     tag = "config",
     summary = "A subject's compatibility level",
-    params(("subject" = String, Path, description = "The subject"), DefaultToGlobal),
+    params(("subject" = SubjectName, Path, description = "The subject"), DefaultToGlobal),
     responses(
         (status = 200, description = "The level", body = CompatibilityLevelBody),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
@@ -755,7 +758,7 @@ async fn get_config(State(state): State<ApiState>, name: Option<Path<String>>, q
     path = "/config/{subject}",
     tag = "config",
     summary = "Set a subject's compatibility level",
-    params(("subject" = String, Path, description = "The subject")),
+    params(("subject" = SubjectName, Path, description = "The subject")),
     request_body = CompatibilityUpdate,
     responses(
         (status = 200, description = "The level set", body = CompatibilityUpdated),
@@ -788,7 +791,7 @@ async fn put_config(State(state): State<ApiState>, name: Option<Path<String>>, b
     path = "/config/{subject}",
     tag = "config",
     summary = "Remove a subject's own compatibility level",
-    params(("subject" = String, Path, description = "The subject")),
+    params(("subject" = SubjectName, Path, description = "The subject")),
     responses(
         (status = 200, description = "The level it had", body = CompatibilityLevelBody),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
@@ -808,7 +811,7 @@ async fn delete_config(State(state): State<ApiState>, name: Option<Path<String>>
     path = "/mode/{subject}",
     tag = "mode",
     summary = "A subject's mode",
-    params(("subject" = String, Path, description = "The subject"), DefaultToGlobal),
+    params(("subject" = SubjectName, Path, description = "The subject"), DefaultToGlobal),
     responses(
         (status = 200, description = "The mode", body = ModeBody),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
@@ -833,7 +836,7 @@ async fn get_mode(State(state): State<ApiState>, name: Option<Path<String>>, que
     tag = "mode",
     summary = "Set a subject's mode",
     params(
-        ("subject" = String, Path, description = "The subject"),
+        ("subject" = SubjectName, Path, description = "The subject"),
         ("force" = Option<bool>, Query, description = "Allow IMPORT on a subject that holds versions"),
     ),
     request_body = ModeBody,
@@ -863,7 +866,7 @@ async fn put_mode(State(state): State<ApiState>, name: Option<Path<String>>, que
     path = "/mode/{subject}",
     tag = "mode",
     summary = "Remove a subject's own mode",
-    params(("subject" = String, Path, description = "The subject")),
+    params(("subject" = SubjectName, Path, description = "The subject")),
     responses(
         (status = 200, description = "The mode it had", body = ModeBody),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),

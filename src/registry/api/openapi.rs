@@ -16,11 +16,13 @@ use std::sync::LazyLock;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use serde_json::json;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{Content, Ref, RefOr};
-use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
+use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToSchema};
 
 use super::error::ErrorBody;
 use super::wire::{CONTENT_TYPE, SchemaByIdResponse, SchemaRequest, SchemaResponse};
@@ -94,6 +96,7 @@ pub const JSON_MEDIA_TYPES: [&str; 3] = [CONTENT_TYPE, "application/vnd.schemare
         RegistryMode,
         CompatibilityLevel,
         SchemaType,
+        VersionParam,
     )),
     modifiers(&Conventions),
     tags(
@@ -241,6 +244,82 @@ pub enum SchemaType {
     /// Protocol Buffers.
     Protobuf,
 }
+
+// The registry's number and name types, with the bounds their constructors
+// check (`SubjectName::new`, `Version::new`, `SchemaId::new`).
+
+/// A schema from its JSON form.
+fn schema_of(value: serde_json::Value) -> RefOr<Schema> {
+    RefOr::T(serde_json::from_value(value).expect("a valid Schema Object"))
+}
+
+impl PartialSchema for SubjectName {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({
+            "type": "string",
+            "description": format!(
+                "A subject name: any non-empty text without control characters, at most {} bytes of UTF-8",
+                SubjectName::MAX_LEN
+            ),
+            "minLength": 1,
+            "maxLength": SubjectName::MAX_LEN,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]+$",
+            "example": "orders-value",
+        }))
+    }
+}
+
+impl ToSchema for SubjectName {}
+
+impl PartialSchema for Version {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({
+            "type": "integer",
+            "format": "int32",
+            "description": "A version number of a subject",
+            "minimum": 1,
+            "maximum": i32::MAX,
+            "example": 1,
+        }))
+    }
+}
+
+impl ToSchema for Version {}
+
+impl PartialSchema for SchemaId {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({
+            "type": "integer",
+            "format": "int32",
+            "description": "A global schema ID",
+            "minimum": 1,
+            "maximum": i32::MAX,
+            "example": 1,
+        }))
+    }
+}
+
+impl ToSchema for SchemaId {}
+
+/// The `{version}` of a path: a version number, `-1` or `latest` (any case),
+/// as `VersionSelector::from_str` reads it.
+pub struct VersionParam;
+
+impl PartialSchema for VersionParam {
+    fn schema() -> RefOr<Schema> {
+        schema_of(json!({
+            "description": "A version number, or `latest` (any case) or -1 for the latest version",
+            "anyOf": [
+                {"type": "integer", "format": "int32", "minimum": 1, "maximum": i32::MAX},
+                {"type": "integer", "enum": [-1]},
+                {"type": "string", "enum": ["latest"]},
+            ],
+            "example": "latest",
+        }))
+    }
+}
+
+impl ToSchema for VersionParam {}
 
 // Query parameters several routes share.
 
