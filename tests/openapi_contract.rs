@@ -16,7 +16,7 @@
 //! (`…/schema`) answer `.proto` text under a JSON media type, as Confluent
 //! does, which no JSON response schema can describe.
 //!
-//! `SCHEMAOPS_CONTRACT_EXAMPLES` (default 25) sets the test cases per
+//! `SCHEMAOPS_CONTRACT_EXAMPLES` (default 50) sets the test cases per
 //! operation and phase; the run is killed and fails after
 //! `SCHEMAOPS_CONTRACT_SECONDS` (default 170).
 
@@ -202,7 +202,7 @@ async fn every_answer_of_the_registry_keeps_its_openapi_contract() {
     );
 
     seed(&server.url).await;
-    let examples = env_number("SCHEMAOPS_CONTRACT_EXAMPLES", 25).to_string();
+    let examples = env_number("SCHEMAOPS_CONTRACT_EXAMPLES", 50).to_string();
     let limit = Duration::from_secs(env_number("SCHEMAOPS_CONTRACT_SECONDS", 170));
     let mut child = Command::new(&interpreter)
         .args([
