@@ -682,50 +682,106 @@ mod tests {
         assert_eq!(schema["additionalProperties"], false);
     }
 
+    /// The rules of OpenAPI 3.1 that a JSON Schema of the document cannot
+    /// state; `tests/openapi_contract.rs` validates it against the official
+    /// meta-schema (shipped with schemathesis) as well.
     #[test]
     fn the_document_is_openapi_3_1_with_every_reference_resolved() {
+        let text = super::document();
         let document = document();
         assert_eq!(document["openapi"], "3.1.0");
-        let text = super::document();
         for reference in text.split("\"$ref\":\"").skip(1) {
             let target = reference.split('"').next().unwrap();
             let pointer = target.strip_prefix('#').expect("references are local");
             assert!(document.pointer(pointer).is_some(), "{target} does not resolve");
         }
+        let mut operation_ids = BTreeSet::new();
+        for (path, item) in document["paths"].as_object().unwrap() {
+            let templated: BTreeSet<&str> = path
+                .split('{')
+                .skip(1)
+                .map(|rest| rest.split('}').next().unwrap())
+                .collect();
+            for (method, operation) in item.as_object().unwrap() {
+                let id = operation["operationId"].as_str().expect("every operation has an ID");
+                assert!(operation_ids.insert(id.to_owned()), "operationId {id} is used twice");
+                let declared: BTreeSet<&str> = operation["parameters"]
+                    .as_array()
+                    .map(|parameters| {
+                        parameters
+                            .iter()
+                            .filter(|parameter| parameter["in"] == "path")
+                            .map(|parameter| {
+                                assert_eq!(
+                                    parameter["required"], true,
+                                    "{method} {path}: path parameters are required"
+                                );
+                                parameter["name"].as_str().unwrap()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(declared, templated, "{method} {path} declares its path parameters");
+                for (status, response) in operation["responses"].as_object().unwrap() {
+                    assert!(
+                        response.get("$ref").is_some()
+                            || response["description"].as_str().is_some_and(|d| !d.is_empty()),
+                        "{method} {path} {status} has a description"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The documented level of each engine mode; a new mode fails to compile here.
+    fn documented_level(mode: Mode) -> CompatibilityLevel {
+        match mode {
+            Mode::Backward => CompatibilityLevel::Backward,
+            Mode::BackwardTransitive => CompatibilityLevel::BackwardTransitive,
+            Mode::Forward => CompatibilityLevel::Forward,
+            Mode::ForwardTransitive => CompatibilityLevel::ForwardTransitive,
+            Mode::Full => CompatibilityLevel::Full,
+            Mode::FullTransitive => CompatibilityLevel::FullTransitive,
+            Mode::None => CompatibilityLevel::None,
+        }
+    }
+
+    /// The documented type of each format; a new format fails to compile here.
+    fn documented_type(format: Format) -> SchemaType {
+        match format {
+            Format::Avro => SchemaType::Avro,
+            Format::Json => SchemaType::Json,
+            Format::Protobuf => SchemaType::Protobuf,
+        }
     }
 
     #[test]
     fn the_documented_levels_and_types_are_the_engines() {
-        let levels: Vec<Value> = Mode::ALL
-            .iter()
-            .map(|mode| serde_json::to_value(mode).unwrap())
-            .collect();
-        let documented = [
-            CompatibilityLevel::Backward,
-            CompatibilityLevel::BackwardTransitive,
-            CompatibilityLevel::Forward,
-            CompatibilityLevel::ForwardTransitive,
-            CompatibilityLevel::Full,
-            CompatibilityLevel::FullTransitive,
-            CompatibilityLevel::None,
-        ];
-        let documented: Vec<Value> = documented
-            .iter()
-            .map(|level| serde_json::to_value(level).unwrap())
-            .collect();
-        assert_eq!(levels, documented);
         let document = document();
-        assert_eq!(
-            document["components"]["schemas"]["CompatibilityLevel"]["enum"],
-            Value::Array(levels)
-        );
-        let types: Vec<Value> = [Format::Avro, Format::Json, Format::Protobuf]
+        let enumerated = |name: &str| -> BTreeSet<String> {
+            document["components"]["schemas"][name]["enum"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name} is an enum"))
+                .iter()
+                .map(|value| value.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let levels: BTreeSet<String> = Mode::ALL
             .iter()
-            .map(|format| Value::from(format.as_str()))
+            .map(|mode| {
+                let spelled = serde_json::to_value(mode).unwrap();
+                assert_eq!(spelled, serde_json::to_value(documented_level(*mode)).unwrap());
+                spelled.as_str().unwrap().to_owned()
+            })
             .collect();
-        assert_eq!(
-            document["components"]["schemas"]["SchemaType"]["enum"],
-            Value::Array(types)
-        );
+        assert_eq!(levels, enumerated("CompatibilityLevel"));
+        let types: BTreeSet<String> = [Format::Avro, Format::Json, Format::Protobuf]
+            .into_iter()
+            .map(|format| {
+                assert_eq!(serde_json::to_value(documented_type(format)).unwrap(), format.as_str());
+                format.as_str().to_owned()
+            })
+            .collect();
+        assert_eq!(types, enumerated("SchemaType"));
     }
 }
