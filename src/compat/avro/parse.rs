@@ -258,7 +258,9 @@ impl Parser {
             None => return Err(Problem::at(location, "a type object needs a `type` attribute")),
         };
         if let Some(primitive) = Primitive::from_name(&type_name) {
-            let properties = properties(object);
+            // Avro ignores its reserved attributes on a primitive: `{"type":
+            // "int", "name": "foo"}` is `"int"` (Confluent finds one by the other).
+            let properties = custom_properties(object);
             if properties.is_empty() {
                 return Ok(Self::primitive(primitive));
             }
@@ -624,6 +626,16 @@ fn string_list(value: Option<Json<'_>>, key: &str, location: &Location<'_>) -> P
 fn properties<const N: usize>(object: Attributes<'_, N>) -> BTreeMap<String, Value> {
     object
         .into_rest()
+        .map(|(key, value)| (key.into_owned(), value.into_value()))
+        .collect()
+}
+
+/// The attributes that are not Avro's reserved ones (reserved ones an
+/// object's type does not use are dropped, as Avro does).
+fn custom_properties<const N: usize>(object: Attributes<'_, N>) -> BTreeMap<String, Value> {
+    object
+        .into_rest()
+        .filter(|(key, _)| !TYPE_KEYS.contains(&key.as_ref()))
         .map(|(key, value)| (key.into_owned(), value.into_value()))
         .collect()
 }

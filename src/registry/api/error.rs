@@ -26,6 +26,15 @@ impl ApiError {
         }
     }
 
+    /// A request without a schema text: Confluent's 42201 "Empty schema".
+    pub fn empty_schema() -> Self {
+        Self {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: 42201,
+            message: "Empty schema".to_owned(),
+        }
+    }
+
     /// An unknown path.
     pub fn not_found(path: &str) -> Self {
         Self {
@@ -78,7 +87,7 @@ impl From<Error> for ApiError {
                 tracing::error!(error = &error as &dyn std::error::Error, "Registry store failed");
                 "the registry could not complete the request; see its log".to_owned()
             }
-            other => other.to_string(),
+            other => super::wording::message(other),
         };
         Self {
             status,

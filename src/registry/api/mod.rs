@@ -4,7 +4,9 @@
 
 mod auth;
 mod error;
+mod negotiation;
 mod wire;
+mod wording;
 
 use std::sync::Arc;
 
@@ -80,6 +82,10 @@ pub fn router(state: ApiState) -> Router {
         routes
     };
     routes
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            negotiation::negotiate,
+        ))
         .layer(axum::middleware::map_response(as_confluent_error))
         .with_state(state)
 }
@@ -137,10 +143,18 @@ fn version(text: &str) -> Result<VersionSelector, ApiError> {
     Ok(text.parse::<VersionSelector>()?)
 }
 
+/// A schema ID from the path. Like Confluent (whose path parameter is an
+/// integer), text that is not a number matches no route: plain 404.
 fn schema_id(text: &str) -> Result<SchemaId, ApiError> {
-    text.parse::<i64>().ok().and_then(SchemaId::new).ok_or_else(|| {
+    let number = text.parse::<i64>().map_err(|_| {
+        ApiError::plain(
+            axum::http::StatusCode::NOT_FOUND,
+            format!("HTTP 404 Not Found ({text:?} is not a schema ID)"),
+        )
+    })?;
+    SchemaId::new(number).ok_or_else(|| {
         ApiError::from(Error::SchemaNotFound {
-            what: format!("with ID `{text}`"),
+            what: format!("with ID {number}"),
         })
     })
 }
@@ -282,7 +296,7 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
 async fn register(State(state): State<ApiState>, Path(name): Path<String>, body: Body) -> Reply {
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
-    let schema = request.new_schema()?;
+    let schema = request.new_schema(state.registry.as_ref()).await?;
     let options = RegisterOptions {
         id: match request.id {
             None => None,
@@ -306,7 +320,11 @@ async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: 
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
     let found = state
         .registry
-        .lookup(&subject, &request.new_schema()?, query.flag("deleted")?)
+        .lookup(
+            &subject,
+            &request.new_schema(state.registry.as_ref()).await?,
+            query.flag("deleted")?,
+        )
         .await?;
     Ok(json_response(&SchemaResponse::from(&found)))
 }
@@ -383,7 +401,7 @@ async fn check(
     let verbose = query.flag("verbose")?;
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
-    let schema = request.new_schema()?;
+    let schema = request.new_schema(state.registry.as_ref()).await?;
     match state.registry.check(&subject, &schema, against).await {
         Ok(result) => {
             let mut body = serde_json::json!({ "is_compatible": result.report.is_compatible() });
