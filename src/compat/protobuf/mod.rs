@@ -25,6 +25,7 @@
 //!   schema's identity), as Confluent keeps them in the schema text; like
 //!   Confluent's diff, compatibility ignores them.
 
+mod bundled;
 mod canonical;
 mod custom_options;
 mod diff;

@@ -14,6 +14,7 @@ use prost_reflect::DescriptorPool;
 use prost_types::FileDescriptorProto;
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
+use super::bundled::BundledFileResolver;
 use super::{nesting, validate};
 use crate::compat::SchemaText;
 
@@ -41,7 +42,7 @@ pub enum ParseError {
     /// An import that is neither among the references nor a well-known type.
     #[error(
         "{position}: import `{import}` is not among the schema's references and is not a well-known \
-         `google/protobuf/*.proto` file"
+         `google/protobuf/*.proto` file or one Confluent bundles (`google/type/*.proto`, `confluent/*.proto`)"
     )]
     MissingImport {
         /// Where the import statement is.
@@ -140,6 +141,7 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
         descriptors,
     });
     resolver.add(GoogleFileResolver::new());
+    resolver.add(BundledFileResolver);
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true);
     // The checks above leave nothing known to panic the compiler; should
