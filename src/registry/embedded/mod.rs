@@ -12,6 +12,7 @@ pub mod postgres;
 pub mod sqlite;
 mod state;
 pub mod store;
+mod stored_text;
 
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
@@ -365,7 +366,7 @@ impl EmbeddedRegistry {
                 changes.push(Change::PutSchema(SchemaRow {
                     id,
                     format: schema.format,
-                    text: schema.text.clone(),
+                    text: stored_text::stored_text(schema.format, &schema.text),
                     fingerprint: fingerprint.to_owned(),
                     references: schema.references.clone(),
                 }));
