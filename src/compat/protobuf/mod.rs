@@ -29,6 +29,7 @@ mod bundled;
 mod canonical;
 mod custom_options;
 mod diff;
+mod imports;
 mod model;
 mod nesting;
 mod parse;

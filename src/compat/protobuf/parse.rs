@@ -15,7 +15,7 @@ use prost_types::FileDescriptorProto;
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
 use super::bundled::BundledFileResolver;
-use super::{nesting, validate};
+use super::{imports, nesting, validate};
 use crate::compat::SchemaText;
 
 /// Why a Protobuf schema could not be read.
@@ -114,7 +114,16 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     for reference in &schema.references {
         texts.insert(reference.name.clone(), reference.text.clone());
     }
-    texts.insert(main_name.clone(), schema.text.clone());
+    let reference_names: Vec<&str> = schema
+        .references
+        .iter()
+        .map(|reference| reference.name.as_str())
+        .collect();
+    let main_text = match imports::redirect_unknown_imports(&schema.text, &reference_names) {
+        Some(redirected) if !looks_like_base64(&schema.text) => redirected,
+        _ => schema.text.clone(),
+    };
+    texts.insert(main_name.clone(), main_text);
     let mut descriptors = HashMap::new();
     for (name, text) in &texts {
         if looks_like_base64(text) {
