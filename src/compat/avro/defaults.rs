@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::model::{NodeId, Primitive, Type, Types};
+use crate::compat::stack::deep;
 
 /// Checks `value` against the type `id`; the error says what was expected.
 ///
@@ -11,6 +12,10 @@ use super::model::{NodeId, Primitive, Type, Types};
 /// leave out fields that have defaults of their own. Recursion follows the
 /// value, whose depth the JSON parser bounds, so recursive types terminate.
 pub(crate) fn check(types: &Types, id: NodeId, value: &Value) -> Result<(), String> {
+    deep(|| check_here(types, id, value))
+}
+
+fn check_here(types: &Types, id: NodeId, value: &Value) -> Result<(), String> {
     let ok = match types.ty(id) {
         Type::Primitive(primitive) => matches_primitive(*primitive, value),
         Type::Enum(enumeration) => value

@@ -48,6 +48,7 @@ pub use crate::compat::json_tree::MAX_NESTING;
 use resolve::Finding;
 
 use super::sides::Sides;
+use super::stack::deep;
 use super::{Direction, Incompatibility, SchemaPath};
 
 /// The kinds of Avro incompatibility, with Java Avro's names.
@@ -129,6 +130,12 @@ fn kind_of(finding: &Finding) -> Kind {
 
 /// What went wrong at `path`, without the consequence.
 fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
+    // A missing union branch says why the closest branch fails, which may
+    // be a missing union branch again, as deep as the schemas nest.
+    deep(|| describe_here(path, finding, sides))
+}
+
+fn describe_here(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
     let version = sides.version;
     match finding {
         Finding::MissingDefault { field, record } => match sides.direction {

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::model::{AvroSchema, Enum, Field, FieldDetails, Fixed, Name, NodeId, Primitive, Record, Type, Types};
 use crate::compat::json_tree::{Attributes, Json, Members, SyntaxError};
+use crate::compat::stack::deep;
 use crate::compat::{Location, SchemaPath, SchemaText};
 
 /// Why a schema text is not a valid Avro schema, and where.
@@ -174,7 +175,12 @@ impl Parser {
             .unwrap_or_default()
     }
 
+    /// One level of the walk over the document; every nested type comes back here.
     fn parse_type(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        deep(|| self.parse_type_here(value, namespace, location))
+    }
+
+    fn parse_type_here(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         match value {
             Json::String(name) => match Primitive::from_name(&name) {
                 Some(primitive) => Ok(Self::primitive(primitive)),

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::model::{AvroSchema, Name, NodeId, Primitive, Record, Type};
+use crate::compat::stack::deep;
 use crate::compat::{Location, SchemaPath};
 
 /// Where in the reader's records a finding is: the innermost record being
@@ -145,6 +146,10 @@ impl Resolver<'_> {
 
     /// Walks `reader` against `writer`, recording every failure.
     fn collect(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) {
+        deep(|| self.collect_here(reader, writer, location));
+    }
+
+    fn collect_here(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) if r == w || promotes(*w, *r) => {}
@@ -286,6 +291,10 @@ impl Resolver<'_> {
     /// Whether `reader` reads `writer`, without recording anything: used to
     /// try the branches of a union.
     fn probe(&mut self, reader: NodeId, writer: NodeId) -> bool {
+        deep(|| self.probe_here(reader, writer))
+    }
+
+    fn probe_here(&mut self, reader: NodeId, writer: NodeId) -> bool {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) => r == w || promotes(*w, *r),
