@@ -14,7 +14,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
-use super::stack::deep;
+use super::stack::{deep, walk};
 
 /// The deepest nesting of arrays and objects a document may have: the
 /// default of Jackson (`StreamReadConstraints`, since 2.15), which Java Avro
@@ -49,6 +49,10 @@ pub(crate) struct SyntaxError {
 impl<'a> Json<'a> {
     /// Reads a whole JSON text.
     pub(crate) fn parse(text: &'a str) -> Result<Self, SyntaxError> {
+        walk(nesting(text), || Self::parse_here(text))
+    }
+
+    fn parse_here(text: &'a str) -> Result<Self, SyntaxError> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         deserializer.disable_recursion_limit();
         let parsed = Nested { depth: 0 }
@@ -110,6 +114,40 @@ impl<'a> Json<'a> {
             kind.to_owned()
         }
     }
+}
+
+/// How deep the arrays and objects of a JSON text nest, up to one more than
+/// [`MAX_NESTING`], read without parsing: what a walk over its tree (or a
+/// parse that stops at the limit) recurses through, so it can reserve its
+/// stack up front. Brackets inside strings do not count; the text need not
+/// be valid JSON.
+pub(crate) fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if deepest > MAX_NESTING {
+                    break;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The members of a JSON object, in document order.
@@ -326,6 +364,14 @@ mod tests {
         let error = Json::parse("{\n  \"a\": tru }").unwrap_err();
         assert_eq!((error.line, error.column), (2, 11));
         assert!(error.problem.starts_with("not valid JSON"), "{}", error.problem);
+    }
+
+    #[test]
+    fn nesting_counts_brackets_outside_strings_up_to_one_past_the_limit() {
+        assert_eq!(nesting("1"), 0);
+        assert_eq!(nesting(r#"{"a":[[1],{"b":"[[[\"[{"}],"c":[]}"#), 3);
+        assert_eq!(nesting(&"[".repeat(5000)), MAX_NESTING + 1);
+        assert_eq!(nesting("]]]["), 1, "unbalanced text does not underflow");
     }
 
     #[test]

@@ -17,7 +17,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::model::{AvroSchema, Field, Name, NodeId, Type};
-use crate::compat::stack::deep;
+use crate::compat::stack::{deep, walk};
 
 impl AvroSchema {
     /// The canonical text of this schema (see the module docs).
@@ -27,7 +27,7 @@ impl AvroSchema {
             written: HashSet::new(),
             out: String::new(),
         };
-        writer.write_type(self.root);
+        walk(self.nesting, || writer.write_type(self.root));
         writer.out
     }
 

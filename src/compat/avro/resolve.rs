@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::model::{AvroSchema, Name, NodeId, Primitive, Record, Type};
-use crate::compat::stack::deep;
+use crate::compat::stack::{deep, walk};
 use crate::compat::{Location, SchemaPath};
 
 /// Where in the reader's records a finding is: the innermost record being
@@ -65,7 +65,11 @@ pub(crate) fn findings(reader: &AvroSchema, writer: &AvroSchema) -> Vec<(SchemaP
         places: Vec::new(),
         found: Vec::new(),
     };
-    resolver.collect(reader.root, writer.root, &Location::ROOT);
+    // Resolution descends both schemas at once, one of them at a time
+    // through unions.
+    walk(reader.nesting + writer.nesting, || {
+        resolver.collect(reader.root, writer.root, &Location::ROOT);
+    });
     resolver.found
 }
 
