@@ -373,7 +373,13 @@ fn a_chain_of_20_000_named_records_is_checked_without_overflowing() {
             }],
         };
         let schema = with_chain(&chain);
-        let report = check(Format::Avro, Mode::FullTransitive, &schema, &[schema.clone()]).unwrap();
+        let report = check(
+            Format::Avro,
+            Mode::FullTransitive,
+            &schema,
+            std::slice::from_ref(&schema),
+        )
+        .unwrap();
         assert!(report.is_compatible());
         chain[0] = r#"{"type":"record","name":"C0","fields":[{"name":"x","type":"string"}]}"#.to_owned();
         let report = check(Format::Avro, Mode::Backward, &with_chain(&chain), &[schema]).unwrap();
