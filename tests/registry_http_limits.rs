@@ -282,3 +282,125 @@ async fn keep_alive_clients_making_many_requests_work_unchanged() {
         assert_eq!(reply.json::<Value>().await.unwrap(), json!(["orders"]));
     }
 }
+
+/// Sends `request` on a new connection and returns the status, the
+/// `Content-Type` and the JSON body of the answer.
+async fn answer(server: &RegistryProcess, request: &[u8]) -> (u16, String, Value) {
+    let mut stream = connect(server).await;
+    stream.write_all(request).await.expect("the request is sent");
+    let response = read_response(&mut stream, SLACK).await;
+    let (head, body) = response.split_once("\r\n\r\n").expect("a whole response");
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("a status line: {head}"));
+    let content_type = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-type")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_default();
+    let document = serde_json::from_str(body).unwrap_or_else(|_| panic!("a JSON body: {response:?}"));
+    (status, content_type, document)
+}
+
+/// Issue 14: hyper answered too-large heads itself, with empty bodies. A
+/// long URI gets 414 and large header fields 431, each with Confluent's
+/// error JSON naming the limit (8 KiB by default, or as the flags set it),
+/// and the server goes on serving.
+#[tokio::test]
+async fn a_long_uri_and_large_headers_get_414_and_431_with_confluent_error_json() {
+    let data = tempfile::tempdir().unwrap();
+    let server = start(data.path(), 10, 30, 30, &[]).await;
+    let vnd = "application/vnd.schemaregistry.v1+json";
+
+    let long_uri = format!(
+        "GET /subjects/{} HTTP/1.1\r\nHost: registry\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let (status, content_type, document) = answer(&server, long_uri.as_bytes()).await;
+    assert_eq!((status, content_type.as_str()), (414, vnd));
+    assert_eq!(document["error_code"], 414, "{document}");
+    assert_eq!(
+        document["message"],
+        "the request URI is 20010 bytes, over the limit of 8192 bytes"
+    );
+
+    let large_header = format!(
+        "GET /subjects HTTP/1.1\r\nHost: registry\r\nX-Large: {}\r\n\r\n",
+        "b".repeat(20_000)
+    );
+    let (status, content_type, document) = answer(&server, large_header.as_bytes()).await;
+    assert_eq!((status, content_type.as_str()), (431, vnd));
+    assert_eq!(document["error_code"], 431, "{document}");
+    let message = document["message"].as_str().unwrap();
+    assert!(message.contains("over the limit of 8192 bytes"), "{message}");
+
+    // Many small fields count together: under the limit they pass, over it they get 431.
+    let fields = |count: usize| (0..count).map(|i| format!("X-{i:04}: v\r\n")).collect::<String>();
+    let under = format!("GET /subjects HTTP/1.1\r\nHost: r\r\n{}\r\n", fields(700));
+    let (status, _, document) = answer(&server, under.as_bytes()).await;
+    assert_eq!((status, document), (200, json!([])));
+    let many = fields(900);
+    let (status, _, document) = answer(
+        &server,
+        format!("GET /subjects HTTP/1.1\r\nHost: r\r\n{many}\r\n").as_bytes(),
+    )
+    .await;
+    assert_eq!((status, &document["error_code"]), (431, &json!(431)));
+    let (status, _, document) = answer(
+        &server,
+        b"GET /subjects HTTP/1.1\r\nHost: registry\r\nX-Fine: ok\r\n\r\n",
+    )
+    .await;
+    assert_eq!((status, document), (200, json!([])));
+
+    let client = support::http_client();
+    let reply = client
+        .get(format!("{}/subjects", server.url))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .expect("the server still answers");
+    assert_eq!(reply.json::<Value>().await.unwrap(), json!([]));
+
+    drop(server);
+    let data = tempfile::tempdir().unwrap();
+    let server = start(
+        data.path(),
+        10,
+        30,
+        30,
+        &["--max-uri-bytes", "100", "--max-header-bytes", "200"],
+    )
+    .await;
+    let (status, _, document) = answer(
+        &server,
+        format!("GET /{} HTTP/1.1\r\nHost: r\r\n\r\n", "c".repeat(100)).as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 414);
+    assert!(
+        document["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("over the limit of 100 bytes"),
+        "{document}"
+    );
+    let (status, _, document) = answer(
+        &server,
+        format!("GET / HTTP/1.1\r\nHost: r\r\nX-A: {}\r\n\r\n", "d".repeat(200)).as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 431);
+    assert!(
+        document["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("over the limit of 200 bytes"),
+        "{document}"
+    );
+}

@@ -3,17 +3,28 @@
 //! times cheaper to build than `serde_json::Value`; the parts a parser keeps
 //! (defaults, custom attributes) become `Value`s with [`Json::into_value`].
 //!
-//! serde_json's nesting limit ([`MAX_NESTING`] levels) applies while reading,
-//! so no walk over a tree can overflow the stack.
+//! A document may nest [`MAX_NESTING`] arrays and objects deep, far beyond
+//! serde_json's own limit of 128, which is switched off: reading counts the
+//! depth itself, and each level of reading (and of every walk over a tree)
+//! goes through [`deep`], so no depth up to the limit can overflow the stack.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
-/// serde_json's nesting limit, which bounds every recursion over a tree.
-pub const MAX_NESTING: usize = 128;
+use super::stack::{deep, walk};
+
+/// The deepest nesting of arrays and objects a document may have: the
+/// default of Jackson (`StreamReadConstraints`, since 2.15), which Java Avro
+/// and so Confluent's registry read schemas with. Anything they read, we
+/// read. Each nested record costs three levels (the record, its `fields`,
+/// the field), so this allows about 330 nested records.
+pub const MAX_NESTING: usize = 1_000;
+
+/// How the depth error reads; also how it is told apart from others.
+const TOO_DEEP: &str = "the document nests more than";
 
 /// A JSON value whose strings borrow from the source text where they can.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,16 +49,25 @@ pub(crate) struct SyntaxError {
 impl<'a> Json<'a> {
     /// Reads a whole JSON text.
     pub(crate) fn parse(text: &'a str) -> Result<Self, SyntaxError> {
-        serde_json::from_str(text).map_err(|error| {
+        walk(nesting(text), || Self::parse_here(text))
+    }
+
+    fn parse_here(text: &'a str) -> Result<Self, SyntaxError> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        deserializer.disable_recursion_limit();
+        let parsed = Nested { depth: 0 }
+            .deserialize(&mut deserializer)
+            .and_then(|json| deserializer.end().map(|()| json));
+        parsed.map_err(|error| {
             let message = error.to_string();
-            let problem = if message.starts_with("recursion limit exceeded") {
-                format!("the document nests more than {MAX_NESTING} levels deep")
+            // serde_json appends " at line L column C"; the position is kept separately.
+            let problem_text = message.split(" at line ").next().unwrap_or(&message);
+            let problem = if message.starts_with(TOO_DEEP) {
+                problem_text.to_owned()
             } else if error.is_eof() {
                 "the text ends before the JSON document does".to_owned()
             } else {
-                // serde_json appends " at line L column C"; the position is kept separately.
-                let message = message.split(" at line ").next().unwrap_or(&message);
-                format!("not valid JSON: {message}")
+                format!("not valid JSON: {problem_text}")
             };
             SyntaxError {
                 line: error.line(),
@@ -59,6 +79,10 @@ impl<'a> Json<'a> {
 
     /// The owned `serde_json::Value` of this tree.
     pub(crate) fn into_value(self) -> Value {
+        deep(|| self.into_value_here())
+    }
+
+    fn into_value_here(self) -> Value {
         match self {
             Json::Null => Value::Null,
             Json::Bool(flag) => Value::Bool(flag),
@@ -90,6 +114,40 @@ impl<'a> Json<'a> {
             kind.to_owned()
         }
     }
+}
+
+/// How deep the arrays and objects of a JSON text nest, up to one more than
+/// [`MAX_NESTING`], read without parsing: what a walk over its tree (or a
+/// parse that stops at the limit) recurses through, so it can reserve its
+/// stack up front. Brackets inside strings do not count; the text need not
+/// be valid JSON.
+pub(crate) fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if deepest > MAX_NESTING {
+                    break;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The members of a JSON object, in document order.
@@ -142,15 +200,33 @@ impl<'a, const N: usize> Attributes<'a, N> {
     }
 }
 
-impl<'de> Deserialize<'de> for Json<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
+/// Reads one value with `depth` arrays and objects around it.
+#[derive(Clone, Copy)]
+struct Nested {
+    depth: usize,
+}
+
+impl Nested {
+    /// The seed for the values inside an array or object at this depth, or
+    /// the error when that container is one level too many.
+    fn inner<E: de::Error>(self) -> Result<Nested, E> {
+        let depth = self.depth + 1;
+        if depth > MAX_NESTING {
+            return Err(E::custom(format_args!("{TOO_DEEP} {MAX_NESTING} levels deep")));
+        }
+        Ok(Nested { depth })
     }
 }
 
-struct JsonVisitor;
+impl<'de> DeserializeSeed<'de> for Nested {
+    type Value = Json<'de>;
 
-impl<'de> Visitor<'de> for JsonVisitor {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Nested {
     type Value = Json<'de>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -196,17 +272,19 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<Self::Value, A::Error> {
+        let inner = self.inner()?;
         let mut items = Vec::with_capacity(sequence.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = sequence.next_element()? {
+        while let Some(item) = deep(|| sequence.next_element_seed(inner))? {
             items.push(item);
         }
         Ok(Json::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let inner = self.inner()?;
         let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
         while let Some(Key(key)) = map.next_key()? {
-            members.push((key, map.next_value()?));
+            members.push((key, deep(|| map.next_value_seed(inner))?));
         }
         Ok(Json::Object(members))
     }
@@ -286,12 +364,25 @@ mod tests {
         let error = Json::parse("{\n  \"a\": tru }").unwrap_err();
         assert_eq!((error.line, error.column), (2, 11));
         assert!(error.problem.starts_with("not valid JSON"), "{}", error.problem);
-        let deep = "[".repeat(200);
-        assert!(
-            Json::parse(&deep)
-                .unwrap_err()
-                .problem
-                .contains("nests more than 128 levels")
-        );
+    }
+
+    #[test]
+    fn nesting_counts_brackets_outside_strings_up_to_one_past_the_limit() {
+        assert_eq!(nesting("1"), 0);
+        assert_eq!(nesting(r#"{"a":[[1],{"b":"[[[\"[{"}],"c":[]}"#), 3);
+        assert_eq!(nesting(&"[".repeat(5000)), MAX_NESTING + 1);
+        assert_eq!(nesting("]]]["), 1, "unbalanced text does not underflow");
+    }
+
+    #[test]
+    fn documents_nest_up_to_the_limit_and_no_further() {
+        let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(Json::parse(&nested(MAX_NESTING)).is_ok());
+        let error = Json::parse(&nested(MAX_NESTING + 1)).unwrap_err();
+        assert_eq!(error.problem, "the document nests more than 1000 levels deep");
+        // serde_json places it just past the bracket one level too many.
+        assert_eq!((error.line, error.column), (1, MAX_NESTING + 2));
+        let objects = format!("{}1{}", r#"{"a":"#.repeat(MAX_NESTING + 1), "}".repeat(MAX_NESTING + 1));
+        assert!(Json::parse(&objects).unwrap_err().problem.contains("nests more than"));
     }
 }

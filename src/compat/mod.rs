@@ -46,6 +46,7 @@ mod path;
 pub mod protobuf;
 mod report;
 mod sides;
+mod stack;
 
 use std::fmt;
 

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::ServerLimits;
 
-/// Limits on slow and idle HTTP clients, for every server the command runs.
+/// Limits on slow, idle and oversized HTTP requests, for every server the command runs.
 #[derive(Debug, Args)]
 pub struct ServerLimitsArgs {
     /// Seconds a client may take to send a request's line and headers.
@@ -25,7 +25,19 @@ pub struct ServerLimitsArgs {
     /// The most connections each server keeps open; more wait to be accepted.
     #[arg(long, env = "SCHEMAOPS_MAX_CONNECTIONS", default_value_t = ServerLimits::DEFAULT.max_connections)]
     pub max_connections: u32,
+
+    /// The longest request URI (path and query) in bytes; a longer one is answered 414.
+    #[arg(long, env = "SCHEMAOPS_MAX_URI_BYTES", default_value_t = ServerLimits::DEFAULT.max_uri_bytes)]
+    pub max_uri_bytes: usize,
+
+    /// The most bytes of request header fields; more is answered 431.
+    #[arg(long, env = "SCHEMAOPS_MAX_HEADER_BYTES", default_value_t = ServerLimits::DEFAULT.max_header_bytes)]
+    pub max_header_bytes: usize,
 }
+
+/// The largest `--max-header-bytes`: hyper reserves room for as many header
+/// fields as fit in the limit on every request (see `head::hyper_headers`).
+const MOST_HEADER_BYTES: usize = 64 * 1024;
 
 impl ServerLimitsArgs {
     /// The limits these flags describe.
@@ -40,11 +52,18 @@ impl ServerLimitsArgs {
         if self.max_connections == 0 {
             return Err("--max-connections must be at least 1".to_owned());
         }
+        let bytes = |flag: &str, value: usize, most: usize| match value {
+            0 => Err(format!("{flag} must be at least 1")),
+            value if value > most => Err(format!("{flag} must be at most {most}")),
+            value => Ok(value),
+        };
         Ok(ServerLimits {
             header_read_timeout: seconds("--header-timeout-seconds", self.header_timeout_seconds)?,
             idle_timeout: seconds("--idle-timeout-seconds", self.idle_timeout_seconds)?,
             body_timeout: seconds("--body-timeout-seconds", self.body_timeout_seconds)?,
             max_connections: self.max_connections,
+            max_uri_bytes: bytes("--max-uri-bytes", self.max_uri_bytes, super::head::HYPER_MAX_URI_BYTES)?,
+            max_header_bytes: bytes("--max-header-bytes", self.max_header_bytes, MOST_HEADER_BYTES)?,
         })
     }
 }
@@ -83,12 +102,18 @@ mod tests {
             "3",
             "--max-connections",
             "4",
+            "--max-uri-bytes",
+            "5",
+            "--max-header-bytes",
+            "6",
         ]);
         let expected = ServerLimits {
             header_read_timeout: Duration::from_secs(1),
             idle_timeout: Duration::from_secs(2),
             body_timeout: Duration::from_secs(3),
             max_connections: 4,
+            max_uri_bytes: 5,
+            max_header_bytes: 6,
         };
         assert_eq!(given, Ok(expected));
     }
@@ -100,9 +125,20 @@ mod tests {
             "--idle-timeout-seconds",
             "--body-timeout-seconds",
             "--max-connections",
+            "--max-uri-bytes",
+            "--max-header-bytes",
         ] {
             let error = limits(&[flag, "0"]).unwrap_err();
             assert!(error.contains(flag), "{flag}: {error}");
         }
+    }
+
+    #[test]
+    fn a_uri_limit_above_hypers_own_and_a_header_limit_above_64_kib_are_refused() {
+        let error = limits(&["--max-uri-bytes", "65535"]).unwrap_err();
+        assert!(error.contains("--max-uri-bytes must be at most 65534"), "{error}");
+        assert!(limits(&["--max-uri-bytes", "65534"]).is_ok());
+        let error = limits(&["--max-header-bytes", "65537"]).unwrap_err();
+        assert!(error.contains("--max-header-bytes must be at most 65536"), "{error}");
     }
 }

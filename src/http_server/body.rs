@@ -16,25 +16,33 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderValue, Request, Response, StatusCode, header};
+use axum::http::{Request, Response, StatusCode};
 use http_body::{Frame, SizeHint};
 use tower::ServiceExt as _;
 
+use super::{ServerLimits, error_response, head};
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Runs `request` through `router`, bounding its body by `timeout`.
-/// `in_flight` is dropped with the response's body, once it has been written.
+/// Runs `request` through `router`, bounding its body by the body timeout,
+/// unless its head is over a limit (see `head`). `in_flight` is dropped with
+/// the response's body, once it has been written.
 pub(super) async fn handle<B, G>(
     request: Request<B>,
     router: Router,
     in_flight: G,
-    timeout: Duration,
+    limits: ServerLimits,
 ) -> Result<Response<Body>, Infallible>
 where
     B: http_body::Body<Data = Bytes> + Unpin + Send + 'static,
     B::Error: Into<BoxError>,
     G: Send + Unpin + 'static,
 {
+    if let Some(refused) = head::refusal(&request, &limits) {
+        tracing::debug!(status = %refused.status(), "Request head over a limit");
+        return Ok(tracked(refused, in_flight));
+    }
+    let timeout = limits.body_timeout;
     let timed_out = Arc::new(AtomicBool::new(false));
     let request = request.map(|body| {
         Body::new(Deadline {
@@ -50,27 +58,23 @@ where
     } else {
         response
     };
-    Ok(response.map(|body| {
+    Ok(tracked(response, in_flight))
+}
+
+/// `response`, holding `in_flight` until hyper drops its body.
+fn tracked<G: Send + Unpin + 'static>(response: Response<Body>, in_flight: G) -> Response<Body> {
+    response.map(|body| {
         Body::new(Tracked {
             body,
             _in_flight: in_flight,
         })
-    }))
+    })
 }
 
 /// The 408 reply; `Connection: close`, as the rest of the body is unread.
 fn body_timed_out(timeout: Duration) -> Response<Body> {
     let message = format!("the request body did not arrive within {} s", timeout.as_secs());
-    let document = serde_json::json!({"error_code": 408, "message": message});
-    let mut response = Response::new(Body::from(document.to_string()));
-    *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/vnd.schemaregistry.v1+json"),
-    );
-    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-    response
+    error_response(StatusCode::REQUEST_TIMEOUT, message)
 }
 
 /// The error a request body gives once its deadline has passed.
@@ -142,7 +146,25 @@ mod tests {
     use futures::StreamExt as _;
     use http_body_util::{BodyExt as _, StreamBody};
 
+    use axum::http::header;
+
     use super::*;
+
+    fn limits() -> ServerLimits {
+        ServerLimits {
+            body_timeout: Duration::from_millis(100),
+            ..ServerLimits::DEFAULT
+        }
+    }
+
+    #[tokio::test]
+    async fn a_head_over_a_limit_is_answered_without_reaching_the_router() {
+        let request = Request::post(format!("/{}", "a".repeat(9000)))
+            .body(body("{}", true))
+            .unwrap();
+        let response = handle(request, echo(), (), limits()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::URI_TOO_LONG);
+    }
 
     fn echo() -> Router {
         Router::new().route("/", post(|body: Bytes| async move { body }))
@@ -167,7 +189,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_unfinished_at_the_deadline_is_answered_408_with_a_confluent_error() {
         let request = Request::post("/").body(body("{", false)).unwrap();
-        let response = handle(request, echo(), (), Duration::from_millis(100)).await.unwrap();
+        let response = handle(request, echo(), (), limits()).await.unwrap();
         assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
         assert_eq!(response.headers()[header::CONNECTION], "close");
         let document = response.into_body().collect().await.unwrap().to_bytes();
@@ -178,7 +200,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_finished_in_time_reaches_the_handler() {
         let request = Request::post("/").body(body("{}", true)).unwrap();
-        let response = handle(request, echo(), (), Duration::from_millis(100)).await.unwrap();
+        let response = handle(request, echo(), (), limits()).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
         let echoed = response.into_body().collect().await.unwrap().to_bytes();
         assert_eq!(echoed, "{}");

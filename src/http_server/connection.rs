@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 
 use super::ServerLimits;
-use super::body;
+use super::{body, head};
 
 /// Serves one accepted connection until it ends, times out, or (after
 /// `stop` turns true) finishes its in-flight request.
@@ -57,10 +57,14 @@ where
         activity: activity.clone(),
     });
     let service = hyper::service::service_fn(move |request| {
-        body::handle(request, router.clone(), activity.start_request(), limits.body_timeout)
+        body::handle(request, router.clone(), activity.start_request(), limits)
     });
-    // No timer is given to hyper: its header timeout would also count idle time.
-    let connection = http1::Builder::new().serve_connection(io, service);
+    // No timer is given to hyper: its header timeout would also count idle
+    // time. Its head limits are above ours, so that ours answer with JSON.
+    let connection = http1::Builder::new()
+        .max_buf_size(head::hyper_buffer(&limits))
+        .max_headers(head::hyper_headers(&limits))
+        .serve_connection(io, service);
     let mut connection = std::pin::pin!(connection);
     let mut stopping = false;
     loop {
@@ -240,6 +244,7 @@ mod tests {
             idle_timeout: Duration::from_millis(300),
             body_timeout: Duration::from_millis(200),
             max_connections: 1,
+            ..ServerLimits::DEFAULT
         }
     }
 

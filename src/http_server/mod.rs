@@ -8,6 +8,8 @@
 //!
 //! - `connection`: one connection's header and idle timeouts.
 //! - `body`: the request-body deadline and its `408` reply.
+//! - `head`: the limits on a request's target and header fields, and their
+//!   `414` and `431` replies.
 //! - [`args`]: the command-line flags that set [`ServerLimits`].
 //!
 //! # Guarantees
@@ -32,11 +34,14 @@
 pub mod args;
 mod body;
 mod connection;
+mod head;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderValue, Response, StatusCode, header};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio_rustls::TlsAcceptor;
@@ -73,6 +78,14 @@ pub struct ServerLimits {
     /// leaves room for the store, the Kubernetes watches and outgoing
     /// connections. Raise the descriptor limit before raising this.
     pub max_connections: u32,
+    /// The longest request target (path and query) accepted, in bytes; a
+    /// longer one is answered 414. Default 8 KiB, the request-line room
+    /// Confluent's server (Jetty) gives; at most 65,534, hyper's own limit.
+    pub max_uri_bytes: usize,
+    /// The most bytes of header fields a request may have, each counted as
+    /// `name: value` and its line end; more is answered 431. Default 8 KiB,
+    /// Jetty's (so Confluent's) default request header size.
+    pub max_header_bytes: usize,
 }
 
 impl ServerLimits {
@@ -82,6 +95,8 @@ impl ServerLimits {
         idle_timeout: Duration::from_secs(60),
         body_timeout: Duration::from_secs(30),
         max_connections: 512,
+        max_uri_bytes: 8 * 1024,
+        max_header_bytes: 8 * 1024,
     };
 }
 
@@ -162,6 +177,22 @@ async fn accept_loop(
     if tokio::time::timeout(SHUTDOWN_GRACE, all_slots).await.is_err() {
         tracing::warn!("In-flight requests did not finish in time; stopping anyway");
     }
+}
+
+/// An error answered by the server itself rather than by the router:
+/// Confluent's error JSON with the HTTP status as `error_code`, and
+/// `Connection: close`, as the rest of the request may be unread.
+fn error_response(status: StatusCode, message: String) -> Response<Body> {
+    let document = serde_json::json!({"error_code": status.as_u16(), "message": message});
+    let mut response = Response::new(Body::from(document.to_string()));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/vnd.schemaregistry.v1+json"),
+    );
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// Whether an accept error concerns only the connection being accepted.

@@ -17,6 +17,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::model::{AvroSchema, Field, Name, NodeId, Type};
+use crate::compat::stack::{deep, walk};
 
 impl AvroSchema {
     /// The canonical text of this schema (see the module docs).
@@ -26,7 +27,7 @@ impl AvroSchema {
             written: HashSet::new(),
             out: String::new(),
         };
-        writer.write_type(self.root);
+        walk(self.nesting, || writer.write_type(self.root));
         writer.out
     }
 
@@ -48,6 +49,10 @@ struct Writer<'s> {
 
 impl Writer<'_> {
     fn write_type(&mut self, id: NodeId) {
+        deep(|| self.write_type_here(id));
+    }
+
+    fn write_type_here(&mut self, id: NodeId) {
         let types = &self.schema.types;
         let properties = types.properties(id);
         match types.ty(id) {
@@ -199,6 +204,10 @@ fn write_strings(out: &mut String, items: &[String]) {
 
 /// JSON with object keys sorted, whatever order the parser kept.
 fn write_value(out: &mut String, value: &Value) {
+    deep(|| write_value_here(out, value));
+}
+
+fn write_value_here(out: &mut String, value: &Value) {
     match value {
         Value::Array(items) => {
             out.push('[');

@@ -127,8 +127,19 @@ fn kind_of(finding: &Finding) -> Kind {
     }
 }
 
+/// How many missing union branches a message explains one inside the
+/// other before it skips to the innermost cause: each explanation repeats
+/// its path, so explaining every level of unions nested hundreds deep would
+/// make a message of megabytes.
+const EXPLAINED_UNIONS: usize = 3;
+
 /// What went wrong at `path`, without the consequence.
 fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
+    describe_nested(path, finding, sides, 0)
+}
+
+/// [`describe`] for a finding inside `unions` explained missing union branches.
+fn describe_nested(path: &SchemaPath, finding: &Finding, sides: &Sides, unions: usize) -> String {
     let version = sides.version;
     match finding {
         Finding::MissingDefault { field, record } => match sides.direction {
@@ -196,10 +207,18 @@ fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
                 sides.reader()
             );
             if let Some(((cause_path, cause), rest)) = causes.split_first() {
-                text.push_str(&format!(
-                    " (the closest branch fails because {}",
-                    describe(cause_path, cause, sides)
-                ));
+                let because = if unions < EXPLAINED_UNIONS {
+                    format!("because {}", describe_nested(cause_path, cause, sides, unions + 1))
+                } else {
+                    let (skipped, (leaf_path, leaf)) = innermost_cause(cause_path, cause);
+                    let leaf = describe_nested(leaf_path, leaf, sides, unions + 1);
+                    if skipped == 0 {
+                        format!("because {leaf}")
+                    } else {
+                        format!("because, {skipped} unions further down, {leaf}")
+                    }
+                };
+                text.push_str(&format!(" (the closest branch fails {because}"));
                 if !rest.is_empty() {
                     text.push_str(&format!(", and {} more", rest.len()));
                 }
@@ -208,6 +227,20 @@ fn describe(path: &SchemaPath, finding: &Finding, sides: &Sides) -> String {
             text
         }
     }
+}
+
+/// The first cause of the first cause … of a finding, and how many missing
+/// union branches lead to it.
+fn innermost_cause<'f>(path: &'f SchemaPath, finding: &'f Finding) -> (usize, (&'f SchemaPath, &'f Finding)) {
+    let mut current = (path, finding);
+    let mut skipped = 0;
+    while let Finding::MissingUnionBranch { causes, .. } = current.1
+        && let Some((path, cause)) = causes.first()
+    {
+        current = (path, cause);
+        skipped += 1;
+    }
+    (skipped, current)
 }
 
 /// "the type of field `f` in record `R` (at /fields/0/type)", or as much

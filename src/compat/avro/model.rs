@@ -16,6 +16,9 @@ pub struct AvroSchema {
     pub(crate) root: NodeId,
     /// Nodes below this index came from references, not from the schema itself.
     pub(crate) first_own_node: NodeId,
+    /// How deep the JSON of the schema and its references nests: about as
+    /// deep as a walk over the types goes, unless named types lead further.
+    pub(crate) nesting: usize,
 }
 
 /// The arena of type nodes, and the attributes Avro does not interpret

@@ -15,7 +15,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::model::{AvroSchema, Enum, Field, FieldDetails, Fixed, Name, NodeId, Primitive, Record, Type, Types};
-use crate::compat::json_tree::{Attributes, Json, Members, SyntaxError};
+use crate::compat::json_tree::{Attributes, Json, Members, SyntaxError, nesting};
+use crate::compat::stack::{deep, walk};
 use crate::compat::{Location, SchemaPath, SchemaText};
 
 /// Why a schema text is not a valid Avro schema, and where.
@@ -98,6 +99,7 @@ impl AvroSchema {
             types: parser.types,
             root,
             first_own_node,
+            nesting: parser.nesting,
         })
     }
 }
@@ -129,6 +131,8 @@ struct Parser {
     names: FxHashMap<String, NodeId>,
     /// Fields with defaults, checked once every type is complete: (record, field, path of the default).
     defaults: Vec<(NodeId, usize, SchemaPath)>,
+    /// The deepest nesting of the documents read so far.
+    nesting: usize,
 }
 
 /// The node of each plain primitive, shared by every use: primitives have no identity.
@@ -153,14 +157,19 @@ impl Parser {
             types,
             names: FxHashMap::default(),
             defaults: Vec::new(),
+            nesting: 0,
         }
     }
 
     fn parse_document(&mut self, text: &str) -> Result<NodeId, ParseError> {
-        let value = Json::parse(text).map_err(syntax_error)?;
-        let root = self.parse_type(value, "", &Location::ROOT).map_err(problem_error)?;
-        self.check_defaults().map_err(problem_error)?;
-        Ok(root)
+        let nesting = nesting(text);
+        self.nesting = self.nesting.max(nesting);
+        walk(nesting, || {
+            let value = Json::parse(text).map_err(syntax_error)?;
+            let root = self.parse_type(value, "", &Location::ROOT).map_err(problem_error)?;
+            self.check_defaults().map_err(problem_error)?;
+            Ok(root)
+        })
     }
 
     fn push(&mut self, ty: Type, properties: BTreeMap<String, Value>) -> NodeId {
@@ -174,7 +183,12 @@ impl Parser {
             .unwrap_or_default()
     }
 
+    /// One level of the walk over the document; every nested type comes back here.
     fn parse_type(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
+        deep(|| self.parse_type_here(value, namespace, location))
+    }
+
+    fn parse_type_here(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         match value {
             Json::String(name) => match Primitive::from_name(&name) {
                 Some(primitive) => Ok(Self::primitive(primitive)),
@@ -258,7 +272,9 @@ impl Parser {
             None => return Err(Problem::at(location, "a type object needs a `type` attribute")),
         };
         if let Some(primitive) = Primitive::from_name(&type_name) {
-            let properties = properties(object);
+            // Avro ignores its reserved attributes on a primitive: `{"type":
+            // "int", "name": "foo"}` is `"int"` (Confluent finds one by the other).
+            let properties = custom_properties(object);
             if properties.is_empty() {
                 return Ok(Self::primitive(primitive));
             }
@@ -624,6 +640,16 @@ fn string_list(value: Option<Json<'_>>, key: &str, location: &Location<'_>) -> P
 fn properties<const N: usize>(object: Attributes<'_, N>) -> BTreeMap<String, Value> {
     object
         .into_rest()
+        .map(|(key, value)| (key.into_owned(), value.into_value()))
+        .collect()
+}
+
+/// The attributes that are not Avro's reserved ones (reserved ones an
+/// object's type does not use are dropped, as Avro does).
+fn custom_properties<const N: usize>(object: Attributes<'_, N>) -> BTreeMap<String, Value> {
+    object
+        .into_rest()
+        .filter(|(key, _)| !TYPE_KEYS.contains(&key.as_ref()))
         .map(|(key, value)| (key.into_owned(), value.into_value()))
         .collect()
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::model::{AvroSchema, Name, NodeId, Primitive, Record, Type};
+use crate::compat::stack::{deep, walk};
 use crate::compat::{Location, SchemaPath};
 
 /// Where in the reader's records a finding is: the innermost record being
@@ -64,7 +65,11 @@ pub(crate) fn findings(reader: &AvroSchema, writer: &AvroSchema) -> Vec<(SchemaP
         places: Vec::new(),
         found: Vec::new(),
     };
-    resolver.collect(reader.root, writer.root, &Location::ROOT);
+    // Resolution descends both schemas at once, one of them at a time
+    // through unions.
+    walk(reader.nesting + writer.nesting, || {
+        resolver.collect(reader.root, writer.root, &Location::ROOT);
+    });
     resolver.found
 }
 
@@ -145,6 +150,10 @@ impl Resolver<'_> {
 
     /// Walks `reader` against `writer`, recording every failure.
     fn collect(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) {
+        deep(|| self.collect_here(reader, writer, location));
+    }
+
+    fn collect_here(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) if r == w || promotes(*w, *r) => {}
@@ -286,6 +295,10 @@ impl Resolver<'_> {
     /// Whether `reader` reads `writer`, without recording anything: used to
     /// try the branches of a union.
     fn probe(&mut self, reader: NodeId, writer: NodeId) -> bool {
+        deep(|| self.probe_here(reader, writer))
+    }
+
+    fn probe_here(&mut self, reader: NodeId, writer: NodeId) -> bool {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) => r == w || promotes(*w, *r),

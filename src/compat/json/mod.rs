@@ -73,6 +73,12 @@ pub use policy::{JsonPolicy, is_compatible};
 use super::{Direction, Incompatibility, SchemaPath, SchemaText};
 use model::{Meta, Node, NodeId};
 
+/// The deepest nesting of arrays and objects a JSON Schema document may
+/// have: serde_json's limit, which the parse and the walks over the parsed
+/// document rely on. (Avro documents may nest deeper: see
+/// [`crate::compat::avro::MAX_NESTING`].)
+pub const MAX_NESTING: usize = 128;
+
 /// How many node comparisons one check may make before it gives up as too
 /// complex to decide (combined schemas compare every pair of subschemas).
 pub const DEFAULT_STEP_BUDGET: usize = 2_000_000;
@@ -104,10 +110,7 @@ impl JsonSchema {
         let document: Value = serde_json::from_str(&schema.text).map_err(|error| {
             let message = error.to_string();
             let problem = if message.starts_with("recursion limit exceeded") {
-                format!(
-                    "the document nests more than {} levels deep",
-                    super::json_tree::MAX_NESTING
-                )
+                format!("the document nests more than {MAX_NESTING} levels deep")
             } else if error.is_eof() {
                 "the text ends before the JSON document does".to_owned()
             } else {

@@ -9,7 +9,9 @@
 //! only when it differs from the one Protobuf derives from the field's name.
 //! The same file sent as text or as a serialized descriptor therefore has one
 //! canonical form. Custom options follow, one sorted line each
-//! ([`super::custom_options`]): their values are part of the schema.
+//! ([`super::custom_options`]): their values are part of the schema; so
+//! are custom options no extension defines, as written
+//! ([`super::unresolved_options`]).
 
 use std::fmt::Write as _;
 
@@ -29,6 +31,9 @@ impl ProtobufSchema {
                 out.push_str(&line);
                 out.push('\n');
             }
+        }
+        for written in &self.unresolved_options {
+            let _ = writeln!(out, "unresolved {written}");
         }
         out
     }

@@ -25,12 +25,15 @@
 //!   schema's identity), as Confluent keeps them in the schema text; like
 //!   Confluent's diff, compatibility ignores them.
 
+mod bundled;
 mod canonical;
 mod custom_options;
 mod diff;
+mod imports;
 mod model;
 mod nesting;
 mod parse;
+mod unresolved_options;
 mod validate;
 
 use std::fmt;

@@ -28,6 +28,8 @@ pub struct ProtobufSchema {
     pub(crate) pool: DescriptorPool,
     /// How many fields the schema and its imports declare.
     pub(crate) field_count: usize,
+    /// Custom options no extension defines, kept as written for identity.
+    pub(crate) unresolved_options: Vec<String>,
 }
 
 /// One compiled file.
@@ -210,7 +212,12 @@ struct Pending {
 
 impl Builder {
     fn build(compiled: Compiled) -> ProtobufSchema {
-        let Compiled { pool, main, sources } = compiled;
+        let Compiled {
+            pool,
+            main,
+            sources,
+            unresolved_options,
+        } = compiled;
         let mut builder = Builder {
             schema: ProtobufSchema {
                 messages: Vec::new(),
@@ -220,6 +227,7 @@ impl Builder {
                 main,
                 pool: pool.clone(),
                 field_count: 0,
+                unresolved_options,
             },
             map_entries: FxHashMap::default(),
         };

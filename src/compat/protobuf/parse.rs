@@ -14,7 +14,8 @@ use prost_reflect::DescriptorPool;
 use prost_types::FileDescriptorProto;
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
-use super::{nesting, validate};
+use super::bundled::BundledFileResolver;
+use super::{imports, nesting, unresolved_options, validate};
 use crate::compat::SchemaText;
 
 /// Why a Protobuf schema could not be read.
@@ -41,7 +42,7 @@ pub enum ParseError {
     /// An import that is neither among the references nor a well-known type.
     #[error(
         "{position}: import `{import}` is not among the schema's references and is not a well-known \
-         `google/protobuf/*.proto` file"
+         `google/protobuf/*.proto` file or one Confluent bundles (`google/type/*.proto`, `confluent/*.proto`)"
     )]
     MissingImport {
         /// Where the import statement is.
@@ -101,6 +102,9 @@ pub(crate) struct Compiled {
     /// For each file: its text as given (`None` for well-known files), to
     /// tell two imports of one name apart.
     pub(crate) sources: Vec<Option<String>>,
+    /// Custom options no extension defines, as written, sorted (prefixed
+    /// with their file when not in the schema itself).
+    pub(crate) unresolved_options: Vec<String>,
 }
 
 /// Compiles `schema` with its references.
@@ -113,7 +117,16 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     for reference in &schema.references {
         texts.insert(reference.name.clone(), reference.text.clone());
     }
-    texts.insert(main_name.clone(), schema.text.clone());
+    let reference_names: Vec<&str> = schema
+        .references
+        .iter()
+        .map(|reference| reference.name.as_str())
+        .collect();
+    let main_text = match imports::redirect_unknown_imports(&schema.text, &reference_names) {
+        Some(redirected) if !looks_like_base64(&schema.text) => redirected,
+        _ => schema.text.clone(),
+    };
+    texts.insert(main_name.clone(), main_text);
     let mut descriptors = HashMap::new();
     for (name, text) in &texts {
         if looks_like_base64(text) {
@@ -134,37 +147,84 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     }
     validate::check_type_kinds(descriptors.values()).map_err(|(file, message)| ParseError::InFile { file, message })?;
 
+    let originals = texts.clone();
+    let mut unresolved_options = Vec::new();
+    let pool = loop {
+        let compiled = compile_once(&texts, &descriptors, &main_name)?;
+        let error = match compiled {
+            Ok(pool) => break pool,
+            Err(error) => error,
+        };
+        // An option whose extension nothing defines is kept as written and
+        // cut from what is compiled; anything else is the schema's error.
+        let cut = (unresolved_options.len() < MAX_UNRESOLVED_OPTIONS)
+            .then(|| undefined_option(&error, &texts))
+            .flatten();
+        let Some((file, rest, written)) = cut else {
+            return Err(convert(&error, &texts));
+        };
+        unresolved_options.push(if file == main_name {
+            written
+        } else {
+            format!("{file}: {written}")
+        });
+        texts.insert(file, rest);
+    };
+    unresolved_options.sort();
+    let main = pool
+        .files()
+        .position(|file| file.name() == main_name)
+        .unwrap_or(pool.files().len().saturating_sub(1));
+    let sources = pool.files().map(|file| originals.get(file.name()).cloned()).collect();
+    Ok(Compiled {
+        pool,
+        main,
+        sources,
+        unresolved_options,
+    })
+}
+
+/// How many undefined custom options one schema may carry.
+const MAX_UNRESOLVED_OPTIONS: usize = 32;
+
+/// One compiler run over `texts`: the pool, or the compiler's error.
+fn compile_once(
+    texts: &HashMap<String, String>,
+    descriptors: &HashMap<String, FileDescriptorProto>,
+    main_name: &str,
+) -> Result<Result<DescriptorPool, protox::Error>, ParseError> {
     let mut resolver = ChainFileResolver::new();
     resolver.add(Memory {
         texts: texts.clone(),
-        descriptors,
+        descriptors: descriptors.clone(),
     });
     resolver.add(GoogleFileResolver::new());
+    resolver.add(BundledFileResolver);
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true);
     // The checks above leave nothing known to panic the compiler; should
     // anything still, the schema is refused instead of the process failing.
     let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        compiler.open_file(&main_name)?;
+        compiler.open_file(main_name)?;
         Ok::<_, protox::Error>(compiler.descriptor_pool())
     }));
-    // The pool lends the descriptors; copying them out would copy their source info too.
-    let pool = match compiled {
-        Ok(compiled) => compiled.map_err(|error| convert(&error, &texts))?,
-        Err(_) => {
-            return Err(ParseError::InFile {
-                file: main_name,
-                message: "the Protobuf compiler failed on this schema (a defect in schemaops; please report it)"
-                    .to_owned(),
-            });
-        }
-    };
-    let main = pool
-        .files()
-        .position(|file| file.name() == main_name)
-        .unwrap_or(pool.files().len().saturating_sub(1));
-    let sources = pool.files().map(|file| texts.get(file.name()).cloned()).collect();
-    Ok(Compiled { pool, main, sources })
+    compiled.map_err(|_| ParseError::InFile {
+        file: main_name.to_owned(),
+        message: "the Protobuf compiler failed on this schema (a defect in schemaops; please report it)".to_owned(),
+    })
+}
+
+/// For an "is not defined" error inside a custom option's name: the file,
+/// its text without that option, and the option as written.
+fn undefined_option(error: &protox::Error, texts: &HashMap<String, String>) -> Option<(String, String, String)> {
+    if !error.to_string().ends_with("is not defined") {
+        return None;
+    }
+    let file = error.file()?.to_owned();
+    let text = texts.get(&file).filter(|text| !looks_like_base64(text))?;
+    let offset = miette::Diagnostic::labels(error)?.next()?.offset();
+    let (rest, written) = unresolved_options::cut_option_at(text, offset)?;
+    Some((file, rest, written))
 }
 
 /// The caller's files by name: `.proto` source, or descriptors decoded from base64.

@@ -28,6 +28,15 @@ impl ApiError {
         }
     }
 
+    /// A request without a schema text: Confluent's 42201 "Empty schema".
+    pub fn empty_schema() -> Self {
+        Self {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code: 42201,
+            message: "Empty schema".to_owned(),
+        }
+    }
+
     /// An unknown path.
     pub fn not_found(path: &str) -> Self {
         Self {
@@ -80,7 +89,7 @@ impl From<Error> for ApiError {
                 tracing::error!(error = &error as &dyn std::error::Error, "Registry store failed");
                 "the registry could not complete the request; see its log".to_owned()
             }
-            other => other.to_string(),
+            other => super::wording::message(other),
         };
         Self {
             status,
@@ -94,7 +103,7 @@ impl From<Error> for ApiError {
 /// two fields.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(example = json!({"error_code": 40401, "message": "subject `orders-value` not found"}))]
+#[schema(example = json!({"error_code": 40401, "message": "Subject 'orders-value' not found."}))]
 pub struct ErrorBody {
     /// Confluent's error code: the HTTP status, or the status followed by two digits (40401).
     pub error_code: u32,

@@ -4,8 +4,10 @@
 
 mod auth;
 mod error;
+mod negotiation;
 pub mod openapi;
 mod wire;
+mod wording;
 
 use std::sync::Arc;
 
@@ -88,6 +90,10 @@ pub fn router(state: ApiState) -> Router {
         routes
     };
     routes
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            negotiation::negotiate,
+        ))
         .layer(axum::middleware::map_response(as_confluent_error))
         .with_state(state)
 }
@@ -145,10 +151,18 @@ fn version(text: &str) -> Result<VersionSelector, ApiError> {
     Ok(text.parse::<VersionSelector>()?)
 }
 
+/// A schema ID from the path. Like Confluent (whose path parameter is an
+/// integer), text that is not a number matches no route: plain 404.
 fn schema_id(text: &str) -> Result<SchemaId, ApiError> {
-    text.parse::<i64>().ok().and_then(SchemaId::new).ok_or_else(|| {
+    let number = text.parse::<i64>().map_err(|_| {
+        ApiError::plain(
+            axum::http::StatusCode::NOT_FOUND,
+            format!("HTTP 404 Not Found ({text:?} is not a schema ID)"),
+        )
+    })?;
+    SchemaId::new(number).ok_or_else(|| {
         ApiError::from(Error::SchemaNotFound {
-            what: format!("with ID `{text}`"),
+            what: format!("with ID {number}"),
         })
     })
 }
@@ -201,8 +215,7 @@ async fn schema_types(State(state): State<ApiState>) -> Response {
     responses(
         (status = 200, description = "The schema", body = wire::SchemaByIdResponse),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40403: no schema has this ID (also for text that is not an ID)",
-         body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID; 404: text that is not a number", body = ErrorBody),
         (status = 422, description = "42201: a stored Protobuf schema has no descriptor to serialize",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
@@ -237,7 +250,7 @@ fn serialized_requested(query: &QueryParams, format: crate::compat::Format) -> b
         (status = 200, description = "The schema text as registered: JSON for Avro and JSON Schema, \
                                       `.proto` text for Protobuf", body = serde_json::Value),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40403: no schema has this ID", body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID; 404: text that is not a number", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -264,7 +277,7 @@ fn raw(text: String) -> Response {
     responses(
         (status = 200, description = "The subjects", body = Vec<SubjectName>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40403: no schema has this ID", body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID; 404: text that is not a number", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -287,7 +300,7 @@ async fn subjects_of_id(State(state): State<ApiState>, Path(id): Path<String>, q
     responses(
         (status = 200, description = "The (subject, version) pairs", body = Vec<crate::registry::SubjectVersion>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40403: no schema has this ID", body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID; 404: text that is not a number", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -417,14 +430,19 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
     responses(
         (status = 200, description = "The schema's global ID", body = RegisteredId),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401 or 40402: a reference with version -1 names a subject without live \
+                                      versions",
+         body = ErrorBody),
         (status = 409, description = "409: incompatible with the subject's versions under its level (the \
                                       message lists every incompatibility), or of another schema type",
          body = ErrorBody),
-        (status = 422, description = "42201: not a valid schema, a reference that does not exist, an unknown \
-                                      schema type, or a check too complex to decide; 42202: `version` is not \
-                                      valid; 42205: the subject or registry is read-only, or an ID or version \
-                                      given outside IMPORT mode; 42207: the ID names another schema; 42208: \
-                                      not a valid subject name; 42209: the schema is over the size limit",
+        (status = 422, description = "42201: an empty or missing schema, an unknown schema type, not a valid \
+                                      schema, a reference to a version that does not exist, or a check too \
+                                      complex to decide; 42202: a reference's version is not valid; 42208: the \
+                                      subject's or a reference's subject name is not valid; 42209: the schema is \
+                                      over the size limit; 42202 also: `version` is not valid; 42205: the \
+                                      subject or registry is read-only, or an ID or version is given outside \
+                                      IMPORT mode, or the ID is not valid; 42207: the ID names another schema",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -432,7 +450,7 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
 async fn register(State(state): State<ApiState>, Path(name): Path<String>, body: Body) -> Reply {
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
-    let schema = request.new_schema()?;
+    let schema = request.new_schema(state.registry.as_ref()).await?;
     let options = RegisterOptions {
         id: match request.id {
             None => None,
@@ -461,11 +479,16 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, body:
     responses(
         (status = 200, description = "The version that holds it", body = wire::SchemaResponse),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40401: no such subject; 40403: the subject does not hold the schema",
+        (status = 404, description = "40401: no such subject; 40403: the subject does not hold the schema; 40401 \
+                                      or 40402: a reference with version -1 names a subject without live \
+                                      versions",
          body = ErrorBody),
-        (status = 422, description = "42201: not a valid schema, a reference that does not exist, or an \
-                                      unknown schema type; 42208: not a valid subject name; 42209: the schema \
-                                      is over the size limit", body = ErrorBody),
+        (status = 422, description = "42201: an empty or missing schema, an unknown schema type, not a valid \
+                                      schema, a reference to a version that does not exist, or a check too \
+                                      complex to decide; 42202: a reference's version is not valid; 42208: the \
+                                      subject's or a reference's subject name is not valid; 42209: the schema is \
+                                      over the size limit",
+         body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -474,7 +497,11 @@ async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: 
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
     let found = state
         .registry
-        .lookup(&subject, &request.new_schema()?, query.flag("deleted")?)
+        .lookup(
+            &subject,
+            &request.new_schema(state.registry.as_ref()).await?,
+            query.flag("deleted")?,
+        )
         .await?;
     Ok(json_response(&SchemaResponse::from(&found)))
 }
@@ -640,11 +667,18 @@ async fn delete_subject(State(state): State<ApiState>, Path(name): Path<String>,
     responses(
         (status = 200, description = "The verdict", body = CompatibilityVerdict),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
+        (status = 404, description = "40401 or 40402: a reference with version -1 names a subject without live \
+                                      versions",
+         body = ErrorBody),
         (status = 409, description = "409: the subject's versions are of another schema type", body = ErrorBody),
-        (status = 422, description = "42201: not a valid schema, a reference that does not exist, an unknown \
-                                      schema type, or a check too complex to decide (with verbose=true these \
-                                      three are a 200 with is_compatible false instead); 42208: not a valid \
-                                      subject name; 42209: the schema is over the size limit", body = ErrorBody),
+        (status = 422, description = "42201: an empty or missing schema, an unknown schema type, not a valid \
+                                      schema, a reference to a version that does not exist, or a check too \
+                                      complex to decide; 42202: a reference's version is not valid; 42208: the \
+                                      subject's or a reference's subject name is not valid; 42209: the schema is \
+                                      over the size limit (with verbose=true, an invalid schema, a missing \
+                                      referenced version, a check too complex and a schema over the limit answer \
+                                      200 with is_compatible false instead)",
+         body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -669,13 +703,20 @@ async fn check_all(state: State<ApiState>, Path(name): Path<String>, query: Quer
     request_body = SchemaRequest,
     responses(
         (status = 200, description = "The verdict", body = CompatibilityVerdict),
-        (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
+        (status = 404, description = "40401: no such subject; 40402: no such version; 40401 or 40402: a \
+                                      reference with version -1 names a subject without live versions",
+         body = ErrorBody),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 409, description = "409: the subject's versions are of another schema type", body = ErrorBody),
-        (status = 422, description = "42201: not a valid schema, a reference that does not exist, an unknown \
-                                      schema type, or a check too complex to decide (with verbose=true these \
-                                      three are a 200 with is_compatible false instead); 42202: not a valid version; 42208: not a valid \
-                                      subject name; 42209: the schema is over the size limit", body = ErrorBody),
+        (status = 422, description = "42201: an empty or missing schema, an unknown schema type, not a valid \
+                                      schema, a reference to a version that does not exist, or a check too \
+                                      complex to decide; 42202: a reference's version is not valid; 42208: the \
+                                      subject's or a reference's subject name is not valid; 42209: the schema is \
+                                      over the size limit; 42202 also: the path's version is not valid (with \
+                                      verbose=true, an invalid schema, a missing referenced version, a check too \
+                                      complex and a schema over the limit answer 200 with is_compatible false \
+                                      instead)",
+         body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -699,7 +740,7 @@ async fn check(
     let verbose = query.flag("verbose")?;
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
-    let schema = request.new_schema()?;
+    let schema = request.new_schema(state.registry.as_ref()).await?;
     match state.registry.check(&subject, &schema, against).await {
         Ok(result) => {
             let mut body = serde_json::json!({ "is_compatible": result.report.is_compatible() });

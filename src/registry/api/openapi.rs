@@ -5,8 +5,8 @@
 //! it answers), the wire types derive `ToSchema`, and [`ApiDoc`] gathers them.
 //! This module adds what the handlers share, in one place ([`Conventions`]):
 //! the media types every JSON body may have, the 401 every route answers once
-//! credentials are configured, and the 408/413 every route with a body can
-//! answer before its handler runs. The bodies that handlers build with
+//! credentials are configured, the 406 of content negotiation, and the
+//! 408/413/415 every route with a body can answer before its handler runs. The bodies that handlers build with
 //! `serde_json::json!` are described here by small structs of the same shape;
 //! `tests/openapi_contract.rs` runs schemathesis against a live registry to
 //! check that the answers match.
@@ -31,9 +31,19 @@ use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Subj
 /// Where the document is served.
 pub const PATH: &str = "/openapi.json";
 
-/// The media types a JSON answer or request body may have, as Confluent
-/// lists them: the registry's own first.
+/// The media types a JSON answer may have, as Confluent lists them: the
+/// registry's own first (`negotiation.rs` picks one by `Accept`).
 pub const JSON_MEDIA_TYPES: [&str; 3] = [CONTENT_TYPE, "application/vnd.schemaregistry+json", "application/json"];
+
+/// The media types a request body may be sent as (`negotiation.rs`; a body
+/// without `Content-Type` is read as JSON too): the JSON ones, and
+/// `application/octet-stream`, as Confluent accepts them.
+pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
+    CONTENT_TYPE,
+    "application/vnd.schemaregistry+json",
+    "application/json",
+    "application/octet-stream",
+];
 
 /// The document, assembled from the annotations.
 #[derive(OpenApi)]
@@ -145,7 +155,7 @@ pub(super) async fn serve() -> Response {
 
 /// 400: a query flag, number or JSON body that does not parse.
 pub const BAD_REQUEST: &str = "400: a query parameter that is not a boolean or a number, a path that does not decode, \
-                               or a body that is not the JSON object described";
+                               or a body that is not the JSON object described (or not valid in its charset)";
 /// 500: the store failed; the details are in the registry's log.
 pub const STORE_FAILED: &str = "50001: the store failed (details in the registry's log, never in the answer)";
 
@@ -505,6 +515,18 @@ impl Modify for Conventions {
             )),
         );
         components.responses.insert(
+            "NotAcceptable".to_owned(),
+            RefOr::T(error(
+                "406: nothing the `Accept` header allows is on offer (the JSON media types listed)",
+            )),
+        );
+        components.responses.insert(
+            "UnsupportedMediaType".to_owned(),
+            RefOr::T(error(
+                "415: the body's `Content-Type` is none of the request media types listed",
+            )),
+        );
+        components.responses.insert(
             "BodyTimeout".to_owned(),
             RefOr::T(error(
                 "408: the request body took longer than `--body-timeout-seconds` to arrive",
@@ -532,22 +554,28 @@ impl Modify for Conventions {
                 }
                 let responses = &mut operation.responses.responses;
                 responses.insert("401".to_owned(), RefOr::Ref(Ref::from_response_name("Unauthorized")));
+                responses.insert("406".to_owned(), RefOr::Ref(Ref::from_response_name("NotAcceptable")));
                 if operation.request_body.is_some() {
                     responses.insert("408".to_owned(), RefOr::Ref(Ref::from_response_name("BodyTimeout")));
                     responses.insert("413".to_owned(), RefOr::Ref(Ref::from_response_name("BodyTooLarge")));
+                    responses.insert(
+                        "415".to_owned(),
+                        RefOr::Ref(Ref::from_response_name("UnsupportedMediaType")),
+                    );
                 }
             }
         }
     }
 }
 
-/// Offers every JSON body of `operation` under each of [`JSON_MEDIA_TYPES`]
-/// (the annotations say `application/json`).
+/// Offers every JSON body of `operation` under each of [`JSON_MEDIA_TYPES`],
+/// or [`REQUEST_MEDIA_TYPES`] for a request body (the annotations say
+/// `application/json`).
 fn json_media_types(operation: &mut Operation) {
     if let Some(RefOr::T(body)) = &mut operation.request_body
         && let Some(json) = body.content.remove("application/json")
     {
-        for media_type in JSON_MEDIA_TYPES {
+        for media_type in REQUEST_MEDIA_TYPES {
             body.content.insert(media_type.to_owned(), json.clone());
         }
     }
@@ -656,6 +684,7 @@ mod tests {
                 let responses = operation["responses"].as_object().unwrap();
                 assert!(responses.contains_key("200"), "{method} {path} documents its 200");
                 assert!(responses.contains_key("401"), "{method} {path} documents 401");
+                assert!(responses.contains_key("406"), "{method} {path} documents 406");
                 for (status, response) in responses {
                     if status.starts_with('2') {
                         continue;

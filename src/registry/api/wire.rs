@@ -13,7 +13,9 @@ use utoipa::ToSchema;
 
 use super::error::ApiError;
 use crate::compat::Format;
-use crate::registry::{NewSchema, SchemaContent, SchemaReference, VersionedSchema};
+use crate::registry::{
+    NewSchema, Registry, SchemaContent, SchemaReference, SubjectName, Version, VersionSelector, VersionedSchema,
+};
 
 /// The media type of every response.
 pub const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
@@ -34,14 +36,15 @@ pub fn json_response<T: Serialize>(value: &T) -> Response {
 #[schema(example = json!({"schema": "{\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"}]}"}))]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaRequest {
-    /// The schema text.
-    pub schema: String,
+    /// The schema text; absent or empty is Confluent's "Empty schema".
+    #[serde(default)]
+    pub schema: Option<String>,
     /// AVRO when absent.
     #[serde(default)]
     pub schema_type: Option<String>,
-    /// References to other subjects' versions.
-    #[serde(default)]
-    pub references: Vec<SchemaReference>,
+    /// References to other subjects' versions; `null` is an empty list.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub references: Vec<ReferenceRequest>,
     /// IMPORT mode: the ID to use.
     #[serde(default)]
     pub id: Option<i64>,
@@ -50,20 +53,62 @@ pub struct SchemaRequest {
     pub version: Option<i64>,
 }
 
+/// A reference as a request names it: `version` -1 means the latest
+/// version of the subject at the time of the request (Confluent's
+/// `SchemaReference` with `version: -1`).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ReferenceRequest {
+    /// The name the referring schema uses.
+    pub name: String,
+    /// The referenced subject.
+    pub subject: String,
+    /// The referenced version, or -1 for the latest.
+    #[schema(minimum = -1, maximum = 2147483647)]
+    pub version: i64,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 impl SchemaRequest {
     /// Reads a request body.
     ///
     /// # Errors
-    /// 400 for malformed JSON, 42201 for an unknown schema type.
+    /// 400 for malformed JSON.
     pub fn parse(body: &[u8]) -> Result<Self, ApiError> {
         serde_json::from_slice(body).map_err(|error| ApiError::bad_request(format!("malformed request body: {error}")))
     }
 
-    /// The schema it carries.
+    /// The schema it carries, its references resolved against `registry`
+    /// (a version of -1 becomes the subject's latest).
     ///
     /// # Errors
-    /// 42201 for an unknown schema type.
-    pub fn new_schema(&self) -> Result<NewSchema, ApiError> {
+    /// 42201 for an empty schema or an unknown schema type; the registry's
+    /// error when a referenced subject or version is invalid or missing.
+    pub async fn new_schema(&self, registry: &dyn Registry) -> Result<NewSchema, ApiError> {
+        let text = match &self.schema {
+            Some(text) if !text.is_empty() => text.clone(),
+            _ => return Err(ApiError::empty_schema()),
+        };
+        let mut references = Vec::with_capacity(self.references.len());
+        for reference in &self.references {
+            let subject = SubjectName::new(reference.subject.clone())?;
+            let version = match reference.version {
+                -1 => {
+                    registry
+                        .version(&subject, VersionSelector::Latest, false)
+                        .await?
+                        .version
+                }
+                number => Version::new(number)?,
+            };
+            references.push(SchemaReference {
+                name: reference.name.clone(),
+                subject,
+                version,
+            });
+        }
         let format = match &self.schema_type {
             None => Format::Avro,
             Some(name) => name.parse::<Format>().map_err(|error| {
@@ -74,8 +119,8 @@ impl SchemaRequest {
         };
         Ok(NewSchema {
             format,
-            text: self.schema.clone(),
-            references: self.references.clone(),
+            text,
+            references,
         })
     }
 }

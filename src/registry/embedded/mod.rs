@@ -12,6 +12,7 @@ pub mod postgres;
 pub mod sqlite;
 mod state;
 pub mod store;
+mod stored_text;
 
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
@@ -365,7 +366,7 @@ impl EmbeddedRegistry {
                 changes.push(Change::PutSchema(SchemaRow {
                     id,
                     format: schema.format,
-                    text: schema.text.clone(),
+                    text: stored_text::stored_text(schema.format, &schema.text),
                     fingerprint: fingerprint.to_owned(),
                     references: schema.references.clone(),
                 }));
@@ -582,11 +583,23 @@ impl Registry for EmbeddedRegistry {
                         .map(|s| s.live().collect())
                         .unwrap_or_default(),
                 ),
+                // Nothing to break (Confluent's CompatibilityResource).
                 Some(VersionSelector::Latest) if state.subject(subject).is_err() => (level, Vec::new()),
-                Some(selector) => {
-                    let (version, entry) = state.select(subject, selector, false)?;
-                    (level.against_one_version(), vec![(version, entry.id)])
-                }
+                Some(selector) => match state.select(subject, selector, false) {
+                    Ok((version, entry)) => (level.against_one_version(), vec![(version, entry.id)]),
+                    Err(Error::SubjectNotFound { .. }) if selector == VersionSelector::Latest => (level, Vec::new()),
+                    // A version of a subject that does not exist is a missing version.
+                    Err(Error::SubjectNotFound { .. }) => {
+                        return Err(Error::VersionNotFound {
+                            subject: subject.clone(),
+                            version: match selector {
+                                VersionSelector::Exact(version) => version.to_string(),
+                                VersionSelector::Latest => "latest".to_owned(),
+                            },
+                        });
+                    }
+                    Err(error) => return Err(error),
+                },
             }
         };
         let report = self.compare(level, candidate, versions).await?;

@@ -355,7 +355,9 @@ impl State {
         Ok(versions)
     }
 
-    /// Resolves a selector to a version of the subject.
+    /// Resolves a selector to a version of the subject. A subject whose
+    /// every version is soft-deleted is not found unless deleted versions
+    /// are asked for (Confluent: 40401, not 40402).
     pub(crate) fn select(
         &self,
         subject: &SubjectName,
@@ -363,6 +365,11 @@ impl State {
         include_deleted: bool,
     ) -> Result<(Version, Entry), Error> {
         let found = self.subject(subject)?;
+        if !include_deleted && found.versions.values().all(|entry| entry.deleted) {
+            return Err(Error::SubjectNotFound {
+                subject: subject.clone(),
+            });
+        }
         let picked = match selector {
             VersionSelector::Latest => found
                 .versions

@@ -1,0 +1,158 @@
+//! The size limits on a request's head. A request target longer than
+//! [`ServerLimits::max_uri_bytes`] is answered 414, header fields larger than
+//! [`ServerLimits::max_header_bytes`] altogether are answered 431, each with
+//! Confluent's error JSON (`{"error_code": 414, "message": …}`, as Confluent
+//! puts the HTTP status in `error_code` for errors of its web server), before
+//! the router sees the request; the connection then closes.
+//!
+//! hyper has limits of its own while it reads a head: its read buffer, a
+//! number of header fields, and a 65,534-byte request target. It answers
+//! them itself, with an empty body. [`hyper_buffer`] and [`hyper_headers`]
+//! set the first two above ours, so that any head within our limits is
+//! read, and one over them reaches us and gets the JSON answer. Only a head
+//! beyond hyper's limits still gets hyper's empty 414 or 431: a target over
+//! 64 KiB, a head over [`hyper_buffer`] bytes (over 408 KiB by default), or
+//! more header fields than [`hyper_headers`] (1,639 by default).
+
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode, Uri};
+
+use super::{ServerLimits, error_response};
+
+/// hyper's request target limit (`MAX_URI_LEN`): no URI limit can be set above it.
+pub(super) const HYPER_MAX_URI_BYTES: usize = 65_534;
+
+/// hyper's own default read buffer (`8192 + 4096 * 100`), kept as the least.
+const HYPER_DEFAULT_BUFFER: usize = 8192 + 4096 * 100;
+
+/// The read buffer hyper may fill with one head: room for a head at both
+/// of our limits, and never less than hyper's default.
+pub(super) fn hyper_buffer(limits: &ServerLimits) -> usize {
+    (limits.max_uri_bytes + limits.max_header_bytes + 16 * 1024).max(HYPER_DEFAULT_BUFFER)
+}
+
+/// The most header fields hyper reads in one head: as many as fit in our
+/// byte limit (a field takes at least 5 of its bytes), so that a head within
+/// it is never refused for its number of fields. hyper reserves 64 bytes
+/// per allowed field for each head it parses: 105 KB at the default limit,
+/// which is why `--max-header-bytes` stops at 64 KiB.
+pub(super) fn hyper_headers(limits: &ServerLimits) -> usize {
+    (limits.max_header_bytes / SMALLEST_FIELD + 1).max(100)
+}
+
+/// The fewest bytes a header field takes: a one-letter name, no value, `: ` and CRLF.
+const SMALLEST_FIELD: usize = 5;
+
+/// The 414 or 431 answer for a request whose head is over a limit.
+pub(super) fn refusal<B>(request: &Request<B>, limits: &ServerLimits) -> Option<Response<Body>> {
+    let target = target_bytes(request.uri());
+    if target > limits.max_uri_bytes {
+        return Some(error_response(
+            StatusCode::URI_TOO_LONG,
+            format!(
+                "the request URI is {target} bytes, over the limit of {} bytes",
+                limits.max_uri_bytes
+            ),
+        ));
+    }
+    let fields = header_bytes(request);
+    if fields > limits.max_header_bytes {
+        return Some(error_response(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!(
+                "the request's header fields are {fields} bytes, over the limit of {} bytes",
+                limits.max_header_bytes
+            ),
+        ));
+    }
+    None
+}
+
+/// The length of the request target as the client sent it.
+fn target_bytes(uri: &Uri) -> usize {
+    let scheme = uri.scheme_str().map_or(0, |scheme| scheme.len() + "://".len());
+    let authority = uri.authority().map_or(0, |authority| authority.as_str().len());
+    let path = uri.path_and_query().map_or(0, |path| path.as_str().len());
+    scheme + authority + path
+}
+
+/// The header fields' size as sent: each `name: value` and its line end.
+fn header_bytes<B>(request: &Request<B>) -> usize {
+    request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + ": ".len() + value.len() + "\r\n".len())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::header;
+    use http_body_util::BodyExt as _;
+
+    use super::*;
+
+    fn limits(uri: usize, header: usize) -> ServerLimits {
+        ServerLimits {
+            max_uri_bytes: uri,
+            max_header_bytes: header,
+            ..ServerLimits::DEFAULT
+        }
+    }
+
+    async fn document(response: Response<Body>) -> serde_json::Value {
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_target_over_the_limit_is_answered_414_with_confluent_error_json() {
+        let request = Request::get(format!("/subjects/{}", "a".repeat(100))).body(()).unwrap();
+        let response = refusal(&request, &limits(100, 1000)).unwrap();
+        assert_eq!(response.status(), StatusCode::URI_TOO_LONG);
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "application/vnd.schemaregistry.v1+json"
+        );
+        assert_eq!(response.headers()[header::CONNECTION], "close");
+        let document = document(response).await;
+        assert_eq!(document["error_code"], 414);
+        assert_eq!(
+            document["message"],
+            "the request URI is 110 bytes, over the limit of 100 bytes"
+        );
+    }
+
+    #[tokio::test]
+    async fn header_fields_over_the_limit_are_answered_431_counting_names_values_and_line_ends() {
+        // "x-a: " + 93 bytes + CRLF = 100 bytes.
+        let request = Request::get("/").header("x-a", "v".repeat(93)).body(()).unwrap();
+        assert!(refusal(&request, &limits(100, 100)).is_none(), "exactly at the limit");
+        let response = refusal(&request, &limits(100, 99)).unwrap();
+        assert_eq!(response.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+        let document = document(response).await;
+        assert_eq!(document["error_code"], 431);
+        assert!(
+            document["message"]
+                .as_str()
+                .unwrap()
+                .contains("over the limit of 99 bytes"),
+            "{document}"
+        );
+    }
+
+    #[test]
+    fn the_target_is_measured_as_sent_in_origin_and_absolute_form() {
+        assert_eq!(target_bytes(&"/a/b?c=d".parse().unwrap()), 8);
+        assert_eq!(target_bytes(&"http://host:1/a?b".parse().unwrap()), 17);
+    }
+
+    #[test]
+    fn hyper_reads_more_than_our_limits_allow() {
+        let defaults = ServerLimits::DEFAULT;
+        assert!(hyper_buffer(&defaults) > defaults.max_uri_bytes + defaults.max_header_bytes);
+        assert_eq!(hyper_headers(&defaults), 1639);
+        let large = limits(HYPER_MAX_URI_BYTES, 64 * 1024);
+        assert!(hyper_buffer(&large) > HYPER_MAX_URI_BYTES + 64 * 1024);
+    }
+}
