@@ -85,8 +85,10 @@ impl Api {
     }
 
     async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
+        let (method, uri) = (request.method().to_string(), request.uri().to_string());
         let response = self.router.clone().oneshot(request).await.unwrap();
         let status = response.status();
+        let content_type = response.headers().get("content-type").cloned();
         if status != StatusCode::UNAUTHORIZED {
             assert_eq!(
                 response.headers()["content-type"],
@@ -95,6 +97,11 @@ impl Api {
             );
         }
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        // Every answer is one the OpenAPI document lists (issue 16).
+        let content_type = content_type.as_ref().and_then(|value| value.to_str().ok());
+        if let Err(problem) = support::openapi::check(&method, &uri, status.as_u16(), content_type, &bytes) {
+            panic!("not in the OpenAPI document: {problem}");
+        }
         let value =
             serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
         (status, value)

@@ -8,6 +8,7 @@ pub mod corpus;
 pub mod durability;
 pub mod http;
 pub mod laws;
+pub mod openapi;
 pub mod operator;
 pub mod postgres;
 pub mod precision;
