@@ -100,6 +100,12 @@ async fn replay(url: &str) -> Vec<String> {
         let text = response.text().await.unwrap_or_default();
         let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         let mut problems = Vec::new();
+        // Every answer is one the OpenAPI document lists.
+        if let Err(problem) =
+            support::openapi::check(&case.method, &case.path, status, Some(&got_type), text.as_bytes())
+        {
+            problems.push(format!("not in the OpenAPI document: {problem}"));
+        }
         if status != case.status {
             problems.push(format!("status {status}, expected {}", case.status));
         }
