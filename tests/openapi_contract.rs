@@ -267,7 +267,8 @@ async fn every_answer_of_the_registry_keeps_its_openapi_contract() {
     };
     assert!(
         status.success(),
-        "the registry broke its OpenAPI contract (seed {SEED}); each failure above has a curl line to reproduce it"
+        "the registry broke its OpenAPI contract (seed {SEED}); each failure above has a curl line to \
+         reproduce it (its filtered Authorization is `-u {WRITER}`)"
     );
     let operations = operation_count(&document);
     assert!(operations >= 32, "the document lists only {operations} operations");
