@@ -33,6 +33,7 @@ mod imports;
 mod model;
 mod nesting;
 mod parse;
+mod render;
 mod unresolved_options;
 mod validate;
 
