@@ -271,7 +271,13 @@ impl Writer<'_> {
                     .find(|field| field.number() == number)
                     .map_or_else(|| "bytes".to_owned(), type_name)
             };
-            let head = format!("map<{}, {}> {} = {}", type_of(1), type_of(2), field.name(), field.number());
+            let head = format!(
+                "map<{}, {}> {} = {}",
+                type_of(1),
+                type_of(2),
+                field.name(),
+                field.number()
+            );
             self.line(depth, &format!("{head}{};", brackets(field, options.as_ref())));
             return;
         }
@@ -343,7 +349,10 @@ impl Writer<'_> {
                 .map(|value| option_assignments(&value.options()))
                 .unwrap_or_default();
             let attributes = bracket_list(options.into_iter().map(|(name, value)| format!("{name} = {value}")));
-            self.line(depth + 1, &format!("{} = {}{attributes};", value.name(), value.number()));
+            self.line(
+                depth + 1,
+                &format!("{} = {}{attributes};", value.name(), value.number()),
+            );
         }
         for range in &enumeration.reserved_range {
             if range.start() == range.end() {
@@ -663,11 +672,7 @@ mod tests {
         let rendered = original.proto_text().unwrap();
         let again = ProtobufSchema::parse(&SchemaText::new(rendered.clone()))
             .unwrap_or_else(|error| panic!("{error}\n{rendered}"));
-        assert_eq!(
-            original.canonical(),
-            again.canonical(),
-            "rendered:\n{rendered}"
-        );
+        assert_eq!(original.canonical(), again.canonical(), "rendered:\n{rendered}");
         rendered
     }
 
@@ -681,7 +686,10 @@ mod tests {
                google.protobuf.Timestamp at = 7;\n  reserved 10 to 12, 20;\n  reserved \"old\";\n  enum State { option allow_alias = true; NEW = 0; FRESH = 0; DONE = 1; reserved 5 to 7; }\n}\n\
              service Shop { rpc Place(Order) returns (stream Order); }\n",
         );
-        assert!(rendered.contains("map<string, .shop.v1.Order.Line> lines = 2;"), "{rendered}");
+        assert!(
+            rendered.contains("map<string, .shop.v1.Order.Line> lines = 2;"),
+            "{rendered}"
+        );
         assert!(rendered.contains("optional int32 priority = 3;"), "{rendered}");
         assert!(rendered.contains("option java_package = \"com.shop\";"), "{rendered}");
     }
