@@ -43,7 +43,7 @@ use serde::Serialize;
 
 pub use diff::{Change, Detail, differences};
 pub use model::ProtobufSchema;
-pub use parse::{ParseError, Position};
+pub use parse::{ParseError, Position, looks_like_base64};
 
 use super::{Direction, Incompatibility, SchemaPath};
 

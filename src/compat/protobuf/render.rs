@@ -165,30 +165,40 @@ impl Writer<'_> {
                 Some(_) => {}
             }
         }
-        // Items are written in field order; a nested message a field brings
-        // (map entry, group) comes with its field, so every item up to that
-        // field's is written before the nested messages that follow it.
+        // Fields (and oneofs) first, nested messages after them, as people
+        // write them; but a nested message a field brings (map entry, group)
+        // sits among the nested messages where the compiler put it, so the
+        // nested messages listed before it are written before its field.
         let mut next_item = 0;
+        let mut pending: Vec<&DescriptorProto> = Vec::new();
         for nested in &message.nested_type {
-            match owner_of(nested) {
-                Some(owner) => {
-                    let holder = items.iter().position(|(position, item)| match item {
-                        Item::Field(_) => *position == owner,
-                        Item::Oneof(index) => real_oneof(message, &message.field[owner]) == Some(*index),
-                    });
-                    if let Some(holder) = holder {
-                        while next_item <= holder {
-                            self.item(message, &items[next_item].1, &full_name, depth);
-                            next_item += 1;
-                        }
-                    }
-                }
-                None => self.message(nested, &full_name, depth),
+            let Some(owner) = owner_of(nested) else {
+                pending.push(nested);
+                continue;
+            };
+            let holder = items.iter().position(|(position, item)| match item {
+                Item::Field(_) => *position == owner,
+                Item::Oneof(index) => real_oneof(message, &message.field[owner]) == Some(*index),
+            });
+            let Some(holder) = holder.filter(|holder| *holder >= next_item) else {
+                continue;
+            };
+            while next_item < holder {
+                self.item(message, &items[next_item].1, &full_name, depth);
+                next_item += 1;
             }
+            for plain in pending.drain(..) {
+                self.message(plain, &full_name, depth);
+            }
+            self.item(message, &items[holder].1, &full_name, depth);
+            next_item = holder + 1;
         }
         while next_item < items.len() {
             self.item(message, &items[next_item].1, &full_name, depth);
             next_item += 1;
+        }
+        for plain in pending {
+            self.message(plain, &full_name, depth);
         }
         for enumeration in &message.enum_type {
             self.enumeration(enumeration, &full_name, depth);
