@@ -154,7 +154,10 @@ async fn replay(url: &str) -> Vec<String> {
             let name = name.as_str().unwrap_or_default();
             let got = body.pointer(pointer);
             if got.is_none() || got != remembered.get(name) {
-                problems.push(format!("{pointer:?} is {got:?}, expected {name} = {:?}", remembered.get(name)));
+                problems.push(format!(
+                    "{pointer:?} is {got:?}, expected {name} = {:?}",
+                    remembered.get(name)
+                ));
             }
         }
         for (name, pointer) in &case.remember {

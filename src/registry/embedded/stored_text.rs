@@ -76,4 +76,43 @@ mod tests {
         assert_eq!(plain_text(Format::Avro, " \"int\" "), "\"int\"");
         assert_eq!(plain_text(Format::Json, "{ }"), "{ }");
     }
+
+    fn parsed(format: Format, text: &str) -> ParsedSchema {
+        crate::compat::Checker::default()
+            .parse(
+                format,
+                crate::compat::SchemaRole::Candidate,
+                &crate::compat::SchemaText::new(text),
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn a_base64_descriptor_is_rewritten_as_proto_text_and_proto_text_only_under_normalize() {
+        let text = "syntax = \"proto3\";\n// a comment\nmessage M { int32 a = 1; }\n";
+        let schema = parsed(Format::Protobuf, text);
+        let ParsedSchema::Protobuf(protobuf) = &schema else {
+            unreachable!()
+        };
+        let base64 = protobuf.serialized().unwrap();
+        let rendered = rewritten_text(&parsed(Format::Protobuf, &base64), &base64, false).unwrap();
+        assert!(rendered.starts_with("syntax = \"proto3\";\n"), "{rendered}");
+        assert_eq!(rewritten_text(&schema, text, false), None);
+        assert_eq!(rewritten_text(&schema, text, true), Some(rendered));
+    }
+
+    #[test]
+    fn normalize_rewrites_avro_and_json_schema_as_their_canonical_form() {
+        let avro = "{\"type\": \"record\", \"namespace\": \"n\", \"name\": \"r\", \"fields\": []}";
+        assert_eq!(rewritten_text(&parsed(Format::Avro, avro), avro, false), None);
+        assert_eq!(
+            rewritten_text(&parsed(Format::Avro, avro), avro, true).as_deref(),
+            Some("{\"type\":\"record\",\"name\":\"n.r\",\"fields\":[]}")
+        );
+        let json = "{\"type\": \"string\", \"maxLength\": 3}";
+        assert_eq!(
+            rewritten_text(&parsed(Format::Json, json), json, true).as_deref(),
+            Some("{\"maxLength\":3,\"type\":\"string\"}")
+        );
+    }
 }
