@@ -5,6 +5,7 @@
 //! text for base64 registrations and for `?normalize=true`, so a lookup by
 //! the stored text finds the same ID (issue 16 item 5).
 
+#[allow(dead_code)] // Only the schema generator is used here.
 #[path = "support/proto_gen.rs"]
 mod proto_gen;
 mod support;
