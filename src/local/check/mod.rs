@@ -702,6 +702,7 @@ pub(crate) mod tests {
         let options = RegisterOptions {
             id: crate::registry::SchemaId::new(100),
             version: Some(Version::new(5).unwrap()),
+            ..RegisterOptions::default()
         };
         source.register(&subject, &v5, options).await.unwrap();
         source.set_mode(None, RegistryMode::ReadWrite, true).await.unwrap();

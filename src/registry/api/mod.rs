@@ -293,7 +293,7 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
     Ok(json_response(&query.page(versions)?))
 }
 
-async fn register(State(state): State<ApiState>, Path(name): Path<String>, body: Body) -> Reply {
+async fn register(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams, body: Body) -> Reply {
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
     let schema = request.new_schema(state.registry.as_ref()).await?;
@@ -310,6 +310,7 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, body:
             None | Some(-1) => None,
             Some(number) => Some(Version::new(number)?),
         },
+        normalize: query.flag("normalize")?,
     };
     let registered = state.registry.register(&subject, &schema, options).await?;
     Ok(json_response(&serde_json::json!({ "id": registered.id })))
