@@ -68,6 +68,17 @@ fn manifests(files: &[(&str, String)]) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// A SubjectConfig for `rsvp-value` with `settings`, and a Schema on it.
+fn rsvp_with_config(settings: &str) -> (tempfile::TempDir, PathBuf) {
+    manifests(&[
+        ("a.yaml", config_manifest("rsvp", "rsvp-value", settings)),
+        (
+            "b.yaml",
+            schema_manifest("rsvp", "rsvp-value", &record("R", r#"{"name":"a","type":"string"}"#)),
+        ),
+    ])
+}
+
 /// Three edits of one Schema: v1, a compatible v2, and an incompatible v3.
 fn three_edits() -> Vec<(&'static str, String)> {
     let a = r#"{"name":"a","type":"string"}"#;
@@ -256,16 +267,7 @@ async fn without_subject_modes_a_level_only_subject_config_stays_ready() {
     let served = tempfile::tempdir().unwrap();
     let double = RegistryDouble::start(served.path()).await;
     double.faults.karapace_modes.store(true, Ordering::SeqCst);
-    let (_dir, folder) = manifests(&[
-        (
-            "a.yaml",
-            config_manifest("rsvp", "rsvp-value", "  compatibility: FORWARD\n"),
-        ),
-        (
-            "b.yaml",
-            schema_manifest("rsvp", "rsvp-value", &record("R", r#"{"name":"a","type":"string"}"#)),
-        ),
-    ]);
+    let (_dir, folder) = rsvp_with_config("  compatibility: FORWARD\n");
     let data = tempfile::tempdir().unwrap();
     for run_number in 1..=2 {
         let output = run(
@@ -297,16 +299,7 @@ async fn without_subject_modes_a_mode_is_refused_and_the_level_applies() {
     let served = tempfile::tempdir().unwrap();
     let double = RegistryDouble::start(served.path()).await;
     double.faults.karapace_modes.store(true, Ordering::SeqCst);
-    let (_dir, folder) = manifests(&[
-        (
-            "a.yaml",
-            config_manifest("rsvp", "rsvp-value", "  compatibility: FORWARD\n  mode: READONLY\n"),
-        ),
-        (
-            "b.yaml",
-            schema_manifest("rsvp", "rsvp-value", &record("R", r#"{"name":"a","type":"string"}"#)),
-        ),
-    ]);
+    let (_dir, folder) = rsvp_with_config("  compatibility: FORWARD\n  mode: READONLY\n");
 
     let predicted = run_args(
         "check",

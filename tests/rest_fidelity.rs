@@ -7,8 +7,12 @@
 //! removes the header), `body` (JSON, sent as its text; `encoding` may say
 //! `utf-16` to send it as UTF-16 with a byte-order mark), and what must come
 //! back: `status`, and optionally `error_code`, `message_starts_with`,
-//! `content_type`, and `json` (JSON pointers into the answer and the value
-//! each must have). A case may rely on the state earlier cases left.
+//! `content_type`, `json` (JSON pointers into the answer and the value
+//! each must have), `text` (the whole body, for raw `/schema` answers) and
+//! `json_same` (JSON pointers whose value must equal a remembered one). A
+//! case may rely on the state earlier cases left, and `remember` values of
+//! its answer (name to JSON pointer) for later cases: `{name}` in a later
+//! path is replaced by the value, and `json_same` compares with it.
 
 mod support;
 
@@ -37,6 +41,12 @@ struct Case {
     content_type: Option<String>,
     #[serde(default)]
     json: serde_json::Map<String, Value>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    remember: serde_json::Map<String, Value>,
+    #[serde(default)]
+    json_same: serde_json::Map<String, Value>,
 }
 
 fn cases() -> Vec<Case> {
@@ -68,9 +78,15 @@ fn encode(text: &str, encoding: Option<&str>) -> Vec<u8> {
 async fn replay(url: &str) -> Vec<String> {
     let client = support::http_client();
     let mut failures = Vec::new();
+    let mut remembered: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
     for case in cases() {
         let method = reqwest::Method::from_bytes(case.method.as_bytes()).unwrap();
-        let mut request = client.request(method, format!("{url}{}", case.path));
+        let mut path = case.path.clone();
+        for (name, value) in &remembered {
+            let value = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+            path = path.replace(&format!("{{{name}}}"), &value);
+        }
+        let mut request = client.request(method, format!("{url}{path}"));
         let mut content_type = Some("application/vnd.schemaregistry.v1+json".to_owned());
         for (name, value) in &case.headers {
             let value = value.as_str().unwrap_or_default();
@@ -133,6 +149,29 @@ async fn replay(url: &str) -> Vec<String> {
             let got = body.pointer(pointer);
             if got != Some(expected) {
                 problems.push(format!("{pointer:?} is {got:?}, expected {expected}"));
+            }
+        }
+        if let Some(expected) = &case.text
+            && text != *expected
+        {
+            problems.push(format!("body {text:?}, expected {expected:?}"));
+        }
+        for (pointer, name) in &case.json_same {
+            let name = name.as_str().unwrap_or_default();
+            let got = body.pointer(pointer);
+            if got.is_none() || got != remembered.get(name) {
+                problems.push(format!(
+                    "{pointer:?} is {got:?}, expected {name} = {:?}",
+                    remembered.get(name)
+                ));
+            }
+        }
+        for (name, pointer) in &case.remember {
+            match body.pointer(pointer.as_str().unwrap_or_default()) {
+                Some(value) => {
+                    remembered.insert(name.clone(), value.clone());
+                }
+                None => problems.push(format!("nothing at {pointer} to remember as {name}")),
             }
         }
         if !problems.is_empty() {

@@ -358,12 +358,14 @@ async fn import(scratch: &EmbeddedRegistry, version: &VersionedSchema) -> Result
     let options = RegisterOptions {
         id: Some(version.id),
         version: Some(version.version),
+        ..RegisterOptions::default()
     };
     match scratch.register(&version.subject, &schema, options).await {
         Err(RegistryError::IdMismatch { .. }) => {
             let options = RegisterOptions {
                 id: None,
                 version: Some(version.version),
+                ..RegisterOptions::default()
             };
             scratch.register(&version.subject, &schema, options).await.map(drop)
         }
@@ -436,6 +438,7 @@ mod tests {
                     RegisterOptions {
                         id: SchemaId::new(id),
                         version: Some(Version::new(version).unwrap()),
+                        ..RegisterOptions::default()
                     },
                 )
                 .await

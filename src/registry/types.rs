@@ -247,6 +247,9 @@ pub struct RegisterOptions {
     pub id: Option<SchemaId>,
     /// The version to use (IMPORT mode only).
     pub version: Option<Version>,
+    /// Store the normalized text (`?normalize=true`); the schema's identity,
+    /// and so its ID, is the same either way.
+    pub normalize: bool,
 }
 
 /// What a registration produced.

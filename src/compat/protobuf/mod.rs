@@ -33,6 +33,7 @@ mod imports;
 mod model;
 mod nesting;
 mod parse;
+mod render;
 mod unresolved_options;
 mod validate;
 
@@ -42,7 +43,7 @@ use serde::Serialize;
 
 pub use diff::{Change, Detail, differences};
 pub use model::ProtobufSchema;
-pub use parse::{ParseError, Position};
+pub use parse::{ParseError, Position, looks_like_base64};
 
 use super::{Direction, Incompatibility, SchemaPath};
 

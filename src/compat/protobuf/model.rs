@@ -182,9 +182,9 @@ impl ProtobufSchema {
     /// `FileDescriptorProto`: what Confluent's `format=serialized` returns.
     pub fn serialized(&self) -> Option<String> {
         use base64::Engine as _;
-        use prost::Message as _;
+        // The pool's encoding keeps custom options, which the prost types drop.
         let descriptor = self.descriptor()?;
-        Some(base64::engine::general_purpose::STANDARD.encode(descriptor.file_descriptor_proto().encode_to_vec()))
+        Some(base64::engine::general_purpose::STANDARD.encode(descriptor.encode_to_vec()))
     }
 
     /// The package of the schema's own file.

@@ -281,7 +281,9 @@ fn too_deep_message() -> String {
 
 /// True when the text has only base64 characters: no `.proto` text does,
 /// since every declaration needs a `;`, a brace or a space.
-fn looks_like_base64(text: &str) -> bool {
+/// Whether a Protobuf schema is sent as base64 (a serialized
+/// `FileDescriptorProto`) rather than `.proto` text.
+pub fn looks_like_base64(text: &str) -> bool {
     let trimmed = text.trim();
     !trimmed.is_empty()
         && trimmed.bytes().all(|byte| {

@@ -503,7 +503,7 @@ pub async fn check(
     Ok(checked)
 }
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
@@ -637,7 +637,8 @@ mod tests {
         );
     }
 
-    fn checked(outcome: Outcome) -> Checked {
+    /// A Schema's result with `outcome`, for the renderers' tests too.
+    pub(crate) fn checked(outcome: Outcome) -> Checked {
         Checked {
             kind: ResourceKind::Schema,
             key: ObjectKey {
@@ -701,6 +702,7 @@ mod tests {
         let options = RegisterOptions {
             id: crate::registry::SchemaId::new(100),
             version: Some(Version::new(5).unwrap()),
+            ..RegisterOptions::default()
         };
         source.register(&subject, &v5, options).await.unwrap();
         source.set_mode(None, RegistryMode::ReadWrite, true).await.unwrap();

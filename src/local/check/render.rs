@@ -296,30 +296,9 @@ pub fn render_github(checked: &[Checked]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::checked;
     use super::*;
-    use crate::controller::view::ObjectKey;
-    use crate::crd::ResourceKind;
 
-    fn checked(outcome: Outcome) -> Checked {
-        Checked {
-            kind: ResourceKind::Schema,
-            key: ObjectKey {
-                namespace: "default".to_owned(),
-                name: "orders".to_owned(),
-            },
-            origin: Origin {
-                path: "manifests/orders, v2.yaml".into(),
-                document: 2,
-                line: 14,
-            },
-            subject: "orders-value".to_owned(),
-            version: Some(1),
-            previous_version: Some(1),
-            new_versions: Vec::new(),
-            outcome,
-            drift: None,
-        }
-    }
     #[test]
     fn github_messages_escape_percent_and_line_breaks() {
         assert_eq!(escape_data("100% sure\r\nnext: a,b"), "100%25 sure%0D%0Anext: a,b");

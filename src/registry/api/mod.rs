@@ -425,7 +425,14 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
     path = "/subjects/{subject}/versions",
     tag = "subjects",
     summary = "Register a schema under a subject (or find it there)",
-    params(("subject" = SubjectName, Path, description = "The subject")),
+    params(
+        ("subject" = SubjectName, Path, description = "The subject"),
+        (
+            "normalize" = Option<bool>,
+            Query,
+            description = "Store the normalized text (the schema's identity, and so its ID, is the same either way)"
+        ),
+    ),
     request_body = SchemaRequest,
     responses(
         (status = 200, description = "The schema's global ID", body = RegisteredId),
@@ -447,7 +454,7 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
-async fn register(State(state): State<ApiState>, Path(name): Path<String>, body: Body) -> Reply {
+async fn register(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams, body: Body) -> Reply {
     let subject = subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
     let schema = request.new_schema(state.registry.as_ref()).await?;
@@ -464,6 +471,7 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, body:
             None | Some(-1) => None,
             Some(number) => Some(Version::new(number)?),
         },
+        normalize: query.flag("normalize")?,
     };
     let registered = state.registry.register(&subject, &schema, options).await?;
     Ok(json_response(&serde_json::json!({ "id": registered.id })))

@@ -255,6 +255,37 @@ impl EmbeddedRegistry {
         Ok((Arc::new(parsed), fingerprint))
     }
 
+    /// The text to store for `schema`, parsed as `parsed` with identity
+    /// `fingerprint` (see [`stored_text`]): a rewritten text only when it
+    /// parses back to the same identity, else the text as sent.
+    async fn stored_text(
+        &self,
+        schema: &NewSchema,
+        parsed: &Arc<ParsedSchema>,
+        fingerprint: &str,
+        normalize: bool,
+    ) -> Result<String, Error> {
+        let plain = stored_text::plain_text(schema.format, &schema.text);
+        let Some(rewritten) = stored_text::rewritten_text(parsed, &schema.text, normalize) else {
+            return Ok(plain);
+        };
+        let text = Self::schema_text(&self.read(), &rewritten, &schema.references)?;
+        let checker = self.checker;
+        let format = schema.format;
+        let reparsed = blocking(move || checker.parse(format, SchemaRole::Candidate, &text)).await?;
+        match reparsed {
+            Ok(again) if identity(format, &again.canonical(), &schema.references) == fingerprint => Ok(rewritten),
+            outcome => {
+                tracing::warn!(
+                    format = format.as_str(),
+                    parses = outcome.is_ok(),
+                    "The rewritten schema text would not keep the schema's identity; storing the text as sent"
+                );
+                Ok(plain)
+            }
+        }
+    }
+
     /// The parsed form of a stored schema, from the cache or parsed now.
     async fn parse_stored(&self, id: SchemaId) -> Result<Arc<ParsedSchema>, Error> {
         if let Some(parsed) = self.parsed.get(id) {
@@ -319,6 +350,7 @@ impl EmbeddedRegistry {
         options: RegisterOptions,
         decided: &state::RegistrationInputs,
         fingerprint: &str,
+        stored: &str,
     ) -> Result<Registered, Error> {
         let (id, version, changes) = {
             let state = self.read();
@@ -366,7 +398,7 @@ impl EmbeddedRegistry {
                 changes.push(Change::PutSchema(SchemaRow {
                     id,
                     format: schema.format,
-                    text: stored_text::stored_text(schema.format, &schema.text),
+                    text: stored.to_owned(),
                     fingerprint: fingerprint.to_owned(),
                     references: schema.references.clone(),
                 }));
@@ -515,6 +547,9 @@ impl Registry for EmbeddedRegistry {
         // ahead only if that is still what it holds, else it is decided again.
         self.catch_up().await?;
         let (candidate, fingerprint) = self.parse_new(schema).await?;
+        let stored = self
+            .stored_text(schema, &candidate, &fingerprint, options.normalize)
+            .await?;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             self.catch_up().await?;
             let decided = self.read().registration_inputs(subject, &fingerprint);
@@ -547,7 +582,7 @@ impl Registry for EmbeddedRegistry {
                     if self.read().registration_inputs(subject, &fingerprint) != decided {
                         return Ok(None);
                     }
-                    self.store_registration(subject, schema, options, &decided, &fingerprint)
+                    self.store_registration(subject, schema, options, &decided, &fingerprint, &stored)
                         .await
                         .map(Some)
                 })
