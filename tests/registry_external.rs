@@ -143,7 +143,13 @@ async fn script(registry: &dyn Registry) -> Vec<String> {
         references,
     };
     let proto_order = |text: &str| proto(text, vec![reference("common/money.proto", proto_common.as_str(), 1)]);
-    let none = RegisterOptions::default();
+    // The external client registers with `normalize=true` wherever the server
+    // accepts it (identity is the normalized form), so the server stores the
+    // normalized text; the in-process registry is asked for the same.
+    let none = RegisterOptions {
+        normalize: true,
+        ..RegisterOptions::default()
+    };
 
     // Registration, idempotent, with references in all three formats.
     out.push(line(
