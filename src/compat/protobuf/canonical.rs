@@ -256,7 +256,7 @@ fn write_enum(out: &mut String, enumeration: &EnumDescriptorProto, depth: usize)
 
 /// The JSON name Protobuf derives from a field name: underscores dropped,
 /// the letter after each one upper-cased.
-fn default_json_name(name: &str) -> String {
+pub(super) fn default_json_name(name: &str) -> String {
     let mut json = String::with_capacity(name.len());
     let mut upper = false;
     for character in name.chars() {

@@ -26,6 +26,8 @@ use prost_reflect::{DescriptorPool, DynamicMessage, FieldDescriptor, FileDescrip
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, ServiceDescriptorProto};
 
+use super::canonical::default_json_name;
+
 impl super::ProtobufSchema {
     /// The schema's own file as `.proto` text (see the module docs): what
     /// is stored for a schema sent as a base64 descriptor, and for
@@ -465,24 +467,6 @@ fn default_literal(field: &FieldDescriptorProto, default: &str) -> String {
         Type::Bytes => format!("\"{default}\""),
         _ => default.to_owned(),
     }
-}
-
-/// The JSON name Protobuf derives from a field name: underscores dropped,
-/// the letter after each one upper-cased.
-fn default_json_name(name: &str) -> String {
-    let mut json = String::with_capacity(name.len());
-    let mut upper = false;
-    for character in name.chars() {
-        if character == '_' {
-            upper = true;
-        } else if upper {
-            json.extend(character.to_uppercase());
-            upper = false;
-        } else {
-            json.push(character);
-        }
-    }
-    json
 }
 
 /// Every option set in `options` as (name, value) pairs: standard options by
