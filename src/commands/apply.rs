@@ -263,5 +263,5 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
 /// schemaops. Reported in the table; it does not change the exit status.
 fn drift(object: &Applied) -> Option<&Condition> {
     let Applied::Schema(schema) = object else { return None };
-    find_condition(&schema.status.as_ref()?.conditions, ConditionType::Drifted).filter(|c| c.status == "True")
+    schema.status.as_ref()?.drift()
 }

@@ -141,6 +141,15 @@ pub struct SchemaStatus {
     pub compatibility: Option<CompatibilityStatus>,
 }
 
+impl SchemaStatus {
+    /// The `Drifted=True` condition, when the subject moved on outside
+    /// schemaops (a newer version registered, or the Schema's own deleted).
+    pub fn drift(&self) -> Option<&Condition> {
+        super::conditions::find_condition(&self.conditions, super::conditions::ConditionType::Drifted)
+            .filter(|condition| condition.status == "True")
+    }
+}
+
 /// The outcome of a compatibility check.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -115,6 +115,16 @@ pub enum VersionSelector {
     Exact(Version),
 }
 
+impl fmt::Display for VersionSelector {
+    /// `latest`, or the number: as a path segment names it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VersionSelector::Latest => f.write_str("latest"),
+            VersionSelector::Exact(version) => write!(f, "{version}"),
+        }
+    }
+}
+
 impl FromStr for VersionSelector {
     type Err = Error;
 

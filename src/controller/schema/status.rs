@@ -279,14 +279,9 @@ pub struct Transition {
 /// [`transition`], and a Warning `Drifted` when the subject newly drifted
 /// from what schemaops registered (or drifted another way).
 pub fn transitions(previous: Option<&SchemaStatus>, next: &SchemaStatus) -> Vec<Transition> {
-    let drifted = |status: &SchemaStatus| {
-        find_condition(&status.conditions, ConditionType::Drifted)
-            .filter(|condition| condition.status == "True")
-            .cloned()
-    };
     let mut events: Vec<Transition> = transition(previous, next).into_iter().collect();
-    if let Some(now) = drifted(next) {
-        let before = previous.and_then(drifted);
+    if let Some(now) = next.drift() {
+        let before = previous.and_then(SchemaStatus::drift);
         if !before.is_some_and(|c| c.reason == now.reason && c.message == now.message) {
             events.push(Transition {
                 reason: "Drifted",

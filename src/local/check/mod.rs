@@ -166,8 +166,8 @@ pub struct Drift {
 
 /// The drift a Schema's status reports, if any.
 fn drift_of(status: Option<&SchemaStatus>) -> Option<Drift> {
-    let drifted = find_condition(&status?.conditions, ConditionType::Drifted)?;
-    (drifted.status == "True").then(|| Drift {
+    let drifted = status?.drift()?;
+    Some(Drift {
         reason: drifted.reason.clone(),
         message: drifted.message.clone(),
     })

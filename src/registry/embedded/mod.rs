@@ -547,9 +547,8 @@ impl Registry for EmbeddedRegistry {
         // ahead only if that is still what it holds, else it is decided again.
         self.catch_up().await?;
         let (candidate, fingerprint) = self.parse_new(schema).await?;
-        let stored = self
-            .stored_text(schema, &candidate, &fingerprint, options.normalize)
-            .await?;
+        // Worked out once, and only when the registry may store new content.
+        let mut stored: Option<String> = None;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             self.catch_up().await?;
             let decided = self.read().registration_inputs(subject, &fingerprint);
@@ -577,12 +576,20 @@ impl Registry for EmbeddedRegistry {
                     return Err(Error::Incompatible { report });
                 }
             }
+            // Content stored already (under another subject) keeps its text.
+            if decided.known_id.is_none() && stored.is_none() {
+                stored = Some(
+                    self.stored_text(schema, &candidate, &fingerprint, options.normalize)
+                        .await?,
+                );
+            }
+            let text = stored.as_deref().unwrap_or(&schema.text);
             let registered = self
                 .write(|| async {
                     if self.read().registration_inputs(subject, &fingerprint) != decided {
                         return Ok(None);
                     }
-                    self.store_registration(subject, schema, options, &decided, &fingerprint, &stored)
+                    self.store_registration(subject, schema, options, &decided, &fingerprint, text)
                         .await
                         .map(Some)
                 })
@@ -618,19 +625,16 @@ impl Registry for EmbeddedRegistry {
                         .map(|s| s.live().collect())
                         .unwrap_or_default(),
                 ),
-                // Nothing to break (Confluent's CompatibilityResource).
-                Some(VersionSelector::Latest) if state.subject(subject).is_err() => (level, Vec::new()),
                 Some(selector) => match state.select(subject, selector, false) {
                     Ok((version, entry)) => (level.against_one_version(), vec![(version, entry.id)]),
+                    // No live version: against latest, nothing to break
+                    // (Confluent's CompatibilityResource); a numbered
+                    // version of such a subject is a missing version.
                     Err(Error::SubjectNotFound { .. }) if selector == VersionSelector::Latest => (level, Vec::new()),
-                    // A version of a subject that does not exist is a missing version.
                     Err(Error::SubjectNotFound { .. }) => {
                         return Err(Error::VersionNotFound {
                             subject: subject.clone(),
-                            version: match selector {
-                                VersionSelector::Exact(version) => version.to_string(),
-                                VersionSelector::Latest => "latest".to_owned(),
-                            },
+                            version: selector.to_string(),
                         });
                     }
                     Err(error) => return Err(error),

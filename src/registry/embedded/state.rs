@@ -365,11 +365,6 @@ impl State {
         include_deleted: bool,
     ) -> Result<(Version, Entry), Error> {
         let found = self.subject(subject)?;
-        if !include_deleted && found.versions.values().all(|entry| entry.deleted) {
-            return Err(Error::SubjectNotFound {
-                subject: subject.clone(),
-            });
-        }
         let picked = match selector {
             VersionSelector::Latest => found
                 .versions
@@ -381,15 +376,18 @@ impl State {
                 .get_key_value(&version)
                 .filter(|(_, entry)| include_deleted || !entry.deleted),
         };
-        picked
-            .map(|(version, entry)| (*version, *entry))
-            .ok_or_else(|| Error::VersionNotFound {
+        if let Some((version, entry)) = picked {
+            return Ok((*version, *entry));
+        }
+        if !include_deleted && found.versions.values().all(|entry| entry.deleted) {
+            return Err(Error::SubjectNotFound {
                 subject: subject.clone(),
-                version: match selector {
-                    VersionSelector::Latest => "latest".to_owned(),
-                    VersionSelector::Exact(version) => version.to_string(),
-                },
-            })
+            });
+        }
+        Err(Error::VersionNotFound {
+            subject: subject.clone(),
+            version: selector.to_string(),
+        })
     }
 
     pub(crate) fn versioned(

@@ -115,7 +115,7 @@ impl ExternalRegistry {
             Some(selector) => format!(
                 "/compatibility/subjects/{}/versions/{}",
                 segment(subject.as_str()),
-                selector_text(selector)
+                selector
             ),
         };
         let mut query = self.normalize_query().await?;
@@ -131,13 +131,6 @@ impl ExternalRegistry {
             .json(Method::POST, &path, &query, Some(&body), about)
             .await
             .map(Some)
-    }
-}
-
-fn selector_text(selector: VersionSelector) -> String {
-    match selector {
-        VersionSelector::Latest => "latest".to_owned(),
-        VersionSelector::Exact(version) => version.to_string(),
     }
 }
 
@@ -258,11 +251,7 @@ impl Registry for ExternalRegistry {
             .transport
             .json(
                 Method::GET,
-                &format!(
-                    "/subjects/{}/versions/{}",
-                    segment(subject.as_str()),
-                    selector_text(version)
-                ),
+                &format!("/subjects/{}/versions/{}", segment(subject.as_str()), version),
                 &[flag("deleted", include_deleted)],
                 None,
                 about,
@@ -562,11 +551,7 @@ impl Registry for ExternalRegistry {
             .transport
             .json(
                 Method::DELETE,
-                &format!(
-                    "/subjects/{}/versions/{}",
-                    segment(subject.as_str()),
-                    selector_text(version)
-                ),
+                &format!("/subjects/{}/versions/{}", segment(subject.as_str()), version),
                 &[flag("permanent", permanent)],
                 None,
                 about,
@@ -606,7 +591,7 @@ impl Registry for ExternalRegistry {
                 &format!(
                     "/subjects/{}/versions/{}/referencedby",
                     segment(subject.as_str()),
-                    selector_text(version)
+                    version
                 ),
                 &[],
                 None,
