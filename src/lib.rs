@@ -15,6 +15,7 @@ pub mod crd;
 pub mod http_server;
 pub mod local;
 pub mod metrics;
+pub mod policy;
 pub mod registry;
 pub mod telemetry;
 pub mod webhook;

@@ -47,12 +47,14 @@ pub mod protobuf;
 mod report;
 mod sides;
 mod stack;
+mod summary;
 
 use std::fmt;
 
 pub use mode::{Direction, Format, Mode, Scope, UnknownName};
 pub use path::{Location, SchemaPath, Segment};
 pub use report::{Incompatibility, Kind, Report};
+pub use summary::{FieldSummary, SchemaSummary};
 
 /// A schema as stored: its text and the texts of the schemas it refers to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

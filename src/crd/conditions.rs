@@ -19,6 +19,8 @@ pub enum ConditionType {
     Drifted,
     /// Deletion waits: other schemas still refer to the subject.
     DeletionBlocked,
+    /// A SchemaPolicy whose action is Warn finds a violation; the change went through.
+    PolicyWarning,
 }
 
 impl ConditionType {
@@ -30,6 +32,7 @@ impl ConditionType {
             ConditionType::Reconciling => "Reconciling",
             ConditionType::Drifted => "Drifted",
             ConditionType::DeletionBlocked => "DeletionBlocked",
+            ConditionType::PolicyWarning => "PolicyWarning",
         }
     }
 }
@@ -82,11 +85,17 @@ pub enum Reason {
     /// A SubjectConfig asks for a mode, and the registry cannot hold a
     /// per-subject mode (Karapace): the level applies, the mode does not.
     ModeUnsupported,
+    /// A SchemaPolicy refuses the change; nothing was written to the registry.
+    PolicyViolation,
+    /// A SchemaPolicy does not let the resource's namespace manage its subject.
+    SubjectNotAllowed,
+    /// A SchemaPolicy cannot be used (its status says why).
+    InvalidPolicy,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 18] = [
+    pub const ALL: [Reason; 21] = [
         Reason::Registered,
         Reason::Configured,
         Reason::IncompatibleSchema,
@@ -105,6 +114,9 @@ impl Reason {
         Reason::Deleted,
         Reason::TooComplex,
         Reason::ModeUnsupported,
+        Reason::PolicyViolation,
+        Reason::SubjectNotAllowed,
+        Reason::InvalidPolicy,
     ];
 
     /// The reason written as `word` (see [`as_str`](Self::as_str)), if any.
@@ -133,6 +145,9 @@ impl Reason {
             Reason::Deleted => "Deleted",
             Reason::TooComplex => "TooComplex",
             Reason::ModeUnsupported => "ModeUnsupported",
+            Reason::PolicyViolation => "PolicyViolation",
+            Reason::SubjectNotAllowed => "SubjectNotAllowed",
+            Reason::InvalidPolicy => "InvalidPolicy",
         }
     }
 }

@@ -9,11 +9,16 @@
 pub mod conditions;
 pub mod render;
 mod schema;
+mod schema_policy;
 mod subject_config;
 
 pub use schema::{
     CompatibilityStatus, ConfigMapKeyRef, DeletionPolicy, IncompatibilityStatus, Schema, SchemaFrom,
     SchemaReferenceSpec, SchemaSpec, SchemaStatus, SchemaType,
+};
+pub use schema_policy::{
+    CelValidation, CompatibilityRule, ModeName, NamingRule, PolicyMatch, PolicyRules, SchemaPolicy, SchemaPolicySpec,
+    SchemaPolicyStatus, SubjectsRule, ValidationAction,
 };
 pub use subject_config::{
     CompatibilityLevel, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode,

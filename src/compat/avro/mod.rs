@@ -33,7 +33,7 @@
 
 mod canonical;
 mod defaults;
-mod model;
+pub(crate) mod model;
 mod parse;
 mod resolve;
 

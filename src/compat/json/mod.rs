@@ -151,6 +151,13 @@ impl JsonSchema {
         self.canonical.clone()
     }
 
+    /// The root's `$id`, when it is a string.
+    pub fn root_id(&self) -> Option<String> {
+        // The canonical text parsed once already, within the nesting limit.
+        let document: Value = serde_json::from_str(&self.canonical).ok()?;
+        document.get("$id")?.as_str().map(str::to_owned)
+    }
+
     /// SHA-256 of the canonical text, in lowercase hex.
     pub fn fingerprint(&self) -> String {
         use sha2::Digest as _;

@@ -1,0 +1,286 @@
+//! Judging one proposal against one compiled policy: does the policy apply,
+//! and which of its rules does the proposal break.
+
+use kube::core::SelectorExt as _;
+use serde_json::Value;
+
+use super::cel::Variables;
+use super::compile::CompiledPolicy;
+use super::level;
+use super::pattern::Pattern;
+use super::proposal::{NamespaceFacts, Proposal, Target};
+use super::verdict::{Rule, Violation};
+use crate::compat::SchemaSummary;
+use crate::crd::SchemaType;
+
+/// How many undocumented fields a violation names before it counts the rest.
+const LISTED_FIELDS: usize = 5;
+
+impl CompiledPolicy {
+    /// Whether the policy matches `namespace` (by name and labels).
+    pub(super) fn matches_namespace(&self, namespace: &NamespaceFacts<'_>) -> bool {
+        (self.namespaces.is_empty() || self.namespaces.iter().any(|name| name == namespace.name))
+            && self
+                .namespace_selector
+                .as_ref()
+                .is_none_or(|selector| selector.matches(namespace.labels))
+    }
+
+    /// Whether the policy applies to the subject and type of `proposal`,
+    /// whatever its namespace.
+    fn matches_subject(&self, proposal: &Proposal<'_>, namespace: Option<&str>) -> bool {
+        let subject_matches = match proposal.subject {
+            Some(subject) => {
+                self.subjects.is_empty() || self.subjects.iter().any(|pattern| pattern.matches(subject, namespace))
+            }
+            // The global settings: what every subject falls back to.
+            None => true,
+        };
+        let type_matches = match proposal.schema_type {
+            Some(schema_type) => self.schema_types.is_empty() || self.schema_types.contains(&schema_type),
+            None => true,
+        };
+        subject_matches && type_matches
+    }
+
+    /// Whether the policy applies to `proposal`. At the REST API (no
+    /// namespace) its namespace match is not consulted.
+    pub fn applies_to(&self, proposal: &Proposal<'_>) -> bool {
+        let namespace = proposal.namespace.as_ref();
+        namespace.is_none_or(|namespace| self.matches_namespace(namespace))
+            && self.matches_subject(proposal, namespace.map(|namespace| namespace.name))
+    }
+
+    /// Every rule of this policy that `proposal` breaks, pushed onto `out`.
+    pub(super) fn judge(&self, proposal: &Proposal<'_>, out: &mut Vec<Violation>) {
+        if !self.applies_to(proposal) {
+            self.judge_reservation(proposal, out);
+            return;
+        }
+        let namespace = proposal.namespace.map(|namespace| namespace.name);
+        let mut violate = |rule: Rule, path: &str, problem: String, remedy: String| {
+            out.push(Violation {
+                policy: self.name.clone(),
+                rule,
+                path: path.to_owned(),
+                problem,
+                remedy,
+                actions: self.actions,
+            });
+        };
+        if proposal.target != Target::Registry
+            && let (Some(allowed), Some(subject), Some(namespace)) =
+                (&self.allowed_subjects, proposal.subject, namespace)
+            && !allowed.iter().any(|pattern| pattern.matches(subject, Some(namespace)))
+        {
+            violate(
+                Rule::Subjects,
+                "spec.subject",
+                format!("namespace {namespace} may not manage subject `{subject}`"),
+                format!("use a subject matching {}", listed(allowed, Some(namespace))),
+            );
+        }
+        if let (Some(levels), Some(proposed)) = (&self.levels, proposal.level)
+            && !levels.contains(&proposed.level)
+        {
+            let names: Vec<&str> = levels.iter().map(|level| level::name(*level)).collect();
+            violate(
+                Rule::Compatibility,
+                proposed.origin.path(),
+                format!("{} is {}", proposed.origin, level::name(proposed.level)),
+                format!("the level must be one of {}", names.join(", ")),
+            );
+        }
+        if let (Some(allowed), Some(policy)) = (&self.deletion_policies, proposal.deletion_policy)
+            && !allowed.contains(&policy)
+        {
+            let names: Vec<String> = allowed.iter().map(|policy| format!("{policy:?}")).collect();
+            violate(
+                Rule::DeletionPolicies,
+                "spec.deletionPolicy",
+                format!("deletionPolicy {policy:?} is not allowed"),
+                format!("use one of {}", or_nothing(&names)),
+            );
+        }
+        if let (Some(allowed), Some(proposed)) = (&self.modes, proposal.mode)
+            && !allowed.contains(&proposed.mode)
+        {
+            let names: Vec<&str> = allowed.iter().map(|mode| mode.as_str()).collect();
+            violate(
+                Rule::Modes,
+                proposed.path,
+                format!("mode {} is not allowed", proposed.mode.as_str()),
+                format!("use one of {}", or_nothing(&names)),
+            );
+        }
+        if let (Some(allowed), Some(schema_type), Target::Schema) =
+            (&self.allowed_types, proposal.schema_type, proposal.target)
+            && !allowed.contains(&schema_type)
+        {
+            let names: Vec<&str> = allowed.iter().map(|schema_type| type_name(*schema_type)).collect();
+            violate(
+                Rule::SchemaTypes,
+                "spec.schemaType",
+                format!("schema type {} is not allowed", type_name(schema_type)),
+                format!("use one of {}", or_nothing(&names)),
+            );
+        }
+        if let (Some(summary), Some(schema_type)) = (proposal.summary, proposal.schema_type) {
+            for (rule, pattern, applies, value, what) in [
+                (
+                    Rule::AvroNamespace,
+                    &self.avro_namespace,
+                    schema_type == SchemaType::Avro,
+                    &summary.namespace,
+                    "the Avro namespace",
+                ),
+                (
+                    Rule::ProtobufPackage,
+                    &self.protobuf_package,
+                    schema_type == SchemaType::Protobuf,
+                    &summary.package,
+                    "the Protobuf package",
+                ),
+                (
+                    Rule::JsonId,
+                    &self.json_id,
+                    schema_type == SchemaType::Json,
+                    &summary.id,
+                    "the JSON Schema `$id`",
+                ),
+            ] {
+                let Some(pattern) = pattern.as_ref().filter(|_| applies) else {
+                    continue;
+                };
+                let value = value.as_deref().unwrap_or("");
+                if !pattern.matches(value, namespace) {
+                    violate(
+                        rule,
+                        "spec.schema",
+                        format!("{what} is `{value}`"),
+                        format!("it must match `{}`", pattern.for_namespace(namespace)),
+                    );
+                }
+            }
+            if self.require_field_docs && schema_type == SchemaType::Avro {
+                judge_docs(summary, &mut violate);
+            }
+        }
+        if proposal.target != Target::Registry
+            && let Some(object) = proposal.object
+        {
+            let schema = proposal
+                .summary
+                .and_then(|summary| serde_json::to_value(summary).ok())
+                .unwrap_or(Value::Null);
+            let variables = Variables {
+                object,
+                old_object: proposal.old_object.unwrap_or(&Value::Null),
+                schema: &schema,
+            };
+            for (index, (expression, message)) in self.validations.iter().enumerate() {
+                let problem = match expression.holds(&variables) {
+                    Ok(true) => continue,
+                    Ok(false) => message
+                        .clone()
+                        .unwrap_or_else(|| format!("`{}` is false", expression.source())),
+                    Err(error) => format!("`{}` cannot be evaluated: {error}", expression.source()),
+                };
+                violate(
+                    Rule::Validation(index),
+                    "metadata",
+                    problem,
+                    format!("the object must satisfy `{}`", expression.source()),
+                );
+            }
+        }
+    }
+
+    /// A subject this policy keeps for the namespaces it matches cannot be
+    /// claimed from a namespace it does not match.
+    fn judge_reservation(&self, proposal: &Proposal<'_>, out: &mut Vec<Violation>) {
+        let (Some(allowed), Some(subject), Some(claimant), Target::Schema | Target::SubjectConfig) = (
+            &self.allowed_subjects,
+            proposal.subject,
+            proposal.namespace,
+            proposal.target,
+        ) else {
+            return;
+        };
+        let holder = proposal.known_namespaces.iter().find(|namespace| {
+            namespace.name != claimant.name
+                && self.matches_namespace(namespace)
+                && self.matches_subject(proposal, Some(namespace.name))
+                && allowed
+                    .iter()
+                    .any(|pattern| pattern.matches(subject, Some(namespace.name)))
+        });
+        if let Some(holder) = holder {
+            out.push(Violation {
+                policy: self.name.clone(),
+                rule: Rule::Subjects,
+                path: "spec.subject".to_owned(),
+                problem: format!(
+                    "subject `{subject}` is kept for namespace {} (it matches {})",
+                    holder.name,
+                    listed(allowed, Some(holder.name))
+                ),
+                remedy: format!("manage it from namespace {}, or choose another subject", holder.name),
+                actions: self.actions,
+            });
+        }
+    }
+}
+
+/// One violation naming the Avro fields without a doc.
+fn judge_docs(summary: &SchemaSummary, violate: &mut impl FnMut(Rule, &str, String, String)) {
+    let missing: Vec<String> = summary
+        .fields
+        .iter()
+        .filter(|field| !field.documented)
+        .map(|field| format!("{}.{}", field.record, field.name))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let mut named = missing
+        .iter()
+        .take(LISTED_FIELDS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if missing.len() > LISTED_FIELDS {
+        named.push_str(&format!(" and {} more", missing.len() - LISTED_FIELDS));
+    }
+    violate(
+        Rule::FieldDocs,
+        "spec.schema",
+        format!("{} field(s) have no doc: {named}", missing.len()),
+        "give every field a non-empty `doc`".to_owned(),
+    );
+}
+
+fn listed(patterns: &[Pattern], namespace: Option<&str>) -> String {
+    let names: Vec<String> = patterns
+        .iter()
+        .map(|pattern| format!("`{}`", pattern.for_namespace(namespace)))
+        .collect();
+    or_nothing(&names)
+}
+
+fn or_nothing<T: AsRef<str>>(names: &[T]) -> String {
+    if names.is_empty() {
+        "(nothing is allowed)".to_owned()
+    } else {
+        names.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// The schema type's name as a spec writes it.
+fn type_name(schema_type: SchemaType) -> &'static str {
+    match schema_type {
+        SchemaType::Avro => "AVRO",
+        SchemaType::Json => "JSON",
+        SchemaType::Protobuf => "PROTOBUF",
+    }
+}

@@ -1,0 +1,218 @@
+//! Name patterns in policies: `*` matches any run of characters (none
+//! included), `?` exactly one, `{namespace}` the namespace of the object
+//! judged; everything else matches itself. `payments-*`, `{namespace}.*`.
+//!
+//! Written here rather than taken from a glob crate: the namespace is only
+//! known when an object is judged, and path globs (globset) treat `/` and
+//! `.` specially. Matching is the usual greedy wildcard walk with one
+//! backtrack point: at most pattern × text steps, with no allocation.
+
+use std::fmt;
+
+/// The longest pattern accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 512;
+
+/// The placeholder for the object's namespace.
+pub const NAMESPACE_PLACEHOLDER: &str = "{namespace}";
+
+/// One piece of a pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    /// A character that matches itself.
+    Char(char),
+    /// `?`: any one character.
+    One,
+    /// `*`: any run of characters.
+    Any,
+    /// `{namespace}`: the object's namespace, or any run when it is not known.
+    Namespace,
+}
+
+/// A compiled pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    source: String,
+    tokens: Vec<Token>,
+}
+
+/// Why a pattern cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// The pattern is empty.
+    #[error("the pattern is empty")]
+    Empty,
+    /// The pattern is too long.
+    #[error("the pattern is {0} bytes long; the limit is {MAX_PATTERN_BYTES}")]
+    TooLong(usize),
+    /// A `{` that does not open `{namespace}`.
+    #[error("`{{` at byte {0} does not start `{{namespace}}`, the only placeholder")]
+    UnknownPlaceholder(usize),
+}
+
+impl Pattern {
+    /// Compiles `source`.
+    ///
+    /// # Errors
+    /// [`PatternError`] when it is empty, too long or has an unknown placeholder.
+    pub fn new(source: &str) -> Result<Self, PatternError> {
+        if source.is_empty() {
+            return Err(PatternError::Empty);
+        }
+        if source.len() > MAX_PATTERN_BYTES {
+            return Err(PatternError::TooLong(source.len()));
+        }
+        let mut tokens = Vec::with_capacity(source.len());
+        let mut rest = source;
+        while let Some(c) = rest.chars().next() {
+            let at = source.len() - rest.len();
+            match c {
+                '{' if rest.starts_with(NAMESPACE_PLACEHOLDER) => {
+                    tokens.push(Token::Namespace);
+                    rest = &rest[NAMESPACE_PLACEHOLDER.len()..];
+                    continue;
+                }
+                '{' => return Err(PatternError::UnknownPlaceholder(at)),
+                '*' => {
+                    if tokens.last() != Some(&Token::Any) {
+                        tokens.push(Token::Any);
+                    }
+                }
+                '?' => tokens.push(Token::One),
+                c => tokens.push(Token::Char(c)),
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        Ok(Self {
+            source: source.to_owned(),
+            tokens,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the pattern names the namespace.
+    pub fn uses_namespace(&self) -> bool {
+        self.tokens.contains(&Token::Namespace)
+    }
+
+    /// The pattern with `{namespace}` replaced by `namespace`, for messages.
+    pub fn for_namespace(&self, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(namespace) => self.source.replace(NAMESPACE_PLACEHOLDER, namespace),
+            None => self.source.clone(),
+        }
+    }
+
+    /// Whether `text` matches, `{namespace}` standing for `namespace` (or,
+    /// when it is `None`, for any run of characters, like `*`).
+    pub fn matches(&self, text: &str, namespace: Option<&str>) -> bool {
+        let text: Vec<char> = text.chars().collect();
+        let namespace: Option<Vec<char>> = namespace.map(|namespace| namespace.chars().collect());
+        // Expand the namespace into characters: the walk then knows only
+        // characters, `?` and `*`.
+        let mut expanded = Vec::with_capacity(self.tokens.len());
+        for token in &self.tokens {
+            match (token, &namespace) {
+                (Token::Namespace, Some(namespace)) => expanded.extend(namespace.iter().map(|c| Token::Char(*c))),
+                (Token::Namespace, None) => expanded.push(Token::Any),
+                (token, _) => expanded.push(token.clone()),
+            }
+        }
+        wildcard_match(&expanded, &text)
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+/// The greedy wildcard walk: on a mismatch, go back to the last `*` and let
+/// it swallow one more character.
+fn wildcard_match(pattern: &[Token], text: &[char]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(Token::Any) => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(Token::One) => {
+                p += 1;
+                t += 1;
+            }
+            Some(Token::Char(c)) if *c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((star_p, star_t)) => {
+                    p = star_p + 1;
+                    t = star_t + 1;
+                    star = Some((star_p, star_t + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|token| *token == Token::Any)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, text: &str, namespace: Option<&str>) -> bool {
+        Pattern::new(pattern).unwrap().matches(text, namespace)
+    }
+
+    #[test]
+    fn stars_and_question_marks_match_as_in_a_shell() {
+        assert!(matches("payments-*", "payments-orders-value", None));
+        assert!(matches("payments-*", "payments-", None));
+        assert!(!matches("payments-*", "payment-orders", None));
+        assert!(matches("*-value", "orders-value", None));
+        assert!(!matches("*-value", "orders-key", None));
+        assert!(matches("a?c", "abc", None));
+        assert!(!matches("a?c", "ac", None));
+        assert!(matches("*", "", None));
+        assert!(matches("a*b*c", "a-b-b-c", None));
+        assert!(!matches("a*b*c", "a-b-b-d", None));
+        assert!(matches("exact", "exact", None));
+        assert!(!matches("exact", "exactly", None));
+    }
+
+    #[test]
+    fn the_namespace_placeholder_is_the_object_namespace() {
+        assert!(matches("{namespace}.*", "team-a.orders-value", Some("team-a")));
+        assert!(!matches("{namespace}.*", "team-a.orders-value", Some("team-b")));
+        assert!(!matches("{namespace}.*", "team-ab.orders", Some("team-a")));
+        assert!(matches("{namespace}.*", "anything.at-all", None), "unknown: any run");
+        assert_eq!(
+            Pattern::new("{namespace}.*").unwrap().for_namespace(Some("team-a")),
+            "team-a.*"
+        );
+    }
+
+    #[test]
+    fn bad_patterns_are_refused_with_the_reason() {
+        assert_eq!(Pattern::new(""), Err(PatternError::Empty));
+        assert_eq!(Pattern::new("{ns}.*"), Err(PatternError::UnknownPlaceholder(0)));
+        assert_eq!(
+            Pattern::new(&"a".repeat(MAX_PATTERN_BYTES + 1)),
+            Err(PatternError::TooLong(MAX_PATTERN_BYTES + 1))
+        );
+    }
+
+    #[test]
+    fn many_stars_against_a_long_text_take_bounded_steps() {
+        let pattern = "*a".repeat(200) + "b";
+        let text = "a".repeat(10_000);
+        assert!(!matches(&pattern, &text, None));
+    }
+}

@@ -1,0 +1,135 @@
+//! What is judged: a plain description of one proposed change, built by the
+//! caller (the reconcile, the webhook, `apply`, the registry's REST API) from
+//! what it knows. A fact left out skips the rules that need it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::compat::SchemaSummary;
+use crate::crd::{CompatibilityLevel, DeletionPolicy, ModeName, SchemaType};
+
+/// The kind of change judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A Schema resource.
+    Schema,
+    /// A SubjectConfig resource.
+    SubjectConfig,
+    /// A write to the registry's REST API (`PUT /config`, `PUT /mode`, …).
+    Registry,
+}
+
+/// The namespace an object lives in, with its labels.
+#[derive(Debug, Clone, Copy)]
+pub struct NamespaceFacts<'a> {
+    /// The namespace's name.
+    pub name: &'a str,
+    /// Its labels (empty when not known).
+    pub labels: &'a BTreeMap<String, String>,
+}
+
+/// Where a compatibility level comes from, for the field path and the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LevelOrigin {
+    /// A SubjectConfig's `spec.compatibility`.
+    Spec,
+    /// The SubjectConfig named, which manages the Schema's subject.
+    SubjectConfig(String),
+    /// The subject's own level in the registry.
+    RegistrySubject,
+    /// The registry's global level, which the subject falls back to.
+    Global,
+    /// The body of a REST request.
+    Request,
+}
+
+impl LevelOrigin {
+    /// The field path the level is at.
+    pub fn path(&self) -> &'static str {
+        match self {
+            LevelOrigin::Spec => "spec.compatibility",
+            LevelOrigin::SubjectConfig(_) | LevelOrigin::RegistrySubject | LevelOrigin::Global => "spec.subject",
+            LevelOrigin::Request => "compatibility",
+        }
+    }
+}
+
+impl fmt::Display for LevelOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LevelOrigin::Spec => f.write_str("the level set"),
+            LevelOrigin::SubjectConfig(name) => write!(f, "the level SubjectConfig {name} sets for the subject"),
+            LevelOrigin::RegistrySubject => f.write_str("the subject's level in the registry"),
+            LevelOrigin::Global => f.write_str("the registry's global level, which the subject falls back to"),
+            LevelOrigin::Request => f.write_str("the level requested"),
+        }
+    }
+}
+
+/// A compatibility level and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProposedLevel {
+    /// The level.
+    pub level: CompatibilityLevel,
+    /// Where it comes from.
+    pub origin: LevelOrigin,
+}
+
+/// A subject mode and the field path it is at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProposedMode {
+    /// The mode.
+    pub mode: ModeName,
+    /// Where it is: `spec.mode`, or `mode` in a REST body.
+    pub path: &'static str,
+}
+
+/// One proposed change, as plain facts.
+#[derive(Debug, Clone, Copy)]
+pub struct Proposal<'a> {
+    /// What is judged.
+    pub target: Target,
+    /// The object's namespace; `None` at the REST API.
+    pub namespace: Option<NamespaceFacts<'a>>,
+    /// The subject; `None` for the registry's global settings.
+    pub subject: Option<&'a str>,
+    /// A Schema's type.
+    pub schema_type: Option<SchemaType>,
+    /// A Schema's deletion policy.
+    pub deletion_policy: Option<DeletionPolicy>,
+    /// The compatibility level the change sets, or that would be in force.
+    pub level: Option<&'a ProposedLevel>,
+    /// The mode the change sets.
+    pub mode: Option<ProposedMode>,
+    /// The parsed schema's names.
+    pub summary: Option<&'a SchemaSummary>,
+    /// The object as JSON, for CEL validations.
+    pub object: Option<&'a Value>,
+    /// The object before the change, for CEL validations.
+    pub old_object: Option<&'a Value>,
+    /// Every namespace known, with its labels: a subject that a policy
+    /// reserves for one of them cannot be claimed from a namespace the
+    /// policy does not match.
+    pub known_namespaces: &'a [NamespaceFacts<'a>],
+}
+
+impl<'a> Proposal<'a> {
+    /// A proposal with only its target set.
+    pub fn new(target: Target) -> Self {
+        Self {
+            target,
+            namespace: None,
+            subject: None,
+            schema_type: None,
+            deletion_policy: None,
+            level: None,
+            mode: None,
+            summary: None,
+            object: None,
+            old_object: None,
+            known_namespaces: &[],
+        }
+    }
+}
