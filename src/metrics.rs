@@ -70,6 +70,12 @@ struct ReasonLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PolicyLabels {
+    policy: String,
+    action: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     endpoint: String,
     method: String,
@@ -95,6 +101,7 @@ pub struct Metrics {
     reconciles: Family<ReconcileLabels, Counter>,
     reconcile_duration: HistogramFamily<KindLabels>,
     rejections: Family<ReasonLabels, Counter>,
+    policy_violations: Family<PolicyLabels, Counter>,
     requests: Family<RequestLabels, Counter>,
     request_duration: HistogramFamily<EndpointLabels>,
 }
@@ -128,6 +135,12 @@ impl Metrics {
             "Schemas newly stalled, by condition reason",
             rejections.clone(),
         );
+        let policy_violations = Family::<PolicyLabels, Counter>::default();
+        registry.register(
+            "schemaops_policy_violations",
+            "SchemaPolicy violations found in new generations of Schemas and SubjectConfigs, by policy and action",
+            policy_violations.clone(),
+        );
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "schemaops_registry_requests",
@@ -148,6 +161,7 @@ impl Metrics {
             reconciles,
             reconcile_duration,
             rejections,
+            policy_violations,
             requests,
             request_duration,
         }
@@ -171,6 +185,16 @@ impl Metrics {
         self.rejections
             .get_or_create(&ReasonLabels {
                 reason: reason.as_str(),
+            })
+            .inc();
+    }
+
+    /// Records a violation of `policy` whose action is `action` (Deny, Warn or Audit).
+    pub fn policy_violation(&self, policy: &str, action: &'static str) {
+        self.policy_violations
+            .get_or_create(&PolicyLabels {
+                policy: policy.to_owned(),
+                action,
             })
             .inc();
     }

@@ -833,7 +833,7 @@ async fn reconcile_sequence(registry: &dyn Registry) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     for (generation, text) in [(1, PAYMENT_V1), (2, PAYMENT_V2), (3, PAYMENT_BREAKING)] {
         let schema = schema_object(generation, text, status.clone());
-        let reconciled = reconcile(&schema, &view, None, registry, &checker(), &now).await;
+        let reconciled = reconcile(&schema, &view, None, registry, &checker(), &Default::default(), &now).await;
         assert!(reconciled.retry.is_none(), "{:?}", reconciled.retry);
         let mut json = serde_json::to_value(&reconciled.status).unwrap();
         for condition in json["conditions"].as_array_mut().unwrap() {

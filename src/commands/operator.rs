@@ -17,8 +17,10 @@ use axum::routing::get;
 
 use super::Verdict;
 use crate::cli::OperatorConfig;
+use crate::controller::judge::PolicySource;
 use crate::controller::leader::{LeaderElection, Lost};
 use crate::controller::operator::{self, Settings};
+use crate::controller::policy_watch;
 use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::registry::Registry;
@@ -135,6 +137,13 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         let _ = signal_stopping.send(true);
     });
 
+    // The policies in force, read before anything is judged, then kept
+    // current on every replica (its webhook and registry port judge too).
+    let policies = PolicySource::default();
+    policy_watch::load_once(&client, &policies).await;
+    let (_, policy_changes, keep_policies_current) = policy_watch::watch(&client, policies.clone(), wait_for_stop());
+    tokio::spawn(keep_policies_current);
+
     let api = {
         let registry = Arc::clone(&registry);
         let stop = wait_for_stop();
@@ -169,6 +178,8 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             checker: config.checker,
             resync: config.resync,
             metrics,
+            policies: policies.clone(),
+            policy_changes: Some(policy_changes),
         },
     );
     // A follower's controllers do not run, so neither do their caches: its

@@ -9,9 +9,11 @@
 //! Nothing here touches `kube::Api`; the operator wiring lives in
 //! [`operator`].
 
+pub mod judge;
 pub mod leader;
 pub mod level;
 pub mod operator;
+pub mod policy_watch;
 pub mod schema;
 pub mod subject_config;
 pub mod view;

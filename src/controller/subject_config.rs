@@ -5,12 +5,14 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::compat::Mode;
+use crate::controller::judge::PolicyContext;
 use crate::controller::level::{LevelWrite, level_of, mode_of};
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::crd::conditions::{ConditionType, MAX_MESSAGE_BYTES, Reason, set_condition, truncate_message};
 use crate::crd::{
     CompatibilityLevel, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode,
 };
+use crate::policy::Verdict;
 use crate::registry::{Error, Registry, RegistryMode, SubjectName};
 
 /// The registry's settings for one subject.
@@ -62,6 +64,8 @@ pub enum ConfigPlan {
     },
     /// The spec names an invalid subject.
     Invalid(String),
+    /// A SchemaPolicy refuses the spec: nothing is written.
+    PolicyViolation(Verdict),
     /// Make the registry match the spec.
     Apply {
         /// The subject.
@@ -170,7 +174,29 @@ pub fn render(
         observed_generation: generation,
         ..Default::default()
     };
+    if let ConfigPlan::PolicyViolation(_) = plan {
+        // Nothing was written: what schemaops put in force before stays, and
+        // a refused claim does not take the subject.
+        if let Some(previous) = previous {
+            status.subject = previous.subject.clone();
+            status.compatibility = previous.compatibility;
+            status.compatibility_source = previous.compatibility_source;
+            status.mode = previous.mode;
+            status.mode_source = previous.mode_source;
+        }
+    }
     let problem = match (plan, outcome) {
+        (ConfigPlan::PolicyViolation(verdict), _) => Some((
+            if verdict.subject_not_allowed() {
+                Reason::SubjectNotAllowed
+            } else {
+                Reason::PolicyViolation
+            },
+            format!(
+                "nothing was written to the registry: {}",
+                verdict.denial_message().unwrap_or_default()
+            ),
+        )),
         (ConfigPlan::Conflict { owner }, _) => Some((
             Reason::SubjectConflict,
             format!(
@@ -229,8 +255,19 @@ pub fn render(
     status
 }
 
-/// Reconciles one SubjectConfig: read the registry's settings, decide, act,
-/// and render the status from the settings now in force.
+/// A reconciled SubjectConfig: its status and the policies' verdict (whose
+/// audits are for the caller to record).
+#[derive(Debug, Clone)]
+pub struct ConfigReconciled {
+    /// The status to write.
+    pub status: SubjectConfigStatus,
+    /// Every policy violation found.
+    pub verdict: Verdict,
+}
+
+/// Reconciles one SubjectConfig: judge it against the policies (on its spec,
+/// then with the global level it may fall back to), read the registry's
+/// settings, decide, act, and render the status from the settings now in force.
 ///
 /// # Errors
 /// The registry's error when it fails transiently (retry later).
@@ -238,22 +275,31 @@ pub async fn reconcile(
     config: &SubjectConfig,
     view: &SubjectView,
     registry: &dyn Registry,
+    policy: &PolicyContext,
     now: &Time,
-) -> Result<SubjectConfigStatus, Error> {
+) -> Result<ConfigReconciled, Error> {
     let me = ObjectKey::of(&config.metadata);
     let owner = view.config_owner.as_ref();
     let subject = SubjectName::new(config.spec.subject.clone()).ok();
+    let mut verdict = policy.judge_subject_config(config, None, None);
     let settings = match &subject {
-        Some(subject) if owner == Some(&me) => Some(read_settings(registry, subject).await?),
+        Some(subject) if owner == Some(&me) && !verdict.is_denied() => Some(read_settings(registry, subject).await?),
         _ => None,
     };
-    let plan = decide(&config.spec, owner, &me, settings);
+    if let Some(settings) = settings.filter(|_| config.spec.compatibility.is_none()) {
+        verdict = policy.judge_subject_config(config, None, Some(settings.global_level));
+    }
+    let plan = if verdict.is_denied() {
+        ConfigPlan::PolicyViolation(verdict.clone())
+    } else {
+        decide(&config.spec, owner, &me, settings)
+    };
     let outcome = act(&plan, registry).await?;
     let settings = match (&plan, &subject) {
         (ConfigPlan::Apply { .. }, Some(subject)) => Some(read_settings(registry, subject).await?),
         _ => None,
     };
-    Ok(render(
+    let mut status = render(
         &config.spec,
         config.metadata.generation,
         config.status.as_ref(),
@@ -261,7 +307,20 @@ pub async fn reconcile(
         outcome,
         settings,
         now,
-    ))
+    );
+    if let Some(message) = verdict.warning_message() {
+        let message = truncate_message(&message, MAX_MESSAGE_BYTES);
+        set_condition(
+            &mut status.conditions,
+            ConditionType::PolicyWarning,
+            true,
+            Reason::PolicyViolation.as_str(),
+            &message,
+            config.metadata.generation,
+            now,
+        );
+    }
+    Ok(ConfigReconciled { status, verdict })
 }
 
 /// Why a SubjectConfig's mode is not in force, and what is.

@@ -8,7 +8,7 @@ use std::fmt;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ObjectMeta;
 
-use crate::crd::{Schema, SubjectConfig, SubjectConfigSpec};
+use crate::crd::{ResourceKind, Schema, SubjectConfig, SubjectConfigSpec};
 
 /// A namespaced resource's namespace and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -78,12 +78,25 @@ impl SubjectView {
         schemas: impl IntoIterator<Item = &'a Schema>,
         configs: impl IntoIterator<Item = &'a SubjectConfig>,
     ) -> Self {
+        Self::of_claimable(subject, schemas, configs, |_, _| true)
+    }
+
+    /// [`of`](Self::of), counting only the claims `may_claim` accepts: a
+    /// resource a policy forbids the subject never manages it, however old
+    /// its claim.
+    pub fn of_claimable<'a>(
+        subject: &str,
+        schemas: impl IntoIterator<Item = &'a Schema>,
+        configs: impl IntoIterator<Item = &'a SubjectConfig>,
+        may_claim: impl Fn(ResourceKind, &ObjectKey) -> bool,
+    ) -> Self {
         let mut schema_claims = Vec::new();
         let mut referrers = Vec::new();
         for schema in schemas {
-            if schema.spec.subject == subject {
+            let key = ObjectKey::of(&schema.metadata);
+            if schema.spec.subject == subject && may_claim(ResourceKind::Schema, &key) {
                 schema_claims.push(Claim {
-                    key: ObjectKey::of(&schema.metadata),
+                    key,
                     holds: schema.status.as_ref().and_then(|s| s.subject.as_deref()) == Some(subject),
                     created: created(&schema.metadata),
                 });
@@ -101,8 +114,8 @@ impl SubjectView {
         let mut config_claims = Vec::new();
         let mut specs = Vec::new();
         for config in configs {
-            if config.spec.subject == subject {
-                let key = ObjectKey::of(&config.metadata);
+            let key = ObjectKey::of(&config.metadata);
+            if config.spec.subject == subject && may_claim(ResourceKind::SubjectConfig, &key) {
                 config_claims.push(Claim {
                     key: key.clone(),
                     holds: config.status.as_ref().and_then(|s| s.subject.as_deref()) == Some(subject),

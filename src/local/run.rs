@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::manifests::{self, Manifest, ManifestError, Origin};
 use super::objects::{Objects, ObjectsError};
 use crate::compat::Checker;
+use crate::controller::judge::PolicyContext;
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::controller::{schema, subject_config};
 use crate::crd::conditions::ConditionType;
@@ -232,8 +233,8 @@ impl Run<'_> {
                 &self.objects.schemas,
                 &self.objects.subject_configs,
             );
-            match subject_config::reconcile(config, &view, self.registry, self.now).await {
-                Ok(status) => self.objects.subject_configs[index].status = Some(status),
+            match subject_config::reconcile(config, &view, self.registry, &PolicyContext::default(), self.now).await {
+                Ok(reconciled) => self.objects.subject_configs[index].status = Some(reconciled.status),
                 Err(error) => {
                     let key = ObjectKey::of(&config.metadata);
                     self.interrupt(ResourceKind::SubjectConfig, key, error.to_string());
@@ -258,7 +259,16 @@ impl Run<'_> {
             .schema_from
             .as_ref()
             .and_then(|from| self.objects.config_map_data(namespace, &from.config_map_key_ref.name));
-        let reconciled = schema::reconcile(schema, &view, config_map, self.registry, self.checker, self.now).await;
+        let reconciled = schema::reconcile(
+            schema,
+            &view,
+            config_map,
+            self.registry,
+            self.checker,
+            &PolicyContext::default(),
+            self.now,
+        )
+        .await;
         let key = ObjectKey::of(&schema.metadata);
         let mut status = reconciled.status;
         if let Some(error) = reconciled.retry {

@@ -250,6 +250,7 @@ impl Admission {
             status: schema.status.clone(),
             view,
             candidate,
+            policy: decide::PolicyInputs::default(),
         };
         let plan = decide::decide(&inputs, &self.checker);
         tracing::debug!(schema = %key, plan = plan.name(), "Admission decided");
@@ -288,6 +289,12 @@ fn verdict(response: AdmissionResponse, inputs: &SchemaInputs, plan: Plan) -> Ad
             format!("{}; the controller will check this schema", unusable.message),
         ),
         Plan::Invalid(unusable) => deny(response, CODE_INVALID, "Invalid", unusable.message),
+        Plan::PolicyViolation(verdict) => deny(
+            response,
+            CODE_FORBIDDEN,
+            "Forbidden",
+            verdict.denial_message().unwrap_or_default(),
+        ),
         Plan::Conflict { owner } => {
             let owner = owner.map_or("another resource".to_owned(), |owner| format!("Schema {owner}"));
             deny(

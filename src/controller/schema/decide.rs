@@ -1,10 +1,14 @@
 //! The decision, pure and synchronous: from what was read to a [`Plan`].
 
+use std::sync::Arc;
+
 use crate::compat::{Checker, Mode, Report, SchemaRole, SchemaText, error_chain};
+use crate::controller::judge::{self, PolicyContext};
 use crate::controller::level::{self, LevelWrite};
 use crate::controller::view::{ObjectKey, SubjectView};
-use crate::crd::SchemaStatus;
 use crate::crd::conditions::Reason;
+use crate::crd::{Schema, SchemaStatus};
+use crate::policy::{ProposedLevel, Verdict};
 use crate::registry::{NewSchema, RegistryMode, SchemaId, SubjectName, Version};
 
 use super::read::RegistrySubject;
@@ -24,6 +28,41 @@ pub struct SchemaInputs {
     pub view: SubjectView,
     /// The schema to register and what the registry holds.
     pub candidate: Candidate,
+    /// What the platform's policies need to judge it.
+    pub policy: PolicyInputs,
+}
+
+/// The policies in force and the object they judge.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyInputs {
+    /// The policies and the namespaces they may select.
+    pub context: PolicyContext,
+    /// The Schema judged; `None` judges nothing.
+    pub object: Option<Arc<Schema>>,
+    /// The Schema before the change (admission only), for CEL's `oldObject`.
+    pub old_object: Option<Arc<Schema>>,
+}
+
+impl PolicyInputs {
+    /// Judges the Schema with what is known of it so far.
+    fn judge(&self, summary: Option<&crate::compat::SchemaSummary>, level: Option<&ProposedLevel>) -> Verdict {
+        match &self.object {
+            Some(object) => self
+                .context
+                .judge_schema(object, self.old_object.as_deref(), summary, level),
+            None => Verdict::default(),
+        }
+    }
+}
+
+/// A plan and the policies' verdict on the Schema (whose warnings and
+/// audits go with whatever the plan is).
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// What to do.
+    pub plan: Plan,
+    /// Every policy violation found.
+    pub verdict: Verdict,
 }
 
 /// Why a spec cannot be used as it is.
@@ -111,6 +150,8 @@ pub enum Plan {
         /// Every incompatibility, with registry version numbers.
         report: Report,
     },
+    /// A SchemaPolicy refuses the Schema: write nothing.
+    PolicyViolation(Verdict),
 }
 
 impl Plan {
@@ -124,12 +165,33 @@ impl Plan {
             Plan::Vanished { .. } => "Vanished",
             Plan::Register { .. } => "Register",
             Plan::Reject { .. } => "Reject",
+            Plan::PolicyViolation(_) => "PolicyViolation",
         }
     }
 }
 
 /// Decides what to do with one Schema.
 pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
+    judge(inputs, checker).plan
+}
+
+/// Decides what to do with one Schema, with the policies' verdict. A policy
+/// that refuses the Schema wins over everything else: it is judged first on
+/// the spec alone (subject, type, deletion policy), then again once the
+/// schema is parsed and the level it would be checked under is known.
+pub fn judge(inputs: &SchemaInputs, checker: &Checker) -> Decision {
+    let mut verdict = inputs.policy.judge(None, None);
+    if verdict.is_denied() {
+        return Decision {
+            plan: Plan::PolicyViolation(verdict.clone()),
+            verdict,
+        };
+    }
+    let plan = plan(inputs, checker, &mut verdict);
+    Decision { plan, verdict }
+}
+
+fn plan(inputs: &SchemaInputs, checker: &Checker, verdict: &mut Verdict) -> Plan {
     let (subject, schema, registry) = match &inputs.candidate {
         Candidate::NotOwner => {
             return Plan::Conflict {
@@ -171,6 +233,22 @@ pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
         registry.global_level,
         registry.subject_level,
     );
+    if inputs.policy.object.is_some() && !inputs.policy.context.policies.is_empty() {
+        let config = inputs.view.config.as_ref();
+        let proposed = ProposedLevel {
+            level: level::level_of(level),
+            origin: judge::level_origin(
+                config.is_some_and(|config| config.compatibility.is_some()),
+                inputs.view.config_owner.as_ref(),
+                registry.subject_level.is_some(),
+                config.is_some(),
+            ),
+        };
+        *verdict = inputs.policy.judge(Some(&candidate.summary()), Some(&proposed));
+        if verdict.is_denied() {
+            return Plan::PolicyViolation(verdict.clone());
+        }
+    }
     if let Some(holding) = &registry.holding {
         let registered_before = inputs.status.as_ref().and_then(|status| status.version).unwrap_or(0);
         let newest = registry.live_versions.last().copied();
@@ -354,6 +432,7 @@ pub(crate) mod tests {
                 },
                 registry: Box::new(registry),
             },
+            policy: PolicyInputs::default(),
         }
     }
 

@@ -8,16 +8,19 @@ pub mod read;
 pub mod status;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::compat::Checker;
+use crate::controller::judge::PolicyContext;
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::crd::{Schema, SchemaStatus};
+use crate::policy::Verdict;
 use crate::registry::Registry;
 
 pub use act::Outcome;
-pub use decide::{Candidate, Plan, SchemaInputs};
+pub use decide::{Candidate, Decision, Plan, PolicyInputs, SchemaInputs};
 pub use read::RegistrySubject;
 
 /// The outcome of reconciling one Schema.
@@ -29,6 +32,8 @@ pub struct Reconciled {
     pub plan: Option<Plan>,
     /// The transient error that stopped the reconcile: retry later.
     pub retry: Option<crate::registry::Error>,
+    /// The policies' verdict (its audits are for the caller to record).
+    pub verdict: Verdict,
 }
 
 /// Reconciles one Schema: read (the caller passes the ConfigMap data its
@@ -41,6 +46,7 @@ pub async fn reconcile(
     config_map: Option<&BTreeMap<String, String>>,
     registry: &dyn Registry,
     checker: &Checker,
+    policy: &PolicyContext,
     now: &Time,
 ) -> Reconciled {
     let key = ObjectKey::of(&schema.metadata);
@@ -53,24 +59,35 @@ pub async fn reconcile(
         status: schema.status.clone(),
         view: view.clone(),
         candidate: Candidate::NotOwner,
+        policy: PolicyInputs {
+            context: policy.clone(),
+            object: Some(Arc::new(schema.clone())),
+            old_object: None,
+        },
     };
     let unavailable = |inputs: &SchemaInputs, error: crate::registry::Error| Reconciled {
         status: status::render_unavailable(inputs, &error.to_string(), now),
         plan: None,
         retry: Some(error),
+        verdict: Verdict::default(),
     };
     inputs.candidate = match read::read_candidate(owner, &schema.spec, text, view, registry).await {
         Ok(candidate) => candidate,
         Err(error) => return unavailable(&inputs, error),
     };
-    let plan = decide::decide(&inputs, checker);
+    let Decision { plan, verdict } = decide::judge(&inputs, checker);
     tracing::debug!(plan = plan.name(), "Decided");
     match act::act(&plan, registry).await {
-        Ok(outcome) => Reconciled {
-            status: status::render(&inputs, &plan, &outcome, now),
-            plan: Some(plan),
-            retry: None,
-        },
+        Ok(outcome) => {
+            let mut status = status::render(&inputs, &plan, &outcome, now);
+            status::note_policy_warnings(&mut status, &verdict, now);
+            Reconciled {
+                status,
+                plan: Some(plan),
+                retry: None,
+                verdict,
+            }
+        }
         Err(error) => unavailable(&inputs, error),
     }
 }

@@ -122,8 +122,21 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             status.compatibility = Some(compatibility(report));
             Verdict::Stalled(Reason::IncompatibleSchema, summary(subject.as_str(), report))
         }
+        (Plan::PolicyViolation(verdict), _) => {
+            // What was registered stays, and so does the report of the check that registered it.
+            status.compatibility = previous.compatibility.clone().filter(|report| report.total == 0);
+            let reason = if verdict.subject_not_allowed() {
+                Reason::SubjectNotAllowed
+            } else {
+                Reason::PolicyViolation
+            };
+            let message = verdict.denial_message().unwrap_or_default();
+            Verdict::Stalled(reason, format!("nothing was written to the registry: {message}"))
+        }
     };
-    if let Plan::Conflict { .. } = plan {
+    if let Plan::PolicyViolation(_) = plan {
+        // A refused claim does not take the subject: only one it held before stays.
+    } else if let Plan::Conflict { .. } = plan {
         // A resource that does not manage the subject shows nothing of it.
         status.subject = None;
         status.version = None;
@@ -146,6 +159,21 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
     }
     verdict.apply(&mut conditions);
     status
+}
+
+/// Sets `PolicyWarning=True` with every warning of `verdict`; without any,
+/// the condition is absent (the render drops it, as it does Drifted).
+pub fn note_policy_warnings(status: &mut SchemaStatus, verdict: &crate::policy::Verdict, now: &Time) {
+    if let Some(message) = verdict.warning_message() {
+        let generation = status.observed_generation;
+        let mut conditions = Conditions {
+            list: &mut status.conditions,
+            generation,
+            now,
+        };
+        let message = truncate_message(&message, MAX_MESSAGE_BYTES);
+        conditions.set(ConditionType::PolicyWarning, true, Reason::PolicyViolation, &message);
+    }
 }
 
 /// The status while the registry cannot be reached: what was in force stays,
@@ -215,7 +243,8 @@ impl Conditions<'_> {
 }
 
 /// The previous conditions this controller owns, minus those set only while
-/// they hold (Drifted, DeletionBlocked), which the render sets again if so.
+/// they hold (Drifted, DeletionBlocked, PolicyWarning), which the render sets
+/// again if so.
 fn owned_conditions(previous: &[Condition]) -> Vec<Condition> {
     previous
         .iter()
@@ -276,10 +305,25 @@ pub struct Transition {
 }
 
 /// The events for going from `previous` to `next`: the Ready or Stalled
-/// [`transition`], and a Warning `Drifted` when the subject newly drifted
-/// from what schemaops registered (or drifted another way).
+/// [`transition`], a Warning `Drifted` when the subject newly drifted from
+/// what schemaops registered (or drifted another way), and a Warning
+/// `PolicyWarning` when a policy newly warns (or warns of something else).
 pub fn transitions(previous: Option<&SchemaStatus>, next: &SchemaStatus) -> Vec<Transition> {
     let mut events: Vec<Transition> = transition(previous, next).into_iter().collect();
+    let warning = |status: &SchemaStatus| {
+        find_condition(&status.conditions, ConditionType::PolicyWarning)
+            .filter(|condition| condition.status == "True")
+            .map(|condition| condition.message.clone())
+    };
+    if let Some(now) = warning(next)
+        && previous.and_then(warning).as_ref() != Some(&now)
+    {
+        events.push(Transition {
+            reason: "PolicyWarning",
+            warning: true,
+            note: truncate_message(&now, MAX_FRAGMENT_BYTES),
+        });
+    }
     if let Some(now) = next.drift() {
         let before = previous.and_then(SchemaStatus::drift);
         if !before.is_some_and(|c| c.reason == now.reason && c.message == now.message) {

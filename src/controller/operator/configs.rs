@@ -1,0 +1,97 @@
+//! The SubjectConfig controller's reconcile: finalizer, the settings
+//! written, the status; and the cleanup its finalizer runs on deletion.
+
+use super::*;
+use crate::crd::SubjectConfigStatus;
+use crate::crd::conditions::truncate_message;
+
+#[tracing::instrument(skip_all, fields(namespace = config.namespace(), name = config.name_any(), generation = config.metadata.generation))]
+pub(super) async fn reconcile_config(config: Arc<SubjectConfig>, context: Arc<Context>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let outcome = finalize_config(config, &context).await;
+    let result = reconcile_result(&outcome, context.resync);
+    context
+        .metrics
+        .reconciled(ResourceKind::SubjectConfig, result, started.elapsed());
+    outcome
+}
+
+async fn finalize_config(config: Arc<SubjectConfig>, context: &Context) -> Result<Action, Error> {
+    let namespace = config.namespace().unwrap_or_default();
+    let api = Api::<SubjectConfig>::namespaced(context.client.clone(), &namespace);
+    finalizer(&api, FINALIZER, config, |event| async {
+        match event {
+            finalizer::Event::Apply(config) => apply_config(&config, context).await,
+            finalizer::Event::Cleanup(config) => cleanup_config(&config, context).await,
+        }
+    })
+    .await
+    .map_err(|error| Error::Finalizer(Box::new(error)))
+}
+
+async fn apply_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
+    let key = ObjectKey::of(&config.metadata);
+    let policy = context.policy.context();
+    let view = context.view(&config.spec.subject, &policy);
+    let now = Time(Timestamp::now());
+    let reconciled = subject_config::reconcile(config, &view, context.registry.as_ref(), &policy, &now)
+        .await
+        .map_err(Error::Registry)?;
+    let observed_before = config.status.as_ref().and_then(|status| status.observed_generation);
+    record_policy(context, config, observed_before, &reconciled.verdict).await;
+    if subject_config_changed(config.status.as_ref(), &reconciled.status) {
+        patch_status::<SubjectConfig>(context, &key, &reconciled.status).await?;
+        publish_config_transitions(context, config, &reconciled.status).await;
+    }
+    context.succeeded(&key);
+    Ok(Action::requeue(context.resync))
+}
+
+/// A Warning event when the SubjectConfig newly stalls (a policy refusal
+/// among them) or a policy newly warns about it.
+async fn publish_config_transitions(context: &Context, config: &SubjectConfig, next: &SubjectConfigStatus) {
+    let previous = config.status.as_ref();
+    for type_ in [ConditionType::Stalled, ConditionType::PolicyWarning] {
+        let holding = |status: &SubjectConfigStatus| {
+            find_condition(&status.conditions, type_)
+                .filter(|condition| condition.status == "True")
+                .map(|condition| (condition.reason.clone(), condition.message.clone()))
+        };
+        if let Some((reason, message)) = holding(next)
+            && previous.and_then(holding) != Some((reason.clone(), message.clone()))
+        {
+            let event = if type_ == ConditionType::Stalled {
+                "Rejected"
+            } else {
+                "PolicyWarning"
+            };
+            let note = truncate_message(&format!("{reason}: {message}"), 1024);
+            publish(context, config, event, true, note).await;
+        }
+    }
+}
+
+async fn cleanup_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
+    let key = ObjectKey::of(&config.metadata);
+    let view = context.view(&config.spec.subject, &context.policy.context());
+    if view.config_owner.as_ref() == Some(&key)
+        && let Ok(subject) = SubjectName::new(config.spec.subject.clone())
+    {
+        subject_config::clear(context.registry.as_ref(), &subject)
+            .await
+            .map_err(Error::Registry)?;
+    }
+    Ok(Action::await_change())
+}
+
+fn subject_config_changed(a: Option<&crate::crd::SubjectConfigStatus>, b: &crate::crd::SubjectConfigStatus) -> bool {
+    let Some(a) = a else { return true };
+    let strip = |status: &crate::crd::SubjectConfigStatus| {
+        let mut status = status.clone();
+        for condition in &mut status.conditions {
+            condition.last_transition_time = Time(Timestamp::UNIX_EPOCH);
+        }
+        status
+    };
+    strip(a) != strip(b)
+}

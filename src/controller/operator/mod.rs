@@ -1,0 +1,600 @@
+//! The controllers wired to the Kubernetes API: watches, finalizers, status
+//! writes (server-side apply, only when something changed), events on
+//! transitions, and retries. The decisions themselves live in
+//! [`schema`](super::schema) and [`subject_config`](super::subject_config).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::{WatchStreamExt as _, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+
+use super::schema::cleanup::{self, CleanupOutcome};
+use super::view::{ObjectKey, SubjectView};
+use super::{FIELD_MANAGER, FINALIZER, schema, subject_config};
+use crate::compat::Checker;
+use crate::controller::judge::{PolicyContext, PolicySource};
+use crate::crd::conditions::{ConditionType, Reason, find_condition, set_condition};
+use crate::crd::{ResourceKind, Schema, SubjectConfig};
+use crate::metrics::{Metrics, ReconcileResult};
+use crate::registry::{Registry, SubjectName};
+
+/// The first retry delay after a transient failure; it doubles up to [`MAX_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_secs(2);
+/// The longest retry delay.
+const MAX_RETRY: Duration = Duration::from_secs(300);
+/// How often a Schema waiting for another to release its subject looks again
+/// (a watch on the other Schemas usually wakes it sooner).
+const CONFLICT_RETRY: Duration = Duration::from_secs(30);
+/// How often a deletion blocked by referrers looks again, without backing off.
+const DELETION_RETRY: Duration = Duration::from_secs(5);
+
+/// Why a reconcile failed; every failure is retried.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Kubernetes API failed.
+    #[error("failed to {action}")]
+    Kube {
+        /// What was being done.
+        action: &'static str,
+        /// The client's error.
+        #[source]
+        source: kube::Error,
+    },
+    /// The registry failed transiently.
+    #[error("the registry failed")]
+    Registry(#[source] crate::registry::Error),
+    /// Deletion waits for referrers to go.
+    #[error("deletion blocked: {0}")]
+    DeletionBlocked(String),
+    /// The finalizer helper failed.
+    #[error("the finalizer failed")]
+    Finalizer(#[source] Box<finalizer::Error<Error>>),
+}
+
+impl Error {
+    /// True when the reconcile waits on purpose (a deletion blocked by
+    /// referrers) rather than failed: it is retried at a steady pace.
+    pub fn is_waiting(&self) -> bool {
+        matches!(
+            self,
+            Error::Finalizer(inner)
+                if matches!(inner.as_ref(), finalizer::Error::CleanupFailed(Error::DeletionBlocked(_)))
+        )
+    }
+
+    /// The bounded reason, for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Kube { .. } => "KubernetesApi",
+            Error::Registry(_) => Reason::RegistryUnavailable.as_str(),
+            Error::DeletionBlocked(_) => Reason::ReferencedBySchemas.as_str(),
+            Error::Finalizer(_) => "Finalizer",
+        }
+    }
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    client: Client,
+    scope: Scope,
+    registry: Arc<dyn Registry>,
+    checker: Checker,
+    schemas: Store<Schema>,
+    configs: Store<SubjectConfig>,
+    recorder: Recorder,
+    resync: Duration,
+    failures: Mutex<HashMap<ObjectKey, u32>>,
+    metrics: Arc<Metrics>,
+    policy: PolicySource,
+}
+
+impl Context {
+    /// A context on `client` for tests: one namespace (`default`), the
+    /// Schema cache holding `schemas`, an empty SubjectConfig cache.
+    #[cfg(test)]
+    fn for_tests(client: Client, registry: Arc<dyn Registry>, checker: Checker, schemas: &[Schema]) -> Self {
+        let mut schema_writer = kube::runtime::reflector::store::Writer::<Schema>::default();
+        for schema in schemas {
+            schema_writer.apply_watcher_event(&watcher::Event::Apply(schema.clone()));
+        }
+        Self {
+            recorder: Recorder::new(client.clone(), "schemaops".into()),
+            scope: Scope(Some("default".to_owned())),
+            client,
+            registry,
+            checker,
+            schemas: schema_writer.as_reader(),
+            configs: kube::runtime::reflector::store::Writer::<SubjectConfig>::default().as_reader(),
+            resync: Duration::from_secs(300),
+            failures: Mutex::new(HashMap::new()),
+            metrics: Arc::new(Metrics::default()),
+            policy: PolicySource::default(),
+        }
+    }
+
+    /// The view of `subject` from the caches; a claim `policy` forbids does not count.
+    fn view(&self, subject: &str, policy: &PolicyContext) -> SubjectView {
+        let schemas = self.schemas.state();
+        let configs = self.configs.state();
+        SubjectView::of_claimable(
+            subject,
+            schemas.iter().map(AsRef::as_ref),
+            configs.iter().map(AsRef::as_ref),
+            |kind, key| policy.may_claim(kind, key, subject),
+        )
+    }
+
+    /// The view of `subject` with the SubjectConfigs read from the API server
+    /// rather than the cache: when one `kubectl apply` changes the level and
+    /// the schema, the level's write precedes the schema's, and a fresh read
+    /// is sure to see it, so the schema is judged under the new level.
+    async fn view_with_fresh_configs(&self, subject: &str, policy: &PolicyContext) -> Result<SubjectView, Error> {
+        let configs = self
+            .scope
+            .api::<SubjectConfig>(&self.client)
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| Error::Kube {
+                action: "list the SubjectConfigs",
+                source,
+            })?;
+        let schemas = self.schemas.state();
+        Ok(SubjectView::of_claimable(
+            subject,
+            schemas.iter().map(AsRef::as_ref),
+            configs.items.iter(),
+            |kind, key| policy.may_claim(kind, key, subject),
+        ))
+    }
+
+    /// The delay before the next retry of `key`, doubling with each failure in a row.
+    fn backoff(&self, key: &ObjectKey) -> Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let count = failures.entry(key.clone()).or_insert(0);
+        *count = count.saturating_add(1);
+        FIRST_RETRY.saturating_mul(1 << (*count - 1).min(8)).min(MAX_RETRY)
+    }
+
+    fn succeeded(&self, key: &ObjectKey) {
+        self.failures
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(key);
+    }
+}
+
+/// The namespaces the controllers watch: one, or all (`None`).
+#[derive(Debug, Clone)]
+struct Scope(Option<String>);
+
+impl Scope {
+    fn api<K>(&self, client: &Client) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        match &self.0 {
+            Some(namespace) => Api::namespaced(client.clone(), namespace),
+            None => Api::all(client.clone()),
+        }
+    }
+}
+
+/// The operator's settings.
+pub struct Settings {
+    /// The one namespace watched, or every namespace.
+    pub namespace: Option<String>,
+    /// The engine.
+    pub checker: Checker,
+    /// How often every resource is compared with the registry again.
+    pub resync: Duration,
+    /// Where reconciles and rejections are counted.
+    pub metrics: Arc<Metrics>,
+    /// The policies in force, which the operator keeps current from its watches.
+    pub policies: PolicySource,
+    /// Bumped whenever the policies (or namespace labels) change: every
+    /// Schema and SubjectConfig is then judged again.
+    pub policy_changes: Option<tokio::sync::watch::Receiver<u64>>,
+}
+
+/// Runs the Schema and SubjectConfig controllers until `shutdown` resolves.
+/// `ready` is called once both caches have their first full list.
+pub async fn run(
+    client: Client,
+    registry: Arc<dyn Registry>,
+    settings: Settings,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+    ready: impl FnOnce() + Send + 'static,
+) {
+    Controllers::new(client, registry, settings).run(shutdown, ready).await;
+}
+
+/// Schema and SubjectConfig caches kept by watches of their own, for a
+/// replica that serves the admission webhook while another replica leads:
+/// a follower's controllers, and so their caches, do not run until it leads.
+/// Returns the caches and the future that keeps them filled until `shutdown`.
+pub fn watched_caches(
+    client: &Client,
+    namespace: Option<String>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (
+    Store<Schema>,
+    Store<SubjectConfig>,
+    impl Future<Output = ()> + Send + 'static,
+) {
+    let scope = Scope(namespace);
+    let (schemas, schema_writer) = reflector::store::<Schema>();
+    let (configs, config_writer) = reflector::store::<SubjectConfig>();
+    let schema_watch = reflector(
+        schema_writer,
+        watcher(scope.api::<Schema>(client), watcher::Config::default()),
+    );
+    let config_watch = reflector(
+        config_writer,
+        watcher(scope.api::<SubjectConfig>(client), watcher::Config::default()),
+    );
+    let keep_filled = async move {
+        let schema_watch = schema_watch.default_backoff().for_each(log_watch_error);
+        let config_watch = config_watch.default_backoff().for_each(log_watch_error);
+        tokio::select! {
+            _ = futures::future::join(schema_watch, config_watch) => {}
+            () = shutdown => {}
+        }
+    };
+    (schemas, configs, keep_filled)
+}
+
+/// A watch error is retried with backoff; it is worth a log line, no more.
+fn log_watch_error<T>(event: Result<T, watcher::Error>) -> std::future::Ready<()> {
+    if let Err(error) = event {
+        tracing::debug!(
+            error = &error as &dyn std::error::Error,
+            "A cache's watch failed; retrying"
+        );
+    }
+    std::future::ready(())
+}
+
+/// The Schema and SubjectConfig controllers, built but not running yet, so
+/// that their caches can be shared (the admission webhook reads them).
+pub struct Controllers {
+    schema_controller: Controller<Schema>,
+    config_controller: Controller<SubjectConfig>,
+    policy_controller: Controller<crate::crd::SchemaPolicy>,
+    context: Arc<Context>,
+    shutdown_tx: tokio::sync::watch::Sender<bool>,
+}
+
+impl Controllers {
+    /// The Schema cache; filled once [`run`](Self::run) runs.
+    pub fn schemas(&self) -> Store<Schema> {
+        self.context.schemas.clone()
+    }
+
+    /// The SubjectConfig cache; filled once [`run`](Self::run) runs.
+    pub fn subject_configs(&self) -> Store<SubjectConfig> {
+        self.context.configs.clone()
+    }
+
+    /// Builds the controllers and their caches.
+    pub fn new(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Self {
+        build(client, registry, settings)
+    }
+
+    /// Runs the controllers until `shutdown` resolves. `ready` is called once
+    /// both caches have their first full list.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+        ready: impl FnOnce() + Send + 'static,
+    ) {
+        run_built(self, shutdown, ready).await;
+    }
+}
+
+fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Controllers {
+    let scope = Scope(settings.namespace.clone());
+    let schemas_api = scope.api::<Schema>(&client);
+    let configs_api = scope.api::<SubjectConfig>(&client);
+    let config_maps_api = scope.api::<ConfigMap>(&client);
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    let stop = |mut receiver: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = receiver.wait_for(|stopped| *stopped).await;
+    };
+
+    let config_controller = Controller::new(configs_api.clone(), watcher::Config::default());
+    let schema_controller = Controller::new(schemas_api, watcher::Config::default());
+    let schema_store = schema_controller.store();
+    let config_store = config_controller.store();
+
+    let by_subject = schema_store.clone();
+    let by_config_map = schema_store.clone();
+    let by_claim = schema_store.clone();
+    let schema_controller = schema_controller
+        // A Schema that changes or goes may release its subject to another
+        // claimant, or stop referring to a subject whose deletion waits.
+        .watches(
+            scope.api::<Schema>(&client),
+            watcher::Config::default(),
+            move |changed: Schema| {
+                let changed_key = ObjectKey::of(&changed.metadata);
+                schemas_where(&by_claim, |schema| {
+                    let claims_same = schema.spec.subject == changed.spec.subject;
+                    let referred_to = changed.spec.references.iter().any(|r| r.subject == schema.spec.subject);
+                    (claims_same || referred_to) && ObjectKey::of(&schema.metadata) != changed_key
+                })
+            },
+        )
+        .watches(configs_api, watcher::Config::default(), move |config: SubjectConfig| {
+            schemas_where(&by_subject, |schema| schema.spec.subject == config.spec.subject)
+        })
+        .watches(
+            config_maps_api,
+            watcher::Config::default(),
+            move |config_map: ConfigMap| {
+                let namespace = config_map.namespace();
+                let name = config_map.name_any();
+                schemas_where(&by_config_map, |schema| {
+                    schema.namespace() == namespace
+                        && schema
+                            .spec
+                            .schema_from
+                            .as_ref()
+                            .is_some_and(|from| from.config_map_key_ref.name == name)
+                })
+            },
+        )
+        .graceful_shutdown_on(stop(shutdown_rx.clone()));
+    let config_controller = config_controller.graceful_shutdown_on(stop(shutdown_rx.clone()));
+    let (schema_controller, config_controller) = match &settings.policy_changes {
+        Some(changes) => (
+            schema_controller.reconcile_all_on(policies::each_change(changes.clone())),
+            config_controller.reconcile_all_on(policies::each_change(changes.clone())),
+        ),
+        None => (schema_controller, config_controller),
+    };
+    let policy_controller = policies::status_controller(&client).graceful_shutdown_on(stop(shutdown_rx));
+
+    let context = Arc::new(Context {
+        recorder: Recorder::new(client.clone(), "schemaops".into()),
+        scope,
+        client,
+        registry,
+        checker: settings.checker,
+        schemas: schema_store.clone(),
+        configs: config_store.clone(),
+        resync: settings.resync,
+        failures: Mutex::new(HashMap::new()),
+        metrics: settings.metrics,
+        policy: settings.policies,
+    });
+    Controllers {
+        schema_controller,
+        config_controller,
+        policy_controller,
+        context,
+        shutdown_tx,
+    }
+}
+
+async fn run_built(
+    controllers: Controllers,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+    ready: impl FnOnce() + Send + 'static,
+) {
+    let Controllers {
+        schema_controller,
+        config_controller,
+        policy_controller,
+        context,
+        shutdown_tx,
+    } = controllers;
+    tokio::spawn(async move {
+        shutdown.await;
+        tracing::info!("Shutting down the controllers");
+        let _ = shutdown_tx.send(true);
+    });
+    // Ready once both kinds can be listed (the API answers and the CRDs are
+    // installed). Not `Store::wait_until_ready`: its one-waker channel would
+    // race the controller's own wait for the same cache.
+    let probe_client = context.client.clone();
+    let probe_scope = context.scope.clone();
+    tokio::spawn(async move {
+        let probe = ListParams::default().limit(1);
+        loop {
+            let schemas = probe_scope.api::<Schema>(&probe_client).list_metadata(&probe).await;
+            let configs = probe_scope
+                .api::<SubjectConfig>(&probe_client)
+                .list_metadata(&probe)
+                .await;
+            match (schemas, configs) {
+                (Ok(_), Ok(_)) => break ready(),
+                (Err(error), _) | (_, Err(error)) => {
+                    tracing::warn!(
+                        error = &error as &dyn std::error::Error,
+                        "Cannot list the custom resources yet"
+                    );
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            }
+        }
+    });
+
+    let schemas = schema_controller
+        .run(reconcile_schema, error_policy, Arc::clone(&context))
+        .for_each(|result| async move { log_result(result) });
+    let configs = config_controller
+        .run(reconcile_config, error_policy, Arc::clone(&context))
+        .for_each(|result| async move { log_result(result) });
+    let policies = policy_controller
+        .run(policies::reconcile_policy, error_policy, context)
+        .for_each(|result| async move { log_result(result) });
+    futures::join!(schemas, configs, policies);
+}
+
+fn log_result<K: Resource, E: std::error::Error + 'static>(result: Result<(ObjectRef<K>, Action), E>)
+where
+    K::DynamicType: Clone,
+{
+    match result {
+        Ok((object, _)) => tracing::trace!(%object, "Reconciled"),
+        Err(error) => tracing::debug!(error = &error as &dyn std::error::Error, "Reconcile not done"),
+    }
+}
+
+fn schemas_where(store: &Store<Schema>, wanted: impl Fn(&Schema) -> bool) -> Vec<ObjectRef<Schema>> {
+    store
+        .state()
+        .iter()
+        .filter(|schema| wanted(schema))
+        .map(|schema| ObjectRef::from_obj(schema.as_ref()))
+        .collect()
+}
+
+/// Every failed reconcile is retried, later each time it fails in a row.
+fn error_policy<K: Resource<DynamicType = ()>>(object: Arc<K>, error: &Error, context: Arc<Context>) -> Action {
+    let key = ObjectKey::of(object.meta());
+    if error.is_waiting() {
+        // Not a failure: the finalizer keeps the object until its referrers go.
+        // A referrer's change usually wakes it first (the cache may lag that event).
+        tracing::info!(kind = %K::kind(&()), object = %key, error = error as &dyn std::error::Error, "Deletion waits");
+        return Action::requeue(DELETION_RETRY);
+    }
+    let delay = context.backoff(&key);
+    tracing::warn!(
+        kind = %K::kind(&()),
+        object = %key,
+        reason = error.reason(),
+        error = error as &dyn std::error::Error,
+        retry_in_seconds = delay.as_secs(),
+        "Reconcile failed; retrying"
+    );
+    Action::requeue(delay)
+}
+
+/// Writes the whole status this controller owns, by server-side apply.
+async fn patch_status<K>(context: &Context, key: &ObjectKey, status: &impl serde::Serialize) -> Result<(), Error>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api = Api::<K>::namespaced(context.client.clone(), &key.namespace);
+    let patch = serde_json::json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "status": status,
+    });
+    api.patch_status(
+        &key.name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await
+    .map_err(|source| Error::Kube {
+        action: "write the status",
+        source,
+    })?;
+    Ok(())
+}
+
+/// Counts every violation in a new generation of `object` (the reconciles
+/// of one generation judge it again and again), and records an event for
+/// each audited one: denials and warnings have events of their own.
+async fn record_policy<K: Resource<DynamicType = ()>>(
+    context: &Context,
+    object: &K,
+    observed_before: Option<i64>,
+    verdict: &crate::policy::Verdict,
+) {
+    if observed_before.is_some() && observed_before == object.meta().generation {
+        return;
+    }
+    for violation in &verdict.violations {
+        for (taken, action) in [
+            (violation.actions.deny, "Deny"),
+            (violation.actions.warn, "Warn"),
+            (violation.actions.audit, "Audit"),
+        ] {
+            if taken {
+                context.metrics.policy_violation(&violation.policy, action);
+            }
+        }
+    }
+    for violation in verdict.audits() {
+        publish(context, object, "PolicyAudit", false, violation.to_string()).await;
+    }
+}
+
+async fn publish<K: Resource<DynamicType = ()>>(
+    context: &Context,
+    object: &K,
+    reason: &str,
+    warning: bool,
+    note: String,
+) {
+    let event = Event {
+        type_: if warning { EventType::Warning } else { EventType::Normal },
+        reason: reason.to_owned(),
+        note: Some(note),
+        action: "Reconcile".to_owned(),
+        secondary: None,
+    };
+    if let Err(error) = context.recorder.publish(&event, &object.object_ref(&())).await {
+        // An event is a courtesy; the status already says what happened.
+        tracing::debug!(error = &error as &dyn std::error::Error, "Could not record an event");
+    }
+}
+
+mod configs;
+mod policies;
+mod schemas;
+
+use configs::reconcile_config;
+use schemas::reconcile_schema;
+
+/// How a reconcile ended, for the metrics: an error; a retry sooner than
+/// the resync (the registry failed, a write conflict); or done.
+fn reconcile_result(outcome: &Result<Action, Error>, resync: Duration) -> ReconcileResult {
+    match outcome {
+        Err(_) => ReconcileResult::Error,
+        Ok(action) if *action == Action::requeue(resync) || *action == Action::await_change() => ReconcileResult::Ok,
+        Ok(_) => ReconcileResult::Requeue,
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod waiting_tests {
+    use super::*;
+
+    #[test]
+    fn a_deletion_blocked_by_referrers_waits_and_other_errors_fail() {
+        let blocked = Error::Finalizer(Box::new(finalizer::Error::CleanupFailed(Error::DeletionBlocked(
+            "referred to by Schema a/b".to_owned(),
+        ))));
+        assert!(blocked.is_waiting());
+        let failed = Error::Finalizer(Box::new(finalizer::Error::CleanupFailed(Error::Registry(
+            crate::registry::Error::Unavailable {
+                url: "http://registry".to_owned(),
+                reason: "connection refused".to_owned(),
+            },
+        ))));
+        assert!(!failed.is_waiting());
+    }
+}
