@@ -111,6 +111,7 @@ fn admission(registry: Arc<dyn Registry>, view: FixedView) -> Arc<Admission> {
         view: Arc::new(view),
         config_maps: Arc::new(FixedConfigMaps::default()),
         namespace: None,
+        policies: Default::default(),
     })
 }
 
@@ -442,6 +443,7 @@ async fn a_config_maps_text_is_judged_like_an_inline_one() {
         view: Arc::new(FixedView::default()),
         config_maps: Arc::new(FixedConfigMaps(config_maps)),
         namespace: Some("default".to_owned()),
+        policies: Default::default(),
     });
     let mut object = schema_object("orders", SUBJECT, "");
     object["spec"] =

@@ -208,6 +208,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         view: Arc::new(view),
         config_maps: Arc::new(webhook::KubeConfigMaps(client)),
         namespace: config.namespace.clone(),
+        policies,
     });
     let webhook = async {
         match webhook {

@@ -150,7 +150,7 @@ impl PolicyContext {
             }),
             (None, Some(global)) => Some(ProposedLevel {
                 level: level_of(global),
-                origin: LevelOrigin::Global,
+                origin: LevelOrigin::Unset,
             }),
             (None, None) => None,
         };

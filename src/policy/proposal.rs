@@ -41,6 +41,9 @@ pub enum LevelOrigin {
     RegistrySubject,
     /// The registry's global level, which the subject falls back to.
     Global,
+    /// The registry's global level, which applies to a SubjectConfig's
+    /// subject while it sets no level of its own.
+    Unset,
     /// The body of a REST request.
     Request,
 }
@@ -49,7 +52,7 @@ impl LevelOrigin {
     /// The field path the level is at.
     pub fn path(&self) -> &'static str {
         match self {
-            LevelOrigin::Spec => "spec.compatibility",
+            LevelOrigin::Spec | LevelOrigin::Unset => "spec.compatibility",
             LevelOrigin::SubjectConfig(_) | LevelOrigin::RegistrySubject | LevelOrigin::Global => "spec.subject",
             LevelOrigin::Request => "compatibility",
         }
@@ -62,7 +65,8 @@ impl fmt::Display for LevelOrigin {
             LevelOrigin::Spec => f.write_str("the level set"),
             LevelOrigin::SubjectConfig(name) => write!(f, "the level SubjectConfig {name} sets for the subject"),
             LevelOrigin::RegistrySubject => f.write_str("the subject's level in the registry"),
-            LevelOrigin::Global => f.write_str("the registry's global level, which the subject falls back to"),
+            LevelOrigin::Global => f.write_str("the level the subject falls back to (the registry's global level)"),
+            LevelOrigin::Unset => f.write_str("without a level set, the registry's global level applies, and it"),
             LevelOrigin::Request => f.write_str("the level requested"),
         }
     }

@@ -12,6 +12,7 @@
 
 pub mod review;
 pub mod server;
+mod subject_config;
 pub mod tls;
 
 use std::collections::BTreeMap;

@@ -35,6 +35,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use kube::core::{DynamicObject, Status, TypeMeta};
 
 use crate::compat::Checker;
+use crate::controller::judge::{PolicyContext, PolicySource};
 use crate::controller::schema::decide::{self, Plan, SchemaInputs};
 use crate::controller::schema::{read, status};
 use crate::controller::view::{ObjectKey, SubjectView};
@@ -45,8 +46,11 @@ use crate::registry::Registry;
 /// The API group of the resources judged here.
 pub const API_GROUP: &str = "schemaops.dev";
 
-/// The kind judged here.
+/// The kind judged here, with its compatibility and the policies.
 pub const KIND: &str = "Schema";
+
+/// The other kind judged here, against the policies.
+pub const SUBJECT_CONFIG_KIND: &str = "SubjectConfig";
 
 /// The HTTP status code of a denial for an incompatible or invalid schema:
 /// the API server's own answer to an object that fails validation.
@@ -152,6 +156,8 @@ pub struct Admission {
     /// The one namespace the controllers watch, or every namespace (`None`):
     /// Schemas elsewhere are no business of this operator and are allowed.
     pub namespace: Option<String>,
+    /// The platform's policies, kept current by the operator's watch.
+    pub policies: PolicySource,
 }
 
 impl Admission {
@@ -160,10 +166,12 @@ impl Admission {
         let response = AdmissionResponse::from(request);
         let judged = matches!(request.operation, Operation::Create | Operation::Update)
             && request.kind.group == API_GROUP
-            && request.kind.kind == KIND
             && request.sub_resource.as_deref().unwrap_or_default().is_empty()
             && (self.namespace.is_none() || self.namespace == request.namespace);
-        if !judged {
+        if judged && request.kind.kind == SUBJECT_CONFIG_KIND {
+            return self.review_subject_config(request, response).await;
+        }
+        if !judged || request.kind.kind != KIND {
             return response;
         }
         let Some(object) = &request.object else {
@@ -205,12 +213,14 @@ impl Admission {
         if schema.metadata.name.is_none() && !request.name.is_empty() {
             schema.metadata.name = Some(request.name.clone());
         }
-        self.judge(response, schema).await
+        let previous = request.old_object.as_ref().and_then(|old| as_schema(old).ok());
+        self.judge(response, schema, previous).await
     }
 
-    async fn judge(&self, response: AdmissionResponse, schema: Schema) -> AdmissionResponse {
+    async fn judge(&self, response: AdmissionResponse, schema: Schema, previous: Option<Schema>) -> AdmissionResponse {
         let key = ObjectKey::of(&schema.metadata);
-        let view = self.view_with(&schema);
+        let policy = self.policies.context();
+        let view = self.view_with(&schema, &policy);
         let config_map = match &schema.spec.schema_from {
             Some(from) => match self
                 .config_maps
@@ -250,16 +260,24 @@ impl Admission {
             status: schema.status.clone(),
             view,
             candidate,
-            policy: decide::PolicyInputs::default(),
+            policy: decide::PolicyInputs {
+                context: policy,
+                object: Some(Arc::new(schema)),
+                old_object: previous.map(Arc::new),
+            },
         };
-        let plan = decide::decide(&inputs, &self.checker);
-        tracing::debug!(schema = %key, plan = plan.name(), "Admission decided");
-        verdict(response, &inputs, plan)
+        let decision = decide::judge(&inputs, &self.checker);
+        tracing::debug!(schema = %key, plan = decision.plan.name(), "Admission decided");
+        let mut response = verdict(response, &inputs, decision.plan);
+        for warning in decision.verdict.warnings() {
+            response = warn(response, warning.to_string());
+        }
+        response
     }
 
     /// The view of the candidate's subject, with the candidate in place of
     /// its stored version.
-    fn view_with(&self, candidate: &Schema) -> SubjectView {
+    fn view_with(&self, candidate: &Schema, policy: &PolicyContext) -> SubjectView {
         let key = ObjectKey::of(&candidate.metadata);
         let schemas = self.view.schemas();
         let configs = self.view.subject_configs();
@@ -267,10 +285,12 @@ impl Admission {
             .iter()
             .map(AsRef::as_ref)
             .filter(|schema| ObjectKey::of(&schema.metadata) != key);
-        SubjectView::of(
-            &candidate.spec.subject,
+        let subject = &candidate.spec.subject;
+        SubjectView::of_claimable(
+            subject,
             others.chain(std::iter::once(candidate)),
             configs.iter().map(AsRef::as_ref),
+            |kind, key| policy.may_claim(kind, key, subject),
         )
     }
 }
@@ -317,13 +337,13 @@ fn as_schema(object: &DynamicObject) -> Result<Schema, serde_json::Error> {
     serde_json::to_value(object).and_then(serde_json::from_value)
 }
 
-fn deny(mut response: AdmissionResponse, code: u16, reason: &str, message: String) -> AdmissionResponse {
+pub(super) fn deny(mut response: AdmissionResponse, code: u16, reason: &str, message: String) -> AdmissionResponse {
     response.allowed = false;
     response.result = Status::failure(&truncate_message(&message, MAX_MESSAGE_BYTES), reason).with_code(code);
     response
 }
 
-fn warn(mut response: AdmissionResponse, warning: String) -> AdmissionResponse {
+pub(super) fn warn(mut response: AdmissionResponse, warning: String) -> AdmissionResponse {
     response
         .warnings
         .get_or_insert_with(Vec::new)
@@ -384,6 +404,7 @@ mod tests {
             }),
             config_maps: Arc::new(FixedConfigMaps::default()),
             namespace: None,
+            policies: PolicySource::default(),
         }
     }
 

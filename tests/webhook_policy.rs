@@ -1,0 +1,239 @@
+//! The admission webhook judges Schemas and SubjectConfigs against the
+//! platform's SchemaPolicies (issue 17): AdmissionReviews through the router,
+//! with no socket; the denial names the policy, the rule, the field path and
+//! the remedy; a Warn policy's violation comes back as a warning.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use schemaops::compat::Checker;
+use schemaops::controller::judge::PolicySource;
+use schemaops::crd::SchemaPolicySpec;
+use schemaops::policy::PolicySet;
+use schemaops::webhook::{Admission, FixedConfigMaps, FixedView, server};
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+const ORDERS: &str =
+    r#"{"type":"record","name":"Order","namespace":"com.example","fields":[{"name":"id","type":"string"}]}"#;
+
+fn prod_policy(actions: &[&str]) -> SchemaPolicySpec {
+    serde_json::from_value(json!({
+        "match": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+        "rules": {
+            "subjects": {"allowed": ["{namespace}.*"]},
+            "compatibility": {"minimum": "BACKWARD_TRANSITIVE"},
+            "deletionPolicies": ["Retain", "SoftDelete"],
+            "modes": ["READWRITE", "READONLY"],
+        },
+        "validationActions": actions,
+    }))
+    .unwrap()
+}
+
+fn policies(spec: Option<SchemaPolicySpec>) -> PolicySource {
+    let set = match &spec {
+        Some(spec) => PolicySet::compile([("prod", spec)]),
+        None => PolicySet::empty(),
+    };
+    let prod = BTreeMap::from([("env".to_owned(), "prod".to_owned())]);
+    PolicySource::new(
+        set,
+        BTreeMap::from([("team-a".to_owned(), prod.clone()), ("team-b".to_owned(), prod)]),
+    )
+}
+
+async fn admission(folder: &std::path::Path, policies: PolicySource) -> Arc<Admission> {
+    admission_with(folder, policies, FixedView::default()).await
+}
+
+async fn admission_with(folder: &std::path::Path, policies: PolicySource, view: FixedView) -> Arc<Admission> {
+    let registry = schemaops::commands::registry::open_registry(&folder.join("registry.db"), None, Checker::default())
+        .await
+        .unwrap();
+    Arc::new(Admission {
+        registry: Arc::new(registry),
+        checker: Checker::default(),
+        view: Arc::new(view),
+        config_maps: Arc::new(FixedConfigMaps::default()),
+        namespace: None,
+        policies,
+    })
+}
+
+fn review(kind: &str, namespace: &str, spec: Value) -> String {
+    let resource = if kind == "Schema" { "schemas" } else { "subjectconfigs" };
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+            "kind": {"group": "schemaops.dev", "version": "v1alpha1", "kind": kind},
+            "resource": {"group": "schemaops.dev", "version": "v1alpha1", "resource": resource},
+            "name": "orders",
+            "namespace": namespace,
+            "operation": "CREATE",
+            "userInfo": {"username": "team-member"},
+            "object": {
+                "apiVersion": "schemaops.dev/v1alpha1",
+                "kind": kind,
+                "metadata": {"name": "orders", "namespace": namespace, "creationTimestamp": "2026-01-01T00:00:00Z"},
+                "spec": spec,
+            },
+            "oldObject": null,
+            "dryRun": false
+        }
+    })
+    .to_string()
+}
+
+/// The `response` of the review of `body`.
+async fn post(admission: Arc<Admission>, body: String) -> Value {
+    let response = server::router(admission)
+        .oneshot(
+            Request::post(server::VALIDATE_SCHEMAS_PATH)
+                .header("content-type", "application/json")
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    serde_json::from_slice::<Value>(&bytes).unwrap()["response"].clone()
+}
+
+fn assert_denied(response: &Value, expected: &str) {
+    assert_eq!(response["allowed"], false, "{response:#}");
+    assert_eq!(response["status"]["code"], 403, "{response:#}");
+    assert_eq!(response["status"]["reason"], "Forbidden", "{response:#}");
+    let message = response["status"]["message"].as_str().unwrap();
+    assert!(message.contains(expected), "{message}");
+}
+
+#[tokio::test]
+async fn team_b_is_refused_each_time_with_the_explanation() {
+    let folder = tempfile::tempdir().unwrap();
+    let admission = admission(folder.path(), policies(Some(prod_policy(&["Deny"])))).await;
+
+    let claim = review(
+        "Schema",
+        "team-b",
+        json!({"subject": "team-a.orders-value", "schema": ORDERS}),
+    );
+    assert_denied(
+        &post(Arc::clone(&admission), claim).await,
+        "SchemaPolicy prod rule subjects.allowed at spec.subject: namespace team-b may not manage subject \
+         `team-a.orders-value`; use a subject matching `team-b.*`",
+    );
+
+    let none = review(
+        "SubjectConfig",
+        "team-b",
+        json!({"subject": "team-b.payments-value", "compatibility": "NONE"}),
+    );
+    assert_denied(
+        &post(Arc::clone(&admission), none).await,
+        "SchemaPolicy prod rule compatibility at spec.compatibility: the level set is NONE; the level must be one \
+         of BACKWARD_TRANSITIVE, FULL_TRANSITIVE",
+    );
+
+    let hard_delete = review(
+        "Schema",
+        "team-b",
+        json!({"subject": "team-b.payments-value", "schema": ORDERS, "deletionPolicy": "HardDelete"}),
+    );
+    assert_denied(
+        &post(Arc::clone(&admission), hard_delete).await,
+        "SchemaPolicy prod rule deletionPolicies at spec.deletionPolicy: deletionPolicy HardDelete is not allowed; \
+         use one of Retain, SoftDelete",
+    );
+
+    // Without a level of its own, the subject falls back to the registry's global BACKWARD.
+    let fallback = review("SubjectConfig", "team-b", json!({"subject": "team-b.payments-value"}));
+    assert_denied(
+        &post(Arc::clone(&admission), fallback).await,
+        "SchemaPolicy prod rule compatibility at spec.compatibility: without a level set, the registry's global \
+         level applies, and it is BACKWARD",
+    );
+
+    // A Schema is checked under the level in force: with no SubjectConfig,
+    // the global BACKWARD, which is below the floor.
+    let own = review(
+        "Schema",
+        "team-a",
+        json!({"subject": "team-a.orders-value", "schema": ORDERS}),
+    );
+    assert_denied(
+        &post(Arc::clone(&admission), own.clone()).await,
+        "SchemaPolicy prod rule compatibility at spec.subject: the level the subject falls back to (the registry's \
+         global level) is BACKWARD",
+    );
+    let level = review(
+        "SubjectConfig",
+        "team-a",
+        json!({"subject": "team-a.orders-value", "compatibility": "FULL_TRANSITIVE"}),
+    );
+    assert_eq!(post(admission, level).await["allowed"], true);
+
+    // With team-a's SubjectConfig at BACKWARD_TRANSITIVE, team-a's Schema passes.
+    let config: schemaops::crd::SubjectConfig = serde_json::from_value(json!({
+        "apiVersion": "schemaops.dev/v1alpha1",
+        "kind": "SubjectConfig",
+        "metadata": {"name": "orders", "namespace": "team-a", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"subject": "team-a.orders-value", "compatibility": "BACKWARD_TRANSITIVE"},
+    }))
+    .unwrap();
+    let view = FixedView {
+        schemas: Vec::new(),
+        subject_configs: vec![config],
+    };
+    let admission = admission_with(folder.path(), policies(Some(prod_policy(&["Deny"]))), view).await;
+    let response = post(admission, own).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+}
+
+#[tokio::test]
+async fn a_warn_policy_lets_the_change_through_with_a_warning() {
+    let folder = tempfile::tempdir().unwrap();
+    let admission = admission(folder.path(), policies(Some(prod_policy(&["Warn"])))).await;
+    let none = review(
+        "SubjectConfig",
+        "team-b",
+        json!({"subject": "team-b.payments-value", "compatibility": "NONE"}),
+    );
+    let response = post(admission, none).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+    let warnings = response["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{response:#}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("SchemaPolicy prod rule compatibility"),
+        "{response:#}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_policy_subject_configs_are_allowed_as_before() {
+    let folder = tempfile::tempdir().unwrap();
+    let admission = admission(folder.path(), policies(None)).await;
+    let none = review(
+        "SubjectConfig",
+        "team-b",
+        json!({"subject": "team-a.orders-value", "compatibility": "NONE"}),
+    );
+    let response = post(Arc::clone(&admission), none).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+    assert!(response.get("warnings").is_none_or(Value::is_null), "{response:#}");
+    let claim = review(
+        "Schema",
+        "team-b",
+        json!({"subject": "team-a.orders-value", "schema": ORDERS, "deletionPolicy": "HardDelete"}),
+    );
+    assert_eq!(post(admission, claim).await["allowed"], true);
+}
