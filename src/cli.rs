@@ -32,7 +32,7 @@ pub enum Command {
     Compat(CompatArgs),
     /// Serve the Confluent Schema Registry REST API from the embedded store.
     Registry(RegistryArgs),
-    /// Print the CustomResourceDefinitions of Schema and SubjectConfig as YAML (`kubectl apply -f -`).
+    /// Print the CustomResourceDefinitions of Schema, SubjectConfig and SchemaPolicy as YAML (`kubectl apply -f -`).
     Crds,
     /// Apply Schema and SubjectConfig manifests to the embedded registry on disk (or to a running
     /// registry with `--registry-url`), without a cluster.

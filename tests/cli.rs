@@ -430,9 +430,10 @@ fn crds_prints_the_checked_in_definitions() {
     let output = schemaops(&["crds"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-    let expected: String = ["schema.yaml", "subjectconfig.yaml"]
-        .iter()
-        .map(|file| format!("---\n{}", std::fs::read_to_string(dir.join(file)).unwrap()))
+    let expected: String = schemaops::crd::render::definitions()
+        .into_iter()
+        .map(|(file, _)| format!("---\n{}", std::fs::read_to_string(dir.join(file)).unwrap()))
         .collect();
+    assert!(expected.contains("kind: SchemaPolicy"), "{expected}");
     assert_eq!(stdout(&output), expected);
 }

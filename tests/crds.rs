@@ -1,12 +1,14 @@
 //! The CRDs generated from the Rust types must equal `crds/*.yaml` and the Helm
 //! chart's copy in `charts/schemaops/crds/`, so the checked-in files never drift.
 //! `UPDATE_EXPECT=1 cargo test --test crds` rewrites both. Also checks the parts
-//! kubectl, kstatus and Argo CD rely on.
+//! kubectl, kstatus and Argo CD rely on, that every schema is structural, and that the
+//! SchemaPolicy schema (with its CEL rule) takes the policies it should and refuses the others.
 
 use std::path::PathBuf;
 
-use schemaops::crd::render;
-use serde_json::Value;
+use schemaops::crd::{SchemaPolicy, render};
+use schemaops::policy::CompiledPolicy;
+use serde_json::{Value, json};
 
 /// Every folder that holds the CRD files: `crds/` and the Helm chart's.
 fn crd_dirs() -> [PathBuf; 2] {
@@ -55,40 +57,270 @@ fn the_crd_files_parse_back_to_the_same_definitions() {
     }
 }
 
+/// The CRD kept under `file`, as JSON.
+fn definition(file: &str) -> Value {
+    let (_, definition) = render::definitions()
+        .into_iter()
+        .find(|(name, _)| *name == file)
+        .unwrap_or_else(|| panic!("no CRD is kept as {file}"));
+    serde_json::to_value(&definition).unwrap()
+}
+
+/// The names of a CRD version's printer columns, in order.
+fn printer_columns(version: &Value) -> Vec<&str> {
+    version["additionalPrinterColumns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|column| column["name"].as_str().unwrap())
+        .collect()
+}
+
 #[test]
-fn conditions_are_a_list_map_keyed_by_type_and_the_subject_is_immutable() {
+fn every_crd_has_a_status_subresource_and_conditions_keyed_by_type() {
     for (file, definition) in render::definitions() {
         let value = serde_json::to_value(&definition).unwrap();
-        let schema = &value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
-        let conditions = &schema["status"]["properties"]["conditions"];
+        let version = &value["spec"]["versions"][0];
+        let conditions = &version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["conditions"];
         assert_eq!(conditions["x-kubernetes-list-type"], "map", "{file}");
-        assert_eq!(
-            conditions["x-kubernetes-list-map-keys"],
-            serde_json::json!(["type"]),
-            "{file}"
-        );
-        let subject_rules = schema["spec"]["properties"]["subject"]["x-kubernetes-validations"].to_string();
+        assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]), "{file}");
+        assert_eq!(version["subresources"]["status"], json!({}), "{file}");
+        // `kubectl get schemaops` lists every kind.
+        assert_eq!(value["spec"]["names"]["categories"], json!(["schemaops"]), "{file}");
+    }
+}
+
+#[test]
+fn the_subject_of_a_schema_or_a_subject_config_is_immutable() {
+    for file in ["schema.yaml", "subjectconfig.yaml"] {
+        let value = definition(file);
+        assert_eq!(value["spec"]["scope"], "Namespaced", "{file}");
+        let spec = &value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+        let subject_rules = spec["properties"]["subject"]["x-kubernetes-validations"].to_string();
         assert!(subject_rules.contains("self == oldSelf"), "{file}: {subject_rules}");
-        assert_eq!(
-            value["spec"]["versions"][0]["subresources"]["status"],
-            serde_json::json!({}),
-            "{file}"
-        );
     }
 }
 
 #[test]
 fn a_schema_needs_exactly_one_source_and_has_the_printer_columns() {
-    let (_, schema) = &render::definitions()[0];
-    let value = serde_json::to_value(schema).unwrap();
+    let value = definition("schema.yaml");
     let version = &value["spec"]["versions"][0];
     let rules = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"].to_string();
     assert!(rules.contains("has(self.schema) != has(self.schemaFrom)"), "{rules}");
-    let columns: Vec<&str> = version["additionalPrinterColumns"]
+    assert_eq!(
+        printer_columns(version),
+        ["Subject", "Type", "Version", "ID", "Ready", "Reason", "Age"]
+    );
+}
+
+#[test]
+fn a_schema_policy_is_cluster_scoped_with_its_names_and_printer_columns() {
+    let value = definition("schemapolicy.yaml");
+    assert_eq!(value["metadata"]["name"], "schemapolicies.schemaops.dev");
+    assert_eq!(value["spec"]["scope"], "Cluster");
+    let names = &value["spec"]["names"];
+    assert_eq!(names["kind"], "SchemaPolicy");
+    assert_eq!(names["plural"], "schemapolicies");
+    assert_eq!(names["shortNames"], json!(["schpol"]));
+    let version = &value["spec"]["versions"][0];
+    assert_eq!(version["name"], "v1alpha1");
+    assert_eq!(
+        printer_columns(version),
+        ["Actions", "Matched", "Violations", "Ready", "Age"]
+    );
+    let paths: Vec<&str> = version["additionalPrinterColumns"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|column| column["name"].as_str().unwrap())
+        .map(|column| column["jsonPath"].as_str().unwrap())
         .collect();
-    assert_eq!(columns, ["Subject", "Type", "Version", "ID", "Ready", "Reason", "Age"]);
+    assert_eq!(
+        paths,
+        [
+            ".spec.validationActions",
+            ".status.matched",
+            ".status.violations",
+            ".status.conditions[?(@.type==\"Ready\")].status",
+            ".metadata.creationTimestamp",
+        ]
+    );
+}
+
+/// Where `node` breaks the rules of a structural schema, which `apiextensions.k8s.io/v1`
+/// requires: every node has a type (unless it is int-or-string or keeps unknown fields); no
+/// `$ref`, `definitions`, `dependencies`, `patternProperties`, `additionalItems` or `uniqueItems`;
+/// not both `properties` and `additionalProperties`; and the junctors (`allOf`, `anyOf`, `oneOf`,
+/// `not`) carry no type, default, description, nullable or additionalProperties.
+fn structural_problems(node: &Value, path: &str, in_junctor: bool, problems: &mut Vec<String>) {
+    let Some(fields) = node.as_object() else {
+        problems.push(format!("{path}: not an object"));
+        return;
+    };
+    for forbidden in ["$ref", "definitions", "dependencies", "patternProperties", "additionalItems"] {
+        if fields.contains_key(forbidden) {
+            problems.push(format!("{path}: {forbidden}"));
+        }
+    }
+    if fields.get("uniqueItems") == Some(&Value::Bool(true)) {
+        problems.push(format!("{path}: uniqueItems"));
+    }
+    if in_junctor {
+        for forbidden in ["type", "default", "description", "nullable", "additionalProperties"] {
+            if fields.contains_key(forbidden) {
+                problems.push(format!("{path}: {forbidden} inside a junctor"));
+            }
+        }
+    } else {
+        let untyped = ["x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields"]
+            .iter()
+            .any(|key| fields.get(*key) == Some(&Value::Bool(true)));
+        if !untyped && !fields.get("type").is_some_and(|kind| kind.as_str().is_some_and(|kind| !kind.is_empty())) {
+            problems.push(format!("{path}: no type"));
+        }
+    }
+    if fields.contains_key("properties") && fields.get("additionalProperties").is_some_and(Value::is_object) {
+        problems.push(format!("{path}: properties with additionalProperties"));
+    }
+    for (name, child) in fields.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        structural_problems(child, &format!("{path}.{name}"), in_junctor, problems);
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(child) = fields.get(key).filter(|child| child.is_object()) {
+            structural_problems(child, &format!("{path}.{key}"), in_junctor, problems);
+        }
+    }
+    for junctor in ["allOf", "anyOf", "oneOf"] {
+        for (index, child) in fields.get(junctor).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            structural_problems(child, &format!("{path}.{junctor}[{index}]"), true, problems);
+        }
+    }
+    if let Some(child) = fields.get("not") {
+        structural_problems(child, &format!("{path}.not"), true, problems);
+    }
+}
+
+#[test]
+fn every_crd_schema_is_structural() {
+    for (file, definition) in render::definitions() {
+        let value = serde_json::to_value(&definition).unwrap();
+        let mut problems = Vec::new();
+        structural_problems(
+            &value["spec"]["versions"][0]["schema"]["openAPIV3Schema"],
+            "openAPIV3Schema",
+            false,
+            &mut problems,
+        );
+        assert!(problems.is_empty(), "{file}: {problems:#?}");
+    }
+}
+
+/// The SchemaPolicy's OpenAPI schema as a JSON Schema validator (draft 4, which OpenAPI 3.0's
+/// schema object extends; the `x-kubernetes-*` keys and the CEL rules are not checked by it).
+fn schema_policy_validator() -> jsonschema::Validator {
+    let value = definition("schemapolicy.yaml");
+    jsonschema::draft4::new(&value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]).unwrap()
+}
+
+/// The SchemaPolicy example in README.md, parsed.
+fn readme_example() -> Value {
+    let readme = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = readme
+        .split("```yaml\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap())
+        .find(|block| block.contains("kind: SchemaPolicy"))
+        .expect("README.md has a SchemaPolicy example");
+    serde_saphyr::from_str(block).unwrap()
+}
+
+fn policy(spec: Value) -> Value {
+    json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": "SchemaPolicy", "metadata": {"name": "sample"}, "spec": spec})
+}
+
+#[test]
+fn the_schema_policy_schema_takes_sample_policies_and_refuses_malformed_ones() {
+    let validator = schema_policy_validator();
+    let accepted = [
+        ("the README example", readme_example()),
+        ("an empty spec", policy(json!({}))),
+        (
+            "a Warn and Audit policy with every rule",
+            policy(json!({
+                "match": {
+                    "namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}]},
+                    "namespaces": ["team-a"],
+                    "subjects": ["team-a.*"],
+                    "schemaTypes": ["AVRO", "PROTOBUF"],
+                },
+                "rules": {
+                    "subjects": {"allowed": ["{namespace}.*", "shared-*"]},
+                    "compatibility": {"allowed": ["BACKWARD", "FULL"], "minimum": "BACKWARD"},
+                    "deletionPolicies": ["Retain"],
+                    "modes": ["READWRITE"],
+                    "schemaTypes": ["AVRO"],
+                    "naming": {"avroNamespace": "com.acme.*", "protobufPackage": "acme.*", "jsonId": "https://acme.com/*"},
+                    "requireFieldDocs": true,
+                    "validations": [{"expression": "object.metadata.name.startsWith('orders')", "message": "orders only"}],
+                },
+                "validationActions": ["Warn", "Audit"],
+            })),
+        ),
+    ];
+    for (case, object) in accepted {
+        let errors: Vec<String> = validator.iter_errors(&object).map(|error| error.to_string()).collect();
+        assert!(errors.is_empty(), "{case}: {errors:?}");
+        let parsed: SchemaPolicy = serde_json::from_value(object).unwrap();
+        assert!(
+            CompiledPolicy::compile("sample", &parsed.spec).is_ok(),
+            "{case} does not compile"
+        );
+    }
+    let refused = [
+        ("an unknown action", json!({"validationActions": ["Block"]})),
+        ("four actions", json!({"validationActions": ["Deny", "Audit", "Audit", "Audit"]})),
+        ("an unknown level", json!({"rules": {"compatibility": {"minimum": "STRICT"}}})),
+        ("a lowercase mode", json!({"rules": {"modes": ["readwrite"]}})),
+        ("an unknown deletion policy", json!({"rules": {"deletionPolicies": ["Purge"]}})),
+        ("subjects without allowed", json!({"rules": {"subjects": {}}})),
+        ("namespaces as a string", json!({"match": {"namespaces": "team-a"}})),
+        ("a validation without an expression", json!({"rules": {"validations": [{"message": "no"}]}})),
+    ];
+    for (case, spec) in refused {
+        assert!(!validator.is_valid(&policy(spec)), "{case} is accepted");
+    }
+    assert!(!validator.is_valid(&json!({"metadata": {"name": "no-spec"}})), "no spec is accepted");
+}
+
+/// The CEL rules on `spec.validationActions`, evaluated on `actions` as the API server would.
+fn action_rules_hold(actions: &[&str]) -> bool {
+    let value = definition("schemapolicy.yaml");
+    let field = &value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["validationActions"];
+    let rules = field["x-kubernetes-validations"].as_array().expect("CEL rules on validationActions");
+    rules.iter().all(|rule| {
+        let program = cel::Program::compile(rule["rule"].as_str().unwrap()).expect("the rule parses");
+        let mut context = cel::Context::default();
+        context.add_variable("self", actions).unwrap();
+        match program.execute(&context) {
+            Ok(cel::Value::Bool(holds)) => holds,
+            other => panic!("{rule} on {actions:?} gives {other:?}"),
+        }
+    })
+}
+
+#[test]
+fn the_crd_refuses_deny_with_warn_exactly_as_the_policy_compiler_does() {
+    let all = ["Deny", "Warn", "Audit"];
+    for mask in 1..(1 << all.len()) {
+        let actions: Vec<&str> = all
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| mask & (1 << index) != 0)
+            .map(|(_, action)| *action)
+            .collect();
+        let spec = serde_json::from_value(json!({"validationActions": actions})).unwrap();
+        let compiles = CompiledPolicy::compile("sample", &spec).is_ok();
+        let both = actions.contains(&"Deny") && actions.contains(&"Warn");
+        assert_eq!(action_rules_hold(&actions), !both, "{actions:?}");
+        assert_eq!(compiles, !both, "{actions:?}");
+    }
 }

@@ -1,5 +1,6 @@
 //! The custom resources schemaops serves: [`Schema`] (one subject, managed
-//! declaratively) and [`SubjectConfig`] (the policy of one subject), in the
+//! declaratively), [`SubjectConfig`] (the policy of one subject) and the
+//! cluster-scoped [`SchemaPolicy`] (a platform team's rules over both), in the
 //! group `schemaops.dev`, version `v1alpha1`. The Rust types are the source
 //! of the CRDs (`schemaops crds`, `crds/*.yaml`); field docs become what
 //! `kubectl explain` shows.

@@ -6,13 +6,14 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use super::{Schema, SubjectConfig};
+use super::{Schema, SchemaPolicy, SubjectConfig};
 
 /// Every CRD, with the file name it is kept under in `crds/`.
 pub fn definitions() -> Vec<(&'static str, CustomResourceDefinition)> {
     vec![
         ("schema.yaml", Schema::crd()),
         ("subjectconfig.yaml", SubjectConfig::crd()),
+        ("schemapolicy.yaml", SchemaPolicy::crd()),
     ]
 }
 

@@ -46,7 +46,10 @@ pub struct SchemaPolicySpec {
     /// What a violation does: Deny refuses the change, Warn lets it through with an admission
     /// warning and a `PolicyWarning` condition, Audit only records an event and a metric.
     /// Default: Deny. Deny and Warn cannot be combined.
+    // At most three (one of each); the bound also keeps the CEL rule's estimated cost small.
     #[serde(default = "default_actions")]
+    #[schemars(length(max = 3))]
+    #[x_kube(validation = Rule::new("!('Deny' in self && 'Warn' in self)").message("Deny and Warn cannot be combined"))]
     pub validation_actions: Vec<ValidationAction>,
 }
 
