@@ -268,7 +268,16 @@ fn the_chart_lints_clean_in_strict_mode() {
 fn the_chart_ships_the_same_crds_as_the_crds_folder() {
     let Some(answer) = answer() else { return };
     let crds = answer["crds"].as_object().unwrap();
-    assert_eq!(crds.len(), 2, "{:?}", crds.keys());
+    let shipped: BTreeSet<&str> = crds
+        .keys()
+        .map(|name| Path::new(name).file_name().unwrap().to_str().unwrap())
+        .collect();
+    let generated: BTreeSet<&str> = schemaops::crd::render::definitions()
+        .into_iter()
+        .map(|(file, _)| file)
+        .collect();
+    assert_eq!(shipped, generated);
+    assert!(shipped.contains("schemapolicy.yaml"), "{shipped:?}");
     for (name, text) in crds {
         let file = Path::new(name).file_name().unwrap();
         let expected = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("crds").join(file)).unwrap();
@@ -279,6 +288,8 @@ fn the_chart_ships_the_same_crds_as_the_crds_folder() {
 /// Secrets: none. Every Secret the operator uses (registry credentials, PostgreSQL DSN, webhook
 /// certificate) reaches the pod through its spec, which the kubelet resolves with its own rights,
 /// so the ServiceAccount gets no `secrets` access at all, not even `get` on one name.
+/// SchemaPolicies and Namespaces are cluster-scoped: a ClusterRole `<fullname>-policy` grants what
+/// policy needs in every scenario, even when one namespace is watched.
 #[test]
 fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
     let Some(answer) = answer() else { return };
@@ -302,11 +313,30 @@ fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
         (&["", "events.k8s.io"], &["events"], &["create", "patch"]),
     ]);
     let leases = expand(&[(&["coordination.k8s.io"], &["leases"], &["get", "create", "update"])]);
+    let policy = expand(&[
+        (&["schemaops.dev"], &["schemapolicies"], &["get", "list", "watch"]),
+        (&["schemaops.dev"], &["schemapolicies/status"], &["patch", "update"]),
+        (&[""], &["namespaces"], &["get", "list", "watch"]),
+    ]);
     for (scenario, _) in scenarios() {
         let manifests = manifests(answer, scenario);
         let namespace = format!("ns-{scenario}");
         let roles = find(&manifests, "Role");
-        let cluster_roles = find(&manifests, "ClusterRole");
+        let policy_name = format!("{scenario}-schemaops-policy");
+        let (policy_roles, cluster_roles): (Vec<&Value>, Vec<&Value>) = find(&manifests, "ClusterRole")
+            .into_iter()
+            .partition(|role| role["metadata"]["name"] == policy_name.as_str());
+        assert_eq!(policy_roles.len(), 1, "{scenario}");
+        assert_eq!(grants(policy_roles[0]), policy, "{scenario}");
+        let policy_binding = find(&manifests, "ClusterRoleBinding")
+            .into_iter()
+            .find(|binding| binding["metadata"]["name"] == policy_name.as_str())
+            .expect("a ClusterRoleBinding for the policy ClusterRole");
+        assert_eq!(
+            policy_binding["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": policy_name}),
+            "{scenario}"
+        );
         let (operator_role, lease_role) = if scenario == "namespaced" {
             assert!(cluster_roles.is_empty(), "{scenario}");
             assert_eq!(roles.len(), 2, "{scenario}");
@@ -587,6 +617,23 @@ fn the_webhook_ca_bundle_matches_its_certificate() {
     let configuration = only(&generated, "ValidatingWebhookConfiguration");
     let hook = &configuration["webhooks"][0];
     assert_eq!(hook["clientConfig"]["service"]["path"], "/validate/schemas");
+    // Schemas and SubjectConfigs go to the one endpoint, as in deploy/webhook/.
+    assert_eq!(
+        hook["rules"],
+        json!([{
+            "apiGroups": ["schemaops.dev"],
+            "apiVersions": ["v1alpha1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["schemas", "subjectconfigs"],
+            "scope": "Namespaced",
+        }])
+    );
+    let deployed: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/webhook/validating-webhook.yaml"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(deployed["webhooks"][0]["rules"], hook["rules"]);
     assert_eq!(hook["clientConfig"]["service"]["port"], 443);
     assert_eq!(hook["failurePolicy"], "Ignore");
     let secret = only(&generated, "Secret");
@@ -734,10 +781,13 @@ fn kubectl_applies_the_rendered_manifests_crds_first() {
         );
     }
     let cluster = run(&["get", "clusterroles,clusterrolebindings", "-o", "name"]);
-    assert!(
-        cluster.contains("clusterrole.rbac.authorization.k8s.io/default-schemaops"),
-        "{cluster}"
-    );
+    for expected in [
+        "clusterrole.rbac.authorization.k8s.io/default-schemaops",
+        "clusterrole.rbac.authorization.k8s.io/namespaced-schemaops-policy",
+        "clusterrolebinding.rbac.authorization.k8s.io/default-schemaops-policy",
+    ] {
+        assert!(cluster.contains(expected), "{expected} in {cluster}");
+    }
     let hooks = run(&["get", "validatingwebhookconfigurations", "-o", "name"]);
     assert!(hooks.contains("webhook-schemaops-webhook"), "{hooks}");
     // A first Schema after the install, as NOTES.txt says.
@@ -748,6 +798,24 @@ fn kubectl_applies_the_rendered_manifests_crds_first() {
     )
     .unwrap();
     run(&["apply", "-f", schema.path().to_str().unwrap()]);
+    // A cluster-scoped SchemaPolicy, listed by its short name and with the other kinds.
+    let policy = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        policy.path(),
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: prod\nspec:\n  rules:\n    deletionPolicies: [Retain]\n",
+    )
+    .unwrap();
+    run(&["apply", "-f", policy.path().to_str().unwrap()]);
+    let policies = run(&["get", "schpol"]);
+    let header = policies.lines().next().unwrap_or_default();
+    for column in ["NAME", "ACTIONS", "MATCHED", "VIOLATIONS", "READY", "AGE"] {
+        assert!(header.contains(column), "{policies}");
+    }
+    assert!(policies.contains("prod"), "{policies}");
+    let all = run(&["get", "schemaops", "--all-namespaces", "-o", "name"]);
+    for expected in ["schema.schemaops.dev/orders-value", "schemapolicy.schemaops.dev/prod"] {
+        assert!(all.contains(expected), "{expected} in {all}");
+    }
 }
 
 /// The Helm-generated webhook certificate, loaded as the operator loads `--webhook-cert-file`,

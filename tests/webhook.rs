@@ -574,7 +574,10 @@ fn the_webhook_manifests_deserialize_into_kubernetes_types() {
     assert!(webhook.timeout_seconds.is_some());
     let rules = webhook.rules.as_ref().unwrap();
     assert_eq!(rules[0].api_groups.as_deref(), Some(&["schemaops.dev".to_owned()][..]));
-    assert_eq!(rules[0].resources.as_deref(), Some(&["schemas".to_owned()][..]));
+    assert_eq!(
+        rules[0].resources.as_deref(),
+        Some(&["schemas".to_owned(), "subjectconfigs".to_owned()][..])
+    );
     let mut operations = rules[0].operations.clone().unwrap();
     operations.sort();
     assert_eq!(operations, vec!["CREATE".to_owned(), "UPDATE".to_owned()]);
