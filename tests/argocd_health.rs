@@ -15,9 +15,13 @@ fn argocd_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/schemaops/argocd")
 }
 
-/// The kinds with a health script: (kind, script file). Both kinds report the same
-/// conditions, so one script serves both.
-const SCRIPTS: [(&str, &str); 2] = [("Schema", "health.lua"), ("SubjectConfig", "health.lua")];
+/// The kinds with a health script: (kind, script file). Schema and SubjectConfig report the same
+/// conditions, so one script serves both; a SchemaPolicy has only Ready, with its own script.
+const SCRIPTS: [(&str, &str); 3] = [
+    ("Schema", "health.lua"),
+    ("SubjectConfig", "health.lua"),
+    ("SchemaPolicy", "schemapolicy-health.lua"),
+];
 
 /// `lua5.1` with dkjson, or why it cannot be used.
 fn lua() -> Result<&'static str, String> {
@@ -35,8 +39,8 @@ fn lua() -> Result<&'static str, String> {
 /// The `argocd-cm` snippet, built from the Lua files.
 fn snippet() -> String {
     let mut text = String::from(
-        "# Generated from health.lua by tests/argocd_health.rs\n\
-         # (UPDATE_EXPECT=1 cargo test --test argocd_health); edit health.lua, not this one.\n\
+        "# Generated from the .lua scripts beside it by tests/argocd_health.rs\n\
+         # (UPDATE_EXPECT=1 cargo test --test argocd_health); edit those, not this one.\n\
          # Merge these keys into the data of Argo CD's argocd-cm ConfigMap, e.g.\n\
          #   kubectl -n argocd patch configmap argocd-cm --type merge --patch-file argocd-cm-snippet.yaml\n\
          data:\n",
@@ -94,7 +98,7 @@ fn every_sample_object_gets_its_expected_health() {
         .filter(|path| path.extension().is_some_and(|extension| extension == "json"))
         .collect();
     cases.sort();
-    assert!(cases.len() >= 15, "only {} cases in testdata/", cases.len());
+    assert!(cases.len() >= 25, "only {} cases in testdata/", cases.len());
 
     let mut failures = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
