@@ -156,7 +156,13 @@ fn structural_problems(node: &Value, path: &str, in_junctor: bool, problems: &mu
         problems.push(format!("{path}: not an object"));
         return;
     };
-    for forbidden in ["$ref", "definitions", "dependencies", "patternProperties", "additionalItems"] {
+    for forbidden in [
+        "$ref",
+        "definitions",
+        "dependencies",
+        "patternProperties",
+        "additionalItems",
+    ] {
         if fields.contains_key(forbidden) {
             problems.push(format!("{path}: {forbidden}"));
         }
@@ -174,14 +180,23 @@ fn structural_problems(node: &Value, path: &str, in_junctor: bool, problems: &mu
         let untyped = ["x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields"]
             .iter()
             .any(|key| fields.get(*key) == Some(&Value::Bool(true)));
-        if !untyped && !fields.get("type").is_some_and(|kind| kind.as_str().is_some_and(|kind| !kind.is_empty())) {
+        let typed = fields
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|kind| !kind.is_empty());
+        if !typed && !untyped {
             problems.push(format!("{path}: no type"));
         }
     }
     if fields.contains_key("properties") && fields.get("additionalProperties").is_some_and(Value::is_object) {
         problems.push(format!("{path}: properties with additionalProperties"));
     }
-    for (name, child) in fields.get("properties").and_then(Value::as_object).into_iter().flatten() {
+    for (name, child) in fields
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         structural_problems(child, &format!("{path}.{name}"), in_junctor, problems);
     }
     for key in ["items", "additionalProperties"] {
@@ -190,7 +205,13 @@ fn structural_problems(node: &Value, path: &str, in_junctor: bool, problems: &mu
         }
     }
     for junctor in ["allOf", "anyOf", "oneOf"] {
-        for (index, child) in fields.get(junctor).and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (index, child) in fields
+            .get(junctor)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             structural_problems(child, &format!("{path}.{junctor}[{index}]"), true, problems);
         }
     }
@@ -277,25 +298,42 @@ fn the_schema_policy_schema_takes_sample_policies_and_refuses_malformed_ones() {
     }
     let refused = [
         ("an unknown action", json!({"validationActions": ["Block"]})),
-        ("four actions", json!({"validationActions": ["Deny", "Audit", "Audit", "Audit"]})),
-        ("an unknown level", json!({"rules": {"compatibility": {"minimum": "STRICT"}}})),
+        (
+            "four actions",
+            json!({"validationActions": ["Deny", "Audit", "Audit", "Audit"]}),
+        ),
+        (
+            "an unknown level",
+            json!({"rules": {"compatibility": {"minimum": "STRICT"}}}),
+        ),
         ("a lowercase mode", json!({"rules": {"modes": ["readwrite"]}})),
-        ("an unknown deletion policy", json!({"rules": {"deletionPolicies": ["Purge"]}})),
+        (
+            "an unknown deletion policy",
+            json!({"rules": {"deletionPolicies": ["Purge"]}}),
+        ),
         ("subjects without allowed", json!({"rules": {"subjects": {}}})),
         ("namespaces as a string", json!({"match": {"namespaces": "team-a"}})),
-        ("a validation without an expression", json!({"rules": {"validations": [{"message": "no"}]}})),
+        (
+            "a validation without an expression",
+            json!({"rules": {"validations": [{"message": "no"}]}}),
+        ),
     ];
     for (case, spec) in refused {
         assert!(!validator.is_valid(&policy(spec)), "{case} is accepted");
     }
-    assert!(!validator.is_valid(&json!({"metadata": {"name": "no-spec"}})), "no spec is accepted");
+    assert!(
+        !validator.is_valid(&json!({"metadata": {"name": "no-spec"}})),
+        "no spec is accepted"
+    );
 }
 
 /// The CEL rules on `spec.validationActions`, evaluated on `actions` as the API server would.
 fn action_rules_hold(actions: &[&str]) -> bool {
     let value = definition("schemapolicy.yaml");
     let field = &value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["validationActions"];
-    let rules = field["x-kubernetes-validations"].as_array().expect("CEL rules on validationActions");
+    let rules = field["x-kubernetes-validations"]
+        .as_array()
+        .expect("CEL rules on validationActions");
     rules.iter().all(|rule| {
         let program = cel::Program::compile(rule["rule"].as_str().unwrap()).expect("the rule parses");
         let mut context = cel::Context::default();
