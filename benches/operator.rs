@@ -3,7 +3,11 @@
 //! compatibly, half not). Reports the time until everything has converged
 //! and the operator's peak RSS, against the targets (30 s, 64 MiB).
 //!
-//! `cargo bench --bench operator [-- --schemas N]`
+//! The scenario runs twice in one run (issue 17): with no SchemaPolicy, and
+//! with 100 in force (every one matching the Schemas' namespace, none
+//! refusing them), and prints the ratio of the convergence times.
+//!
+//! `cargo bench --bench operator [-- --schemas N] [-- --policies N]`
 
 #[path = "../tests/support/apiserver/mod.rs"]
 #[allow(missing_docs, unused_imports)]
@@ -20,17 +24,39 @@ use futures::{StreamExt as _, TryStreamExt as _};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
-use schemaops::crd::{Schema, SchemaSpec};
+use schemaops::crd::{Schema, SchemaPolicy, SchemaSpec};
 
 const CONCURRENCY: usize = 32;
 const TIMEOUT: Duration = Duration::from_secs(300);
 
-fn schema_count() -> usize {
+/// The value of `--name N`, or `default`.
+fn argument(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
     args.windows(2)
-        .find(|pair| pair[0] == "--schemas")
+        .find(|pair| pair[0] == name)
         .and_then(|pair| pair[1].parse().ok())
-        .unwrap_or(1_000)
+        .unwrap_or(default)
+}
+
+/// The `index`th of the bench's policies: all match namespace `default`;
+/// their rules allow what the bench does (subjects `event-*`, the global
+/// BACKWARD level, Retain), so they cost evaluation and refuse nothing.
+fn policy(index: usize) -> SchemaPolicy {
+    let spec = serde_json::json!({
+        "match": {
+            "namespaceSelector": {"matchExpressions": [{"key": "bench.schemaops.dev/excluded", "operator": "DoesNotExist"}]},
+            "subjects": if index % 2 == 0 { serde_json::json!(["event-*"]) } else { serde_json::json!([]) },
+        },
+        "rules": {
+            "subjects": {"allowed": ["event-*", format!("team-{index}.*")]},
+            "compatibility": {"minimum": "BACKWARD"},
+            "deletionPolicies": ["Retain", "SoftDelete"],
+            "modes": ["READWRITE", "READONLY"],
+            "naming": {"avroNamespace": "bench*"},
+        },
+        "validationActions": [if index % 3 == 0 { "Warn" } else { "Deny" }],
+    });
+    SchemaPolicy::new(&format!("policy-{index:03}"), serde_json::from_value(spec).unwrap())
 }
 
 /// A record with ten fields, plus `extra` more.
@@ -53,7 +79,25 @@ fn avro(extra: &str) -> String {
 }
 
 fn main() {
-    let count = schema_count();
+    let count = argument("--schemas", 1_000);
+    let policies = argument("--policies", 100);
+    let (without, _) = scenario(count, 0);
+    let (with, peak_kib) = scenario(count, policies);
+    println!(
+        "convergence with {policies} SchemaPolicies in force: {with:.2?} against {without:.2?} with none ({:.2}×)",
+        with.as_secs_f64() / without.as_secs_f64()
+    );
+    println!(
+        "operator peak RSS (with the policies): {:.1} MiB (target under 64 MiB: {})",
+        peak_kib as f64 / 1024.0,
+        if peak_kib < 64 * 1024 { "met" } else { "MISSED" }
+    );
+}
+
+/// Creates and edits `count` Schemas with `policies` SchemaPolicies in force;
+/// the total convergence time and the operator's peak RSS in KiB.
+fn scenario(count: usize, policies: usize) -> (Duration, u64) {
+    println!("-- {count} Schemas, {policies} SchemaPolicies");
     let server = apiserver::TestApiServer::start();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -67,6 +111,10 @@ fn main() {
         for (_, definition) in schemaops::crd::render::definitions() {
             crds.create(&PostParams::default(), &definition).await.unwrap();
         }
+        let policy_api: Api<SchemaPolicy> = Api::all(client.clone());
+        for index in 0..policies {
+            policy_api.create(&PostParams::default(), &policy(index)).await.unwrap();
+        }
         client
     });
     let data = tempfile::tempdir().unwrap();
@@ -74,7 +122,7 @@ fn main() {
     runtime.block_on(operator.wait_ready(Duration::from_secs(30)));
     let schemas: Api<Schema> = Api::namespaced(client, "default");
 
-    runtime.block_on(async {
+    let total = runtime.block_on(async {
         let started = Instant::now();
         futures::stream::iter(0..count)
             .map(|index| {
@@ -149,13 +197,11 @@ fn main() {
                 "MISSED"
             }
         );
+        total
     });
     let peak_kib = peak_rss_kib(operator.pid());
-    println!(
-        "operator peak RSS: {:.1} MiB (target under 64 MiB: {})",
-        peak_kib as f64 / 1024.0,
-        if peak_kib < 64 * 1024 { "met" } else { "MISSED" }
-    );
+    println!("operator peak RSS: {:.1} MiB", peak_kib as f64 / 1024.0);
+    (total, peak_kib)
 }
 
 /// Waits until every Schema's status describes its generation; returns (Ready, Stalled) counts.

@@ -79,8 +79,29 @@ impl Expression {
     ///
     /// # Errors
     /// A message when it cannot be evaluated or does not give a boolean.
-    pub fn holds(&self, variables: &Variables<'_>) -> Result<bool, String> {
-        let run = || -> Result<bool, String> {
+    pub fn holds(&self, bindings: &Bindings) -> Result<bool, String> {
+        let run = || match self.program.execute(&bindings.context) {
+            Ok(cel::Value::Bool(holds)) => Ok(holds),
+            Ok(other) => Err(format!("the expression gives {other:?}, not a boolean")),
+            Err(error) => Err(format!("the expression failed: {error}")),
+        };
+        catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| Err("the expression's evaluation failed".to_owned()))
+    }
+}
+
+/// The variables of one judgement, converted for CEL once and shared by
+/// every expression of every policy that judges it.
+pub struct Bindings {
+    context: cel::Context<'static, 'static>,
+}
+
+impl Bindings {
+    /// Converts `variables`.
+    ///
+    /// # Errors
+    /// A message when a value cannot be given to CEL.
+    pub fn new(variables: &Variables<'_>) -> Result<Self, String> {
+        let convert = || -> Result<Self, String> {
             let mut context = cel::Context::default();
             for (name, value) in [
                 ("object", variables.object),
@@ -91,13 +112,9 @@ impl Expression {
                     .add_variable(name, value)
                     .map_err(|error| format!("`{name}` cannot be given to CEL: {error}"))?;
             }
-            match self.program.execute(&context) {
-                Ok(cel::Value::Bool(holds)) => Ok(holds),
-                Ok(other) => Err(format!("the expression gives {other:?}, not a boolean")),
-                Err(error) => Err(format!("the expression failed: {error}")),
-            }
+            Ok(Self { context })
         };
-        catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| Err("the expression's evaluation failed".to_owned()))
+        catch_unwind(AssertUnwindSafe(convert)).unwrap_or_else(|_| Err("the object cannot be given to CEL".to_owned()))
     }
 }
 
@@ -124,11 +141,12 @@ mod tests {
     use serde_json::json;
 
     fn holds(expression: &str, object: Value) -> Result<bool, String> {
-        Expression::compile(expression)?.holds(&Variables {
+        let bindings = Bindings::new(&Variables {
             object: &object,
             old_object: &Value::Null,
             schema: &json!({"namespace": "com.acme"}),
-        })
+        })?;
+        Expression::compile(expression)?.holds(&bindings)
     }
 
     #[test]

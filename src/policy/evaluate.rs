@@ -4,7 +4,7 @@
 use kube::core::SelectorExt as _;
 use serde_json::Value;
 
-use super::cel::Variables;
+use super::cel::{Bindings, Variables};
 use super::compile::CompiledPolicy;
 use super::level;
 use super::pattern::Pattern;
@@ -52,7 +52,14 @@ impl CompiledPolicy {
     }
 
     /// Every rule of this policy that `proposal` breaks, pushed onto `out`.
-    pub(super) fn judge(&self, proposal: &Proposal<'_>, out: &mut Vec<Violation>) {
+    /// `bindings` are the CEL variables of the proposal, converted by the
+    /// first policy that needs them.
+    pub(super) fn judge(
+        &self,
+        proposal: &Proposal<'_>,
+        bindings: &mut Option<Result<Bindings, String>>,
+        out: &mut Vec<Violation>,
+    ) {
         if !self.applies_to(proposal) {
             self.judge_reservation(proposal, out);
             return;
@@ -168,18 +175,25 @@ impl CompiledPolicy {
         }
         if proposal.target != Target::Registry
             && let Some(object) = proposal.object
+            && !self.validations.is_empty()
         {
-            let schema = proposal
-                .summary
-                .and_then(|summary| serde_json::to_value(summary).ok())
-                .unwrap_or(Value::Null);
-            let variables = Variables {
-                object,
-                old_object: proposal.old_object.unwrap_or(&Value::Null),
-                schema: &schema,
-            };
+            let bindings = bindings.get_or_insert_with(|| {
+                let schema = proposal
+                    .summary
+                    .and_then(|summary| serde_json::to_value(summary).ok())
+                    .unwrap_or(Value::Null);
+                Bindings::new(&Variables {
+                    object,
+                    old_object: proposal.old_object.unwrap_or(&Value::Null),
+                    schema: &schema,
+                })
+            });
             for (index, (expression, message)) in self.validations.iter().enumerate() {
-                let problem = match expression.holds(&variables) {
+                let outcome = match bindings {
+                    Ok(bindings) => expression.holds(bindings),
+                    Err(error) => Err(error.clone()),
+                };
+                let problem = match outcome {
                     Ok(true) => continue,
                     Ok(false) => message
                         .clone()
@@ -207,13 +221,24 @@ impl CompiledPolicy {
         ) else {
             return;
         };
+        // Cheap tests first: a pattern the subject cannot match whatever the
+        // namespace, and (for `{namespace}` patterns) a namespace whose name
+        // is not in the subject, rule a candidate out without the selector.
+        let possible: Vec<&Pattern> = allowed
+            .iter()
+            .filter(|pattern| pattern.matches(subject, None))
+            .collect();
+        if possible.is_empty() {
+            return;
+        }
         let holder = proposal.known_namespaces.iter().find(|namespace| {
             namespace.name != claimant.name
+                && possible.iter().any(|pattern| {
+                    (!pattern.uses_namespace() || subject.contains(namespace.name))
+                        && pattern.matches(subject, Some(namespace.name))
+                })
                 && self.matches_namespace(namespace)
                 && self.matches_subject(proposal, Some(namespace.name))
-                && allowed
-                    .iter()
-                    .any(|pattern| pattern.matches(subject, Some(namespace.name)))
         });
         if let Some(holder) = holder {
             out.push(Violation {

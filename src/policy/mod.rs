@@ -85,8 +85,9 @@ impl PolicySet {
     /// Judges `proposal` against every policy.
     pub fn evaluate(&self, proposal: &Proposal<'_>) -> Verdict {
         let mut violations = Vec::new();
+        let mut bindings = None;
         for policy in &self.policies {
-            policy.judge(proposal, &mut violations);
+            policy.judge(proposal, &mut bindings, &mut violations);
         }
         Verdict { violations }
     }

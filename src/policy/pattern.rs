@@ -109,19 +109,7 @@ impl Pattern {
     /// Whether `text` matches, `{namespace}` standing for `namespace` (or,
     /// when it is `None`, for any run of characters, like `*`).
     pub fn matches(&self, text: &str, namespace: Option<&str>) -> bool {
-        let text: Vec<char> = text.chars().collect();
-        let namespace: Option<Vec<char>> = namespace.map(|namespace| namespace.chars().collect());
-        // Expand the namespace into characters: the walk then knows only
-        // characters, `?` and `*`.
-        let mut expanded = Vec::with_capacity(self.tokens.len());
-        for token in &self.tokens {
-            match (token, &namespace) {
-                (Token::Namespace, Some(namespace)) => expanded.extend(namespace.iter().map(|c| Token::Char(*c))),
-                (Token::Namespace, None) => expanded.push(Token::Any),
-                (token, _) => expanded.push(token.clone()),
-            }
-        }
-        wildcard_match(&expanded, &text)
+        wildcard_match(&self.tokens, text, namespace)
     }
 }
 
@@ -131,36 +119,51 @@ impl fmt::Display for Pattern {
     }
 }
 
-/// The greedy wildcard walk: on a mismatch, go back to the last `*` and let
-/// it swallow one more character.
-fn wildcard_match(pattern: &[Token], text: &[char]) -> bool {
+/// The greedy wildcard walk over byte offsets of `text`, with no
+/// allocation: on a mismatch, go back to the last `*` (or unknown namespace)
+/// and let it swallow one more character. A known namespace matches as the
+/// literal text it is.
+fn wildcard_match(pattern: &[Token], text: &str, namespace: Option<&str>) -> bool {
+    let next_len = |at: usize| text[at..].chars().next().map_or(0, char::len_utf8);
     let (mut p, mut t) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        match pattern.get(p) {
-            Some(Token::Any) => {
-                star = Some((p, t));
+    loop {
+        let wildcard = match pattern.get(p) {
+            Some(Token::Any) => true,
+            Some(Token::Namespace) => namespace.is_none(),
+            _ => false,
+        };
+        if wildcard {
+            star = Some((p, t));
+            p += 1;
+            continue;
+        }
+        let step = match pattern.get(p) {
+            _ if t == text.len() => None,
+            Some(Token::One) => Some(next_len(t)),
+            Some(Token::Char(c)) if text[t..].starts_with(*c) => Some(c.len_utf8()),
+            Some(Token::Namespace) => namespace
+                .filter(|namespace| text[t..].starts_with(namespace))
+                .map(str::len),
+            _ => None,
+        };
+        match step {
+            Some(length) => {
                 p += 1;
+                t += length;
             }
-            Some(Token::One) => {
-                p += 1;
-                t += 1;
-            }
-            Some(Token::Char(c)) if *c == text[t] => {
-                p += 1;
-                t += 1;
-            }
-            _ => match star {
-                Some((star_p, star_t)) => {
+            None if t == text.len() && p == pattern.len() => return true,
+            None => match star {
+                Some((star_p, star_t)) if star_t < text.len() => {
+                    let resumed = star_t + next_len(star_t);
+                    star = Some((star_p, resumed));
                     p = star_p + 1;
-                    t = star_t + 1;
-                    star = Some((star_p, star_t + 1));
+                    t = resumed;
                 }
-                None => return false,
+                _ => return false,
             },
         }
     }
-    pattern[p..].iter().all(|token| *token == Token::Any)
 }
 
 #[cfg(test)]
@@ -197,6 +200,17 @@ mod tests {
             Pattern::new("{namespace}.*").unwrap().for_namespace(Some("team-a")),
             "team-a.*"
         );
+    }
+
+    #[test]
+    fn the_namespace_may_sit_anywhere_and_characters_are_not_bytes() {
+        assert!(matches("*.{namespace}.*", "prod.team-a.orders", Some("team-a")));
+        assert!(!matches("*.{namespace}.*", "prod.team-b.orders", Some("team-a")));
+        assert!(matches("{namespace}-{namespace}", "a-a", Some("a")));
+        assert!(!matches("{namespace}-{namespace}", "a-b", Some("a")));
+        assert!(matches("?rders", "örders", None));
+        assert!(matches("*é", "café", None));
+        assert!(!matches("caf?", "café!", None));
     }
 
     #[test]
