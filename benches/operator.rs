@@ -45,7 +45,7 @@ fn policy(index: usize) -> SchemaPolicy {
     let spec = serde_json::json!({
         "match": {
             "namespaceSelector": {"matchExpressions": [{"key": "bench.schemaops.dev/excluded", "operator": "DoesNotExist"}]},
-            "subjects": if index % 2 == 0 { serde_json::json!(["event-*"]) } else { serde_json::json!([]) },
+            "subjects": if index.is_multiple_of(2) { serde_json::json!(["event-*"]) } else { serde_json::json!([]) },
         },
         "rules": {
             "subjects": {"allowed": ["event-*", format!("team-{index}.*")]},
@@ -54,7 +54,7 @@ fn policy(index: usize) -> SchemaPolicy {
             "modes": ["READWRITE", "READONLY"],
             "naming": {"avroNamespace": "bench*"},
         },
-        "validationActions": [if index % 3 == 0 { "Warn" } else { "Deny" }],
+        "validationActions": [if index.is_multiple_of(3) { "Warn" } else { "Deny" }],
     });
     SchemaPolicy::new(&format!("policy-{index:03}"), serde_json::from_value(spec).unwrap())
 }
@@ -157,7 +157,7 @@ fn scenario(count: usize, policies: usize) -> (Duration, u64) {
                 let schemas = schemas.clone();
                 async move {
                     // Even: a field with a default (compatible); odd: without (refused under BACKWARD).
-                    let extra = if index % 2 == 0 {
+                    let extra = if index.is_multiple_of(2) {
                         r#"{"name":"added","type":"int","default":0}"#
                     } else {
                         r#"{"name":"added","type":"int"}"#

@@ -32,18 +32,18 @@ fn policy(index: usize, cel: bool) -> (String, SchemaPolicySpec) {
         "deletionPolicies": ["Retain", "SoftDelete"],
         "modes": ["READWRITE", "READONLY"],
         "naming": {"avroNamespace": "com.acme.*"},
-        "requireFieldDocs": index % 10 == 0,
+        "requireFieldDocs": index.is_multiple_of(10),
     });
-    if cel && index % 10 == 0 {
+    if cel && index.is_multiple_of(10) {
         rules["validations"] = json!([{"expression": "object.metadata.name.size() < 64", "message": "short names"}]);
     }
     let spec = json!({
         "match": {
-            "namespaceSelector": {"matchLabels": {"tier": if index % 4 == 0 { "gold" } else { "silver" }}},
-            "subjects": if index % 5 == 0 { json!([]) } else { json!(["team-*", "shared-*"]) },
+            "namespaceSelector": {"matchLabels": {"tier": if index.is_multiple_of(4) { "gold" } else { "silver" }}},
+            "subjects": if index.is_multiple_of(5) { json!([]) } else { json!(["team-*", "shared-*"]) },
         },
         "rules": rules,
-        "validationActions": [if index % 3 == 0 { "Warn" } else { "Deny" }],
+        "validationActions": [if index.is_multiple_of(3) { "Warn" } else { "Deny" }],
     });
     (format!("policy-{index:03}"), serde_json::from_value(spec).unwrap())
 }
@@ -51,7 +51,7 @@ fn policy(index: usize, cel: bool) -> (String, SchemaPolicySpec) {
 fn namespaces() -> NamespaceLabels {
     (0..NAMESPACES)
         .map(|team| {
-            let tier = if team % 2 == 0 { "gold" } else { "silver" };
+            let tier = if team.is_multiple_of(2) { "gold" } else { "silver" };
             (
                 format!("team-{team}"),
                 BTreeMap::from([
