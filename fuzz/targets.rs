@@ -78,6 +78,7 @@ pub fn rest_request(data: &[u8]) {
             registry: Arc::new(registry),
             body_limit: 1024 * 1024,
             auth: None,
+            policies: None,
         });
         (runtime, api, folder)
     });

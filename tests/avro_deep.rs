@@ -107,6 +107,7 @@ impl Api {
             registry: Arc::new(registry),
             body_limit: 8 * 1024 * 1024,
             auth: None,
+            policies: None,
         };
         Self {
             router: router(state),

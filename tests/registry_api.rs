@@ -77,6 +77,7 @@ impl Api {
             registry: Arc::new(registry),
             body_limit: 64 * 1024,
             auth: None,
+            policies: None,
         });
         Self {
             router: router(state),

@@ -52,6 +52,7 @@ fn api(registry: Arc<dyn Registry>) -> Router {
         registry,
         body_limit: 1024 * 1024,
         auth: None,
+        policies: None,
     })
 }
 

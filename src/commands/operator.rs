@@ -156,6 +156,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                     registry,
                     body_limit,
                     auth: None,
+                    policies: None,
                 };
                 // Counted here, scraped on the health port.
                 let app = instrument(router(state), metrics, false);

@@ -77,6 +77,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         registry,
         body_limit: config.body_limit,
         auth: state_auth.clone(),
+        policies: None,
     };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

@@ -64,6 +64,17 @@ impl ApiError {
         }
     }
 
+    /// A write a SchemaPolicy refuses: HTTP 422 with `code`, Confluent's
+    /// code for the setting refused (42203 for a compatibility level, 42204
+    /// for a mode), and the policy's explanation.
+    pub fn refused_by_policy(code: u32, message: String) -> Self {
+        Self {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            code,
+            message,
+        }
+    }
+
     /// An error with no code of its own (a wrong method, an unreadable
     /// path): the HTTP status is the code, as Confluent answers them.
     pub fn plain(status: StatusCode, message: impl Into<String>) -> Self {

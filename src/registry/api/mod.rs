@@ -6,6 +6,7 @@ mod auth;
 mod error;
 mod negotiation;
 pub mod openapi;
+mod policy_gate;
 mod wire;
 mod wording;
 
@@ -29,6 +30,7 @@ use openapi::{
 use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
 use crate::compat::Mode;
+use crate::policy::SharedPolicies;
 use crate::registry::{
     Error, RegisterOptions, Registry, RegistryMode, SchemaId, SubjectFilter, SubjectName, Version, VersionFilter,
     VersionSelector,
@@ -43,6 +45,9 @@ pub struct ApiState {
     pub body_limit: usize,
     /// Who may read and write; `None` lets everyone.
     pub auth: Option<Arc<Auth>>,
+    /// The SchemaPolicies that judge writes of compatibility levels and
+    /// modes; `None` judges nothing.
+    pub policies: Option<SharedPolicies>,
 }
 
 /// The default request body limit: 8 MiB.
@@ -810,10 +815,11 @@ async fn get_config(State(state): State<ApiState>, name: Option<Path<String>>, q
     params(("subject" = SubjectName, Path, description = "The subject")),
     request_body = CompatibilityUpdate,
     responses(
-        (status = 200, description = "The level set", body = CompatibilityUpdated),
+        (status = 200, description = "The level set", body = CompatibilityUpdated,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 422, description = "42203: not a compatibility level; 42208: not a valid subject name",
-         body = ErrorBody),
+        (status = 422, description = "42203: not a compatibility level, or one a SchemaPolicy forbids for the \
+                                      subject; 42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -831,8 +837,9 @@ async fn put_config(State(state): State<ApiState>, name: Option<Path<String>>, b
             given: given.to_owned(),
         })
     })?;
+    let passed = policy_gate::level(&state, subject.as_ref(), level)?;
     let level = state.registry.set_compatibility(subject.as_ref(), level).await?;
-    Ok(json_response(&serde_json::json!({ "compatibility": level })))
+    Ok(passed.answer(json_response(&serde_json::json!({ "compatibility": level }))))
 }
 
 #[utoipa::path(
@@ -842,17 +849,20 @@ async fn put_config(State(state): State<ApiState>, name: Option<Path<String>>, b
     summary = "Remove a subject's own compatibility level",
     params(("subject" = SubjectName, Path, description = "The subject")),
     responses(
-        (status = 200, description = "The level it had", body = CompatibilityLevelBody),
+        (status = 200, description = "The level it had", body = CompatibilityLevelBody,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40408: the subject has no level of its own", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
+        (status = 422, description = "42203: a SchemaPolicy forbids the global level the subject would fall back \
+                                      to; 42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
 async fn delete_config(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
     let subject = optional_subject(name)?;
+    let passed = policy_gate::level_removal(&state, subject.as_ref()).await?;
     let old = state.registry.delete_compatibility(subject.as_ref()).await?;
-    Ok(json_response(&serde_json::json!({ "compatibilityLevel": old })))
+    Ok(passed.answer(json_response(&serde_json::json!({ "compatibilityLevel": old }))))
 }
 
 #[utoipa::path(
@@ -890,10 +900,12 @@ async fn get_mode(State(state): State<ApiState>, name: Option<Path<String>>, que
     ),
     request_body = ModeBody,
     responses(
-        (status = 200, description = "The mode set", body = ModeBody),
+        (status = 200, description = "The mode set", body = ModeBody,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 422, description = "42204: not a mode; 42205: IMPORT on a subject that holds versions, \
-                                      without force=true; 42208: not a valid subject name", body = ErrorBody),
+        (status = 422, description = "42204: not a mode, or one a SchemaPolicy forbids for the subject; 42205: \
+                                      IMPORT on a subject that holds versions, without force=true; 42208: not a \
+                                      valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -903,11 +915,10 @@ async fn put_mode(State(state): State<ApiState>, name: Option<Path<String>>, que
         .map_err(|error| ApiError::bad_request(format!("malformed request body: {error}")))?;
     let given = body.get("mode").and_then(serde_json::Value::as_str).unwrap_or_default();
     let mode = given.parse::<RegistryMode>()?;
-    let mode = state
-        .registry
-        .set_mode(subject.as_ref(), mode, query.flag("force")?)
-        .await?;
-    Ok(json_response(&serde_json::json!({ "mode": mode })))
+    let force = query.flag("force")?;
+    let passed = policy_gate::mode(&state, subject.as_ref(), mode)?;
+    let mode = state.registry.set_mode(subject.as_ref(), mode, force).await?;
+    Ok(passed.answer(json_response(&serde_json::json!({ "mode": mode }))))
 }
 
 #[utoipa::path(
@@ -917,15 +928,18 @@ async fn put_mode(State(state): State<ApiState>, name: Option<Path<String>>, que
     summary = "Remove a subject's own mode",
     params(("subject" = SubjectName, Path, description = "The subject")),
     responses(
-        (status = 200, description = "The mode it had", body = ModeBody),
+        (status = 200, description = "The mode it had", body = ModeBody,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40409: the subject has no mode of its own", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
+        (status = 422, description = "42204: a SchemaPolicy forbids the global mode the subject would fall back \
+                                      to; 42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
 async fn delete_mode(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
     let subject = optional_subject(name)?;
+    let passed = policy_gate::mode_removal(&state, subject.as_ref()).await?;
     let old = state.registry.delete_mode(subject.as_ref()).await?;
-    Ok(json_response(&serde_json::json!({ "mode": old })))
+    Ok(passed.answer(json_response(&serde_json::json!({ "mode": old }))))
 }

@@ -415,9 +415,11 @@ fn get_global_config() {}
     summary = "Set the global compatibility level",
     request_body = CompatibilityUpdate,
     responses(
-        (status = 200, description = "The level set", body = CompatibilityUpdated),
+        (status = 200, description = "The level set", body = CompatibilityUpdated,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 422, description = "42203: not a compatibility level", body = ErrorBody),
+        (status = 422, description = "42203: not a compatibility level, or one a SchemaPolicy forbids (the \
+                                      global level is judged against every policy)", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -430,7 +432,10 @@ fn put_global_config() {}
     tag = "config",
     summary = "Reset the global compatibility level to the default (BACKWARD)",
     responses(
-        (status = 200, description = "The level in force before", body = CompatibilityLevelBody),
+        (status = 200, description = "The level in force before", body = CompatibilityLevelBody,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
+        (status = 422, description = "42203: a SchemaPolicy forbids BACKWARD, the level it resets to",
+         body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -460,10 +465,12 @@ fn get_global_mode() {}
     params(("force" = Option<bool>, Query, description = "Allow IMPORT on a registry that holds versions")),
     request_body = ModeBody,
     responses(
-        (status = 200, description = "The mode set", body = ModeBody),
+        (status = 200, description = "The mode set", body = ModeBody,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 422, description = "42204: not a mode; 42205: IMPORT on a registry that holds versions, \
-                                      without force=true", body = ErrorBody),
+        (status = 422, description = "42204: not a mode, or one a SchemaPolicy forbids (the global mode is \
+                                      judged against every policy); 42205: IMPORT on a registry that holds \
+                                      versions, without force=true", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -476,7 +483,10 @@ fn put_global_mode() {}
     tag = "mode",
     summary = "Reset the global mode to READWRITE",
     responses(
-        (status = 200, description = "The mode in force before", body = ModeBody),
+        (status = 200, description = "The mode in force before", body = ModeBody,
+         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
+        (status = 422, description = "42204: a SchemaPolicy forbids READWRITE, the mode it resets to",
+         body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
