@@ -150,13 +150,14 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         let body_limit = config.body_limit;
         let limits = config.server_limits;
         let metrics = Arc::clone(&metrics);
+        let policies = policies.policies();
         async move {
             if let Some(listener) = registry_listener {
                 let state = ApiState {
                     registry,
                     body_limit,
                     auth: None,
-                    policies: None,
+                    policies: Some(policies),
                 };
                 // Counted here, scraped on the health port.
                 let app = instrument(router(state), metrics, false);
