@@ -64,8 +64,16 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     // After opening, which creates the folder only once the registry answered.
     let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let now = Time(Timestamp::now());
-    let outcome =
-        crate::local::run::apply(&config.paths, &config.data, registry.as_ref(), &config.checker, &now).await?;
+    let policies = crate::local::policies::load(&config.policies).map_err(ApplyError::from)?;
+    let outcome = crate::local::run::apply(
+        &config.paths,
+        &policies,
+        &config.data,
+        registry.as_ref(),
+        &config.checker,
+        &now,
+    )
+    .await?;
     let applied = outcome.applied;
     match config.output {
         ObjectOutput::Table => print_table(&applied, out).map_err(Error::Write)?,

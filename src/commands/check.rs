@@ -11,6 +11,7 @@ use super::Verdict;
 use crate::cli::{CheckConfig, CheckOutput, CheckSource};
 use crate::local::check::{self, CheckError};
 use crate::local::manifests::{self, ManifestError};
+use crate::local::policies::{self, PolicyError};
 use crate::local::scratch::{Scratch, ScratchError};
 use crate::registry::SubjectName;
 use crate::registry::external::ExternalRegistry;
@@ -21,6 +22,9 @@ pub enum Error {
     /// The manifests could not be read.
     #[error(transparent)]
     Manifests(#[from] ManifestError),
+    /// A `--policy` path could not be used.
+    #[error(transparent)]
+    Policies(#[from] PolicyError),
     /// The scratch registry could not be made.
     #[error(transparent)]
     Scratch(#[from] ScratchError),
@@ -63,9 +67,10 @@ pub async fn scratch(
 /// [`Error`] when a manifest is unreadable or refused, or the scratch fails.
 pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
     let loaded = manifests::load(&config.paths)?;
+    let policies = policies::load(&config.policies)?;
     let scratch = scratch(&config.source, &check::subjects_of(&loaded), config.checker).await?;
     let now = Time(Timestamp::now());
-    let checked = check::check(&loaded, &scratch, &config.checker, &now).await?;
+    let checked = check::check(&loaded, &policies, &scratch, &config.checker, &now).await?;
     let text = match config.output {
         CheckOutput::Table => check::render_table(&checked),
         CheckOutput::Json => check::render_json(&checked),

@@ -1,15 +1,16 @@
 //! Reading manifests: files and folders (in name order), multi-document
-//! YAML or JSON, each document a Schema, SubjectConfig or ConfigMap.
+//! YAML or JSON, each document a Schema, SubjectConfig or ConfigMap, or a
+//! cluster-scoped SchemaPolicy or Namespace.
 
 use std::collections::HashSet;
 use std::fmt;
 use std::fs::{FileType, Metadata};
 use std::path::{Path, PathBuf};
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use serde_json::Value;
 
-use crate::crd::{API_GROUP, API_VERSION, Schema, SubjectConfig};
+use crate::crd::{API_GROUP, API_VERSION, Schema, SchemaPolicy, SubjectConfig};
 
 /// The namespace of a manifest that names none.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -23,6 +24,10 @@ pub enum Manifest {
     SubjectConfig(Box<SubjectConfig>),
     /// A ConfigMap (a source of schema text).
     ConfigMap(Box<ConfigMap>),
+    /// A SchemaPolicy (cluster-scoped).
+    SchemaPolicy(Box<SchemaPolicy>),
+    /// A Namespace (cluster-scoped): its labels are what policies select on.
+    Namespace(Box<Namespace>),
 }
 
 /// Where a manifest came from: the file, the 1-based document number, and
@@ -327,23 +332,35 @@ fn parse_document(document: Value) -> Result<Manifest, String> {
         (version, "SubjectConfig") if version == schemaops => {
             Manifest::SubjectConfig(Box::new(typed(document, &kind)?))
         }
+        (version, "SchemaPolicy") if version == schemaops => {
+            Manifest::SchemaPolicy(Box::new(typed(document, &kind)?))
+        }
         ("v1", "ConfigMap") => Manifest::ConfigMap(Box::new(typed(document, &kind)?)),
+        ("v1", "Namespace") => Manifest::Namespace(Box::new(typed(document, &kind)?)),
         ("", _) | (_, "") => return Err("apiVersion and kind are required".to_owned()),
         _ => {
             return Err(format!(
-                "{kind} ({api_version}) is not applied here: use Schema or SubjectConfig ({schemaops}), or ConfigMap (v1)"
+                "{kind} ({api_version}) is not applied here: use Schema, SubjectConfig or SchemaPolicy \
+                 ({schemaops}), or ConfigMap or Namespace (v1)"
             ));
         }
     };
-    let metadata = match &mut manifest {
-        Manifest::Schema(schema) => &mut schema.metadata,
-        Manifest::SubjectConfig(config) => &mut config.metadata,
-        Manifest::ConfigMap(config_map) => &mut config_map.metadata,
+    let (metadata, cluster_scoped) = match &mut manifest {
+        Manifest::Schema(schema) => (&mut schema.metadata, false),
+        Manifest::SubjectConfig(config) => (&mut config.metadata, false),
+        Manifest::ConfigMap(config_map) => (&mut config_map.metadata, false),
+        Manifest::SchemaPolicy(policy) => (&mut policy.metadata, true),
+        Manifest::Namespace(namespace) => (&mut namespace.metadata, true),
     };
     if metadata.name.as_deref().is_none_or(str::is_empty) {
         return Err("metadata.name is required".to_owned());
     }
-    metadata.namespace.get_or_insert_with(|| DEFAULT_NAMESPACE.to_owned());
+    if cluster_scoped {
+        // As the API server does: a cluster-scoped object has no namespace.
+        metadata.namespace = None;
+    } else {
+        metadata.namespace.get_or_insert_with(|| DEFAULT_NAMESPACE.to_owned());
+    }
     if let Manifest::Schema(schema) = &manifest
         && schema.spec.schema.is_some() == schema.spec.schema_from.is_some()
     {

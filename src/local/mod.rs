@@ -6,6 +6,7 @@ pub mod check;
 pub mod lock;
 pub mod manifests;
 pub mod objects;
+pub mod policies;
 pub mod run;
 pub mod scratch;
 pub mod unstorable;

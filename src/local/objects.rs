@@ -1,16 +1,17 @@
 //! The objects `apply` keeps between runs (`objects.json` in the data
-//! folder): every Schema, SubjectConfig and ConfigMap applied so far, with
-//! metadata and status, as the API server would keep them.
+//! folder): every Schema, SubjectConfig, ConfigMap, SchemaPolicy and
+//! Namespace applied so far, with metadata and status, as the API server
+//! would keep them.
 
 use std::path::{Path, PathBuf};
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 use super::manifests::Manifest;
-use crate::crd::{Schema, SubjectConfig};
+use crate::crd::{Schema, SchemaPolicy, SubjectConfig};
 
 /// The file name inside the data folder.
 pub const FILE_NAME: &str = "objects.json";
@@ -53,6 +54,12 @@ pub struct Objects {
     /// The ConfigMaps.
     #[serde(default)]
     pub config_maps: Vec<ConfigMap>,
+    /// The SchemaPolicies (cluster-scoped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schema_policies: Vec<SchemaPolicy>,
+    /// The Namespaces (cluster-scoped), for their labels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<Namespace>,
 }
 
 impl Objects {
@@ -104,6 +111,8 @@ impl Objects {
             Manifest::Schema(schema) => upsert(&mut self.schemas, *schema, now),
             Manifest::SubjectConfig(config) => upsert(&mut self.subject_configs, *config, now),
             Manifest::ConfigMap(config_map) => upsert(&mut self.config_maps, *config_map, now),
+            Manifest::SchemaPolicy(policy) => upsert(&mut self.schema_policies, *policy, now),
+            Manifest::Namespace(namespace) => upsert(&mut self.namespaces, *namespace, now),
         }
     }
 
@@ -177,6 +186,49 @@ impl Kept for ConfigMap {
         changed
     }
     fn clear_status(&mut self) {}
+}
+
+impl Kept for SchemaPolicy {
+    const KIND: &'static str = "SchemaPolicy";
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn subject(&self) -> Option<&str> {
+        None
+    }
+    fn take_desired(&mut self, applied: Self) -> bool {
+        let changed = self.spec != applied.spec;
+        self.spec = applied.spec;
+        changed
+    }
+    fn clear_status(&mut self) {
+        self.status = None;
+    }
+}
+
+/// A Namespace's desired state is its labels, which every edit takes.
+impl Kept for Namespace {
+    const KIND: &'static str = "Namespace";
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+    fn subject(&self) -> Option<&str> {
+        None
+    }
+    fn take_desired(&mut self, applied: Self) -> bool {
+        let changed = self.spec != applied.spec;
+        self.spec = applied.spec;
+        changed
+    }
+    fn clear_status(&mut self) {
+        self.status = None;
+    }
 }
 
 /// Applies `applied` as an edit of the object with its namespace and name, or as a new one.

@@ -13,12 +13,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::manifests::{self, Manifest, ManifestError, Origin};
 use super::objects::{Objects, ObjectsError};
+use super::policies::{self, PolicyError};
 use crate::compat::Checker;
 use crate::controller::judge::PolicyContext;
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::controller::{schema, subject_config};
 use crate::crd::conditions::ConditionType;
-use crate::crd::{ResourceKind, Schema, SubjectConfig};
+use crate::crd::{ResourceKind, Schema, SchemaPolicy, SubjectConfig};
 use crate::registry::Registry;
 
 /// How many passes over the Schemas at most: a Schema whose references name
@@ -34,6 +35,9 @@ pub enum ApplyError {
     /// The stored objects could not be read or written.
     #[error(transparent)]
     Objects(#[from] ObjectsError),
+    /// The policies cannot be used.
+    #[error(transparent)]
+    Policies(#[from] PolicyError),
     /// A manifest is an edit the API server would refuse.
     #[error("{origin}: {problem}")]
     Refused {
@@ -95,7 +99,9 @@ pub struct Outcome {
 }
 
 /// Loads `paths`, applies them to the objects kept in `data` and
-/// reconciles, saves, and returns what the run did.
+/// reconciles, judged by the stored SchemaPolicies and `policies` (from
+/// `--policy` files, in force for this run only), saves, and returns what
+/// the run did.
 ///
 /// ConfigMaps and SubjectConfigs go first (so a level change applies to the
 /// schemas of the same run); then each Schema manifest is applied and
@@ -103,17 +109,19 @@ pub struct Outcome {
 /// judged one after the other, as the operator would see them arrive.
 ///
 /// # Errors
-/// [`ApplyError`] when a manifest is unreadable or refused (then nothing is
-/// stored or registered), or the objects file cannot be used.
+/// [`ApplyError`] when a manifest is unreadable or refused, or a policy is
+/// invalid (then nothing is stored or registered), or the objects file
+/// cannot be used.
 pub async fn apply(
     paths: &[PathBuf],
+    policies: &[SchemaPolicy],
     data: &std::path::Path,
     registry: &dyn Registry,
     checker: &Checker,
     now: &Time,
 ) -> Result<Outcome, ApplyError> {
     let loaded = manifests::load(paths)?;
-    apply_loaded(loaded, data, registry, checker, now).await
+    apply_loaded(loaded, policies, data, registry, checker, now).await
 }
 
 /// [`apply`] with the manifests already loaded (`check` keeps their origins).
@@ -122,6 +130,7 @@ pub async fn apply(
 /// As [`apply`], except that the manifests are not read here.
 pub async fn apply_loaded(
     loaded: Vec<(Origin, Manifest)>,
+    policies: &[SchemaPolicy],
     data: &std::path::Path,
     registry: &dyn Registry,
     checker: &Checker,
@@ -138,8 +147,10 @@ pub async fn apply_loaded(
                 problem,
             })?;
     }
+    let policy = policies::context(&trial, policies)?;
     let mut run = Run {
         objects,
+        policy,
         registry,
         checker,
         now,
@@ -186,6 +197,8 @@ pub async fn apply_loaded(
 /// The state of one run.
 struct Run<'a> {
     objects: Objects,
+    /// The policies in force and the namespaces known.
+    policy: PolicyContext,
     registry: &'a dyn Registry,
     checker: &'a Checker,
     now: &'a Time,
@@ -225,15 +238,22 @@ impl Run<'_> {
         });
     }
 
+    /// What the stored objects say about `subject`; a claim a policy
+    /// refuses never wins it.
+    fn view(&self, subject: &str) -> SubjectView {
+        SubjectView::of_claimable(
+            subject,
+            &self.objects.schemas,
+            &self.objects.subject_configs,
+            |kind, key| self.policy.may_claim(kind, key, subject),
+        )
+    }
+
     async fn reconcile_configs(&mut self) {
         for index in 0..self.objects.subject_configs.len() {
             let config = &self.objects.subject_configs[index];
-            let view = SubjectView::of(
-                &config.spec.subject,
-                &self.objects.schemas,
-                &self.objects.subject_configs,
-            );
-            match subject_config::reconcile(config, &view, self.registry, &PolicyContext::default(), self.now).await {
+            let view = self.view(&config.spec.subject);
+            match subject_config::reconcile(config, &view, self.registry, &self.policy, self.now).await {
                 Ok(reconciled) => self.objects.subject_configs[index].status = Some(reconciled.status),
                 Err(error) => {
                     let key = ObjectKey::of(&config.metadata);
@@ -248,11 +268,7 @@ impl Run<'_> {
     /// transient failure interrupts the run.
     async fn reconcile_schema(&mut self, index: usize) -> bool {
         let schema = &self.objects.schemas[index];
-        let view = SubjectView::of(
-            &schema.spec.subject,
-            &self.objects.schemas,
-            &self.objects.subject_configs,
-        );
+        let view = self.view(&schema.spec.subject);
         let namespace = schema.metadata.namespace.as_deref().unwrap_or_default();
         let config_map = schema
             .spec
@@ -265,7 +281,7 @@ impl Run<'_> {
             config_map,
             self.registry,
             self.checker,
-            &PolicyContext::default(),
+            &self.policy,
             self.now,
         )
         .await;

@@ -8,9 +8,10 @@
 //! observations read the scratch registry. Nothing here writes anywhere but
 //! the scratch.
 
+mod classify;
 pub mod render;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Serialize;
 
 use super::manifests::{Manifest, Origin};
@@ -19,8 +20,9 @@ use super::run::{Applied, ApplyError};
 use super::scratch::Scratch;
 use crate::compat::{Checker, Mode};
 use crate::controller::view::ObjectKey;
-use crate::crd::conditions::{ConditionType, find_condition};
-use crate::crd::{IncompatibilityStatus, ResourceKind, SchemaStatus, SubjectConfigStatus};
+use crate::crd::{IncompatibilityStatus, ResourceKind, SchemaPolicy};
+pub use classify::{classify_schema, classify_subject_config};
+use classify::{drift_of, new_versions, policy_warning_of};
 pub use render::{escape_data, escape_property, render_github, render_json, render_table, tally};
 
 use crate::registry::{Error as RegistryError, Registry, RegistryMode, SubjectName, VersionFilter};
@@ -153,6 +155,9 @@ pub struct Checked {
     /// The subject holds versions registered outside schemaops after this
     /// Schema's (or lost the one holding it): the Drifted condition.
     pub drift: Option<Drift>,
+    /// What a Warn policy says of the object (its `PolicyWarning=True`
+    /// condition): reported, not a refusal.
+    pub policy_warning: Option<String>,
 }
 
 /// A Schema's `Drifted=True` condition: reported, not a refusal.
@@ -162,15 +167,6 @@ pub struct Drift {
     pub reason: String,
     /// What changed outside schemaops.
     pub message: String,
-}
-
-/// The drift a Schema's status reports, if any.
-fn drift_of(status: Option<&SchemaStatus>) -> Option<Drift> {
-    let drifted = status?.drift()?;
-    Some(Drift {
-        reason: drifted.reason.clone(),
-        message: drifted.message.clone(),
-    })
 }
 
 impl Checked {
@@ -239,109 +235,6 @@ pub fn verdict(checked: &[Checked]) -> Verdict {
     }
 }
 
-/// Versions in `after` that are not in `before`.
-fn new_versions(before: &SubjectState, after: &SubjectState) -> Vec<u32> {
-    after
-        .versions
-        .iter()
-        .copied()
-        .filter(|version| !before.versions.contains(version))
-        .collect()
-}
-
-/// Ready=False is a rejection; Ready missing or Unknown is undecided.
-fn not_ready(ready: Option<&Condition>) -> Option<Outcome> {
-    match ready {
-        Some(condition) if condition.status == "True" => None,
-        Some(condition) if condition.status == "False" => Some(Outcome::Rejected {
-            reason: condition.reason.clone(),
-            message: condition.message.clone(),
-            incompatibilities: Vec::new(),
-            total: 0,
-        }),
-        Some(condition) => Some(Outcome::Undecided {
-            reason: condition.reason.clone(),
-            message: condition.message.clone(),
-        }),
-        None => Some(Outcome::Undecided {
-            reason: "NotReconciled".to_owned(),
-            message: "the scratch run left the object without a Ready condition".to_owned(),
-        }),
-    }
-}
-
-/// What applying a Schema would do, from its status after the scratch run
-/// and its subject's versions before and after it.
-///
-/// Ready=False: rejected, with the incompatibilities of the status. Ready
-/// with a version the subject did not hold before: would register. Ready
-/// with a version it held: unchanged.
-pub fn classify_schema(
-    after: Option<&SchemaStatus>,
-    before_subject: &SubjectState,
-    after_subject: &SubjectState,
-) -> Outcome {
-    let ready = after.and_then(|status| find_condition(&status.conditions, ConditionType::Ready));
-    match not_ready(ready) {
-        Some(Outcome::Rejected { reason, message, .. }) => {
-            let compatibility = after.and_then(|status| status.compatibility.as_ref());
-            Outcome::Rejected {
-                reason,
-                message,
-                incompatibilities: compatibility.map(|c| c.incompatibilities.clone()).unwrap_or_default(),
-                total: compatibility.map_or(0, |c| usize::try_from(c.total).unwrap_or(0)),
-            }
-        }
-        Some(other) => other,
-        None => match after
-            .and_then(|status| status.version)
-            .and_then(|v| u32::try_from(v).ok())
-        {
-            Some(version) if new_versions(before_subject, after_subject).contains(&version) => {
-                Outcome::Register { version }
-            }
-            Some(_) => Outcome::Unchanged,
-            None => Outcome::Undecided {
-                reason: "NoVersion".to_owned(),
-                message: "the scratch run left the Schema Ready without a version".to_owned(),
-            },
-        },
-    }
-}
-
-/// What applying a SubjectConfig would do, from its status after the
-/// scratch run and its subject's own settings before and after it.
-pub fn classify_subject_config(
-    after: Option<&SubjectConfigStatus>,
-    before_subject: &SubjectState,
-    after_subject: &SubjectState,
-) -> Outcome {
-    let ready = after.and_then(|status| find_condition(&status.conditions, ConditionType::Ready));
-    if let Some(outcome) = not_ready(ready) {
-        return outcome;
-    }
-    let mut changes = Vec::new();
-    if before_subject.compatibility != after_subject.compatibility {
-        changes.push(SettingChange {
-            setting: "compatibility",
-            from: before_subject.compatibility.map(|level| level.to_string()),
-            to: after_subject.compatibility.map(|level| level.to_string()),
-        });
-    }
-    if before_subject.mode != after_subject.mode {
-        changes.push(SettingChange {
-            setting: "mode",
-            from: before_subject.mode.map(|mode| mode.as_str().to_owned()),
-            to: after_subject.mode.map(|mode| mode.as_str().to_owned()),
-        });
-    }
-    if changes.is_empty() {
-        Outcome::Unchanged
-    } else {
-        Outcome::Configure { changes }
-    }
-}
-
 /// The subjects the Schemas and SubjectConfigs of `loaded` name (valid names only), sorted.
 ///
 /// These are the subjects a scratch registry seeded from a remote registry needs.
@@ -359,7 +252,7 @@ fn subject_names(loaded: &[(Origin, Manifest)]) -> Vec<String> {
         .filter_map(|(_, manifest)| match manifest {
             Manifest::Schema(schema) => Some(schema.spec.subject.clone()),
             Manifest::SubjectConfig(config) => Some(config.spec.subject.clone()),
-            Manifest::ConfigMap(_) => None,
+            Manifest::ConfigMap(_) | Manifest::SchemaPolicy(_) | Manifest::Namespace(_) => None,
         })
         .collect();
     subjects.sort();
@@ -403,12 +296,13 @@ pub async fn observe(registry: &dyn Registry, subject: &str) -> Result<SubjectSt
 
 /// Applies the manifests `loaded` to the scratch folder and registry, and
 /// says what each Schema and SubjectConfig would do, in the order `apply`
-/// reports them.
+/// reports them, judged by the stored policies and `policies`.
 ///
 /// # Errors
 /// [`CheckError`] when a manifest is refused, or the scratch fails.
 pub async fn check(
     loaded: &[(Origin, Manifest)],
+    policies: &[SchemaPolicy],
     scratch: &Scratch,
     checker: &Checker,
     now: &Time,
@@ -421,7 +315,7 @@ pub async fn check(
     for subject in &subjects {
         before.push(observe(registry, subject).await?);
     }
-    let outcome = super::run::apply_loaded(loaded.to_vec(), scratch.data(), registry, checker, now).await?;
+    let outcome = super::run::apply_loaded(loaded.to_vec(), policies, scratch.data(), registry, checker, now).await?;
     if let Some(interruption) = outcome.interrupted {
         return Err(CheckError::Interrupted {
             pending: interruption.pending.to_string(),
@@ -475,6 +369,7 @@ pub async fn check(
                     previous_version: previous.and_then(|v| u32::try_from(v).ok()),
                     new_versions: new_versions(&before_subject, &after_subject),
                     drift: drift_of(status),
+                    policy_warning: status.and_then(|s| policy_warning_of(&s.conditions)),
                     key,
                     subject,
                 }
@@ -494,6 +389,7 @@ pub async fn check(
                     previous_version: None,
                     new_versions: Vec::new(),
                     drift: None,
+                    policy_warning: config.status.as_ref().and_then(|s| policy_warning_of(&s.conditions)),
                     key,
                     subject,
                 }
@@ -508,134 +404,6 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::crd::CompatibilityStatus;
-
-    fn condition(status: &str, reason: &str, message: &str) -> Condition {
-        Condition {
-            type_: "Ready".to_owned(),
-            status: status.to_owned(),
-            reason: reason.to_owned(),
-            message: message.to_owned(),
-            last_transition_time: Time(Timestamp::UNIX_EPOCH),
-            observed_generation: Some(1),
-        }
-    }
-
-    fn schema_status(ready: Condition, version: Option<i32>) -> SchemaStatus {
-        SchemaStatus {
-            version,
-            conditions: vec![ready],
-            ..SchemaStatus::default()
-        }
-    }
-
-    fn versions(numbers: &[u32]) -> SubjectState {
-        SubjectState {
-            versions: numbers.to_vec(),
-            ..SubjectState::default()
-        }
-    }
-
-    #[test]
-    fn a_ready_schema_holding_a_new_version_would_register_as_that_version() {
-        let status = schema_status(condition("True", "Registered", ""), Some(3));
-        assert_eq!(
-            classify_schema(Some(&status), &versions(&[1, 2]), &versions(&[1, 2, 3])),
-            Outcome::Register { version: 3 }
-        );
-    }
-
-    #[test]
-    fn a_ready_schema_on_a_version_the_subject_already_held_is_unchanged() {
-        // Also when the held version is not the latest (a rollback to an earlier text).
-        for version in [1, 2] {
-            let status = schema_status(condition("True", "Registered", ""), Some(version));
-            assert_eq!(
-                classify_schema(Some(&status), &versions(&[1, 2]), &versions(&[1, 2])),
-                Outcome::Unchanged
-            );
-        }
-    }
-
-    #[test]
-    fn a_schema_not_ready_is_rejected_with_every_listed_incompatibility_even_after_earlier_edits_registered() {
-        let mut status = schema_status(
-            condition("False", "IncompatibleSchema", "incompatible: 2 problems"),
-            Some(2),
-        );
-        let incompatibility = |path: &str| IncompatibilityStatus {
-            kind: "READER_FIELD_MISSING_DEFAULT_VALUE".to_owned(),
-            path: path.to_owned(),
-            version: 2,
-            message: "no default".to_owned(),
-        };
-        status.compatibility = Some(CompatibilityStatus {
-            mode: "BACKWARD".to_owned(),
-            checked_versions: vec![2],
-            incompatibilities: vec![incompatibility("/fields/3"), incompatibility("/fields/4")],
-            total: 2,
-        });
-        let outcome = classify_schema(Some(&status), &versions(&[]), &versions(&[1, 2]));
-        let Outcome::Rejected {
-            reason,
-            incompatibilities,
-            total,
-            ..
-        } = outcome
-        else {
-            panic!("rejected: {outcome:?}");
-        };
-        assert_eq!(
-            (reason.as_str(), incompatibilities.len(), total),
-            ("IncompatibleSchema", 2, 2)
-        );
-    }
-
-    #[test]
-    fn a_schema_without_a_ready_verdict_is_undecided_not_rejected() {
-        let status = schema_status(condition("Unknown", "RegistryUnavailable", "refused"), None);
-        assert!(matches!(
-            classify_schema(Some(&status), &versions(&[]), &versions(&[])),
-            Outcome::Undecided { .. }
-        ));
-        assert!(matches!(
-            classify_schema(None, &versions(&[]), &versions(&[])),
-            Outcome::Undecided { .. }
-        ));
-    }
-
-    #[test]
-    fn a_subject_config_reports_the_settings_it_would_change() {
-        let status = SubjectConfigStatus {
-            conditions: vec![condition("True", "Configured", "")],
-            ..SubjectConfigStatus::default()
-        };
-        let before = SubjectState::default();
-        let after = SubjectState {
-            compatibility: Some(Mode::Forward),
-            mode: Some(RegistryMode::ReadOnly),
-            ..SubjectState::default()
-        };
-        let Outcome::Configure { changes } = classify_subject_config(Some(&status), &before, &after) else {
-            panic!("configure");
-        };
-        let described: Vec<String> = changes.iter().map(SettingChange::describe).collect();
-        assert_eq!(
-            described,
-            ["would set compatibility FORWARD", "would set mode READONLY"]
-        );
-        assert_eq!(
-            classify_subject_config(Some(&status), &after, &after),
-            Outcome::Unchanged
-        );
-        let refused = SubjectConfigStatus {
-            conditions: vec![condition("False", "SubjectConflict", "managed by default/other")],
-            ..SubjectConfigStatus::default()
-        };
-        assert_eq!(
-            classify_subject_config(Some(&refused), &before, &before).name(),
-            "rejected"
-        );
-    }
 
     /// A Schema's result with `outcome`, for the renderers' tests too.
     pub(crate) fn checked(outcome: Outcome) -> Checked {
@@ -656,6 +424,7 @@ pub(crate) mod tests {
             new_versions: Vec::new(),
             outcome,
             drift: None,
+            policy_warning: None,
         }
     }
 
@@ -727,7 +496,7 @@ pub(crate) mod tests {
             .await
             .unwrap();
         let now = Time(Timestamp::now());
-        let checked = check(&loaded, &scratch, &Checker::default(), &now).await.unwrap();
+        let checked = check(&loaded, &[], &scratch, &Checker::default(), &now).await.unwrap();
         assert_eq!(checked[0].outcome, Outcome::Register { version: 6 });
         assert_eq!(
             observe(&source, "orders-value").await.unwrap().versions,
