@@ -252,6 +252,20 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
         }
     }
     for object in applied {
+        let Some(warning) = policy_warning(object) else { continue };
+        let (kind, metadata) = match object {
+            Applied::Schema(schema) => ("Schema", &schema.metadata),
+            Applied::SubjectConfig(config) => ("SubjectConfig", &config.metadata),
+        };
+        writeln!(
+            out,
+            "\n{kind} {}/{} has a policy warning:\n  {}",
+            metadata.namespace.as_deref().unwrap_or_default(),
+            metadata.name.as_deref().unwrap_or_default(),
+            warning.message
+        )?;
+    }
+    for object in applied {
         let (Applied::Schema(schema), Some(drifted)) = (object, drift(object)) else {
             continue;
         };
@@ -265,6 +279,16 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
         )?;
     }
     Ok(())
+}
+
+/// An object's `PolicyWarning=True` condition: a Warn policy let it
+/// through. Reported in the table; it does not change the exit status.
+fn policy_warning(object: &Applied) -> Option<&Condition> {
+    let conditions = match object {
+        Applied::Schema(schema) => &schema.status.as_ref()?.conditions,
+        Applied::SubjectConfig(config) => &config.status.as_ref()?.conditions,
+    };
+    find_condition(conditions, ConditionType::PolicyWarning).filter(|condition| condition.status == "True")
 }
 
 /// A Schema's `Drifted=True` condition: the subject moved on outside

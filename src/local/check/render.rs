@@ -54,9 +54,10 @@ pub fn render_table(checked: &[Checked]) -> String {
             object.key.name.clone(),
             object.subject.clone(),
             location(&object.origin),
-            match &object.drift {
-                Some(drift) => format!("{}; drifted ({})", object.summary(), drift.reason),
-                None => object.summary(),
+            match (&object.drift, &object.policy_warning) {
+                (Some(drift), _) => format!("{}; drifted ({})", object.summary(), drift.reason),
+                (None, Some(_)) => format!("{}; policy warning", object.summary()),
+                (None, None) => object.summary(),
             },
         ]);
     }
@@ -104,6 +105,16 @@ pub fn render_table(checked: &[Checked]) -> String {
             drift.reason,
             location(&object.origin),
             drift.message
+        );
+    }
+    for object in checked {
+        let Some(warning) = &object.policy_warning else { continue };
+        let _ = writeln!(
+            out,
+            "\n{} {} has a policy warning, {}:\n  {warning}",
+            object.kind.as_str(),
+            object.key,
+            location(&object.origin)
         );
     }
     let _ = writeln!(out, "\n{}", tally(checked));
@@ -158,6 +169,8 @@ pub struct JsonObject<'a> {
     pub incompatibilities_total: usize,
     /// The subject's drift from what schemaops registered, if any.
     pub drift: Option<&'a Drift>,
+    /// What a Warn policy says of the object, if anything.
+    pub policy_warning: Option<&'a str>,
 }
 
 /// The stable, machine-readable document of `-o json`.
@@ -214,6 +227,7 @@ pub fn render_json(checked: &[Checked]) -> String {
                     incompatibilities,
                     incompatibilities_total: total,
                     drift: object.drift.as_ref(),
+                    policy_warning: object.policy_warning.as_deref(),
                 }
             })
             .collect(),
@@ -246,9 +260,10 @@ fn workflow_command(command: &str, origin: &Origin, title: &str, message: &str) 
 }
 
 /// GitHub Actions workflow commands: `::error` for each object that would
-/// be rejected (or could not be checked), `::notice` for each that would
-/// register or change settings, each pointing at its manifest document;
-/// then the tally as a plain line.
+/// be rejected (or could not be checked), `::warning` for each that drifted
+/// or a Warn policy flags, `::notice` for each that would register or change
+/// settings, each pointing at its manifest document; then the tally as a
+/// plain line.
 pub fn render_github(checked: &[Checked]) -> String {
     let mut out = String::new();
     for object in checked {
@@ -259,6 +274,14 @@ pub fn render_github(checked: &[Checked]) -> String {
                 &object.origin,
                 &format!("{name} has drifted ({})", drift.reason),
                 &drift.message,
+            ));
+        }
+        if let Some(warning) = &object.policy_warning {
+            out.push_str(&workflow_command(
+                "warning",
+                &object.origin,
+                &format!("{name} has a policy warning"),
+                warning,
             ));
         }
         let line = match &object.outcome {
@@ -328,6 +351,20 @@ mod tests {
                  READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (100%25)",
                 "schemaops check: 1 unchanged, 1 would be rejected",
             ]
+        );
+    }
+
+    #[test]
+    fn a_policy_warning_becomes_a_warning_annotation_beside_the_notice() {
+        let mut registered = checked(Outcome::Register { version: 2 });
+        registered.policy_warning = Some("SchemaPolicy prod rule deletionPolicies at spec.deletionPolicy: …".to_owned());
+        let rendered = render_github(&[registered]);
+        assert!(
+            rendered.starts_with(
+                "::warning file=manifests/orders%2C v2.yaml,line=14,title=Schema default/orders has a policy \
+                 warning::SchemaPolicy prod rule deletionPolicies at spec.deletionPolicy: …\n::notice "
+            ),
+            "{rendered}"
         );
     }
 
