@@ -252,7 +252,9 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
         }
     }
     for object in applied {
-        let Some(warning) = policy_warning(object) else { continue };
+        let Some(warning) = policy_warning(object) else {
+            continue;
+        };
         let (kind, metadata) = match object {
             Applied::Schema(schema) => ("Schema", &schema.metadata),
             Applied::SubjectConfig(config) => ("SubjectConfig", &config.metadata),

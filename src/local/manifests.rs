@@ -332,9 +332,7 @@ fn parse_document(document: Value) -> Result<Manifest, String> {
         (version, "SubjectConfig") if version == schemaops => {
             Manifest::SubjectConfig(Box::new(typed(document, &kind)?))
         }
-        (version, "SchemaPolicy") if version == schemaops => {
-            Manifest::SchemaPolicy(Box::new(typed(document, &kind)?))
-        }
+        (version, "SchemaPolicy") if version == schemaops => Manifest::SchemaPolicy(Box::new(typed(document, &kind)?)),
         ("v1", "ConfigMap") => Manifest::ConfigMap(Box::new(typed(document, &kind)?)),
         ("v1", "Namespace") => Manifest::Namespace(Box::new(typed(document, &kind)?)),
         ("", _) | (_, "") => return Err("apiVersion and kind are required".to_owned()),

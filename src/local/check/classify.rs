@@ -16,7 +16,6 @@ pub(super) fn drift_of(status: Option<&SchemaStatus>) -> Option<Drift> {
     })
 }
 
-
 /// The message of a `PolicyWarning=True` condition, if any.
 pub(super) fn policy_warning_of(conditions: &[Condition]) -> Option<String> {
     find_condition(conditions, ConditionType::PolicyWarning)

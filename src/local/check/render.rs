@@ -108,7 +108,9 @@ pub fn render_table(checked: &[Checked]) -> String {
         );
     }
     for object in checked {
-        let Some(warning) = &object.policy_warning else { continue };
+        let Some(warning) = &object.policy_warning else {
+            continue;
+        };
         let _ = writeln!(
             out,
             "\n{} {} has a policy warning, {}:\n  {warning}",
@@ -357,7 +359,8 @@ mod tests {
     #[test]
     fn a_policy_warning_becomes_a_warning_annotation_beside_the_notice() {
         let mut registered = checked(Outcome::Register { version: 2 });
-        registered.policy_warning = Some("SchemaPolicy prod rule deletionPolicies at spec.deletionPolicy: …".to_owned());
+        registered.policy_warning =
+            Some("SchemaPolicy prod rule deletionPolicies at spec.deletionPolicy: …".to_owned());
         let rendered = render_github(&[registered]);
         assert!(
             rendered.starts_with(
