@@ -131,7 +131,15 @@ mod tests {
             },
             ..Namespace::default()
         });
-        let mut config = SubjectConfig::new("c", SubjectConfigSpec::default());
+        let mut config = SubjectConfig::new(
+            "c",
+            SubjectConfigSpec {
+                subject: "team-b.c".to_owned(),
+                compatibility: None,
+                normalize: None,
+                mode: None,
+            },
+        );
         config.metadata.namespace = Some("team-b".to_owned());
         objects.subject_configs.push(config);
         let known = namespaces(&objects);

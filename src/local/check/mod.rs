@@ -403,7 +403,6 @@ pub(crate) mod tests {
     use k8s_openapi::jiff::Timestamp;
 
     use super::*;
-    use crate::crd::CompatibilityStatus;
 
     /// A Schema's result with `outcome`, for the renderers' tests too.
     pub(crate) fn checked(outcome: Outcome) -> Checked {
