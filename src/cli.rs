@@ -599,6 +599,10 @@ pub struct RegistryArgs {
     )]
     pub write_credentials: Option<String>,
 
+    /// SchemaPolicy files or folders judging level and mode writes (repeatable; read at start-up).
+    #[arg(long = "policy", value_name = "PATH", env = "SCHEMAOPS_POLICY")]
+    pub policies: Vec<PathBuf>,
+
     /// Limits on slow and idle clients.
     #[command(flatten)]
     pub http: ServerLimitsArgs,
@@ -646,6 +650,8 @@ pub struct RegistryConfig {
     pub readers: Vec<Credential>,
     /// Credentials allowed to write.
     pub writers: Vec<Credential>,
+    /// SchemaPolicy files or folders.
+    pub policies: Vec<PathBuf>,
     /// Log format.
     pub log_format: LogFormat,
 }
@@ -695,6 +701,7 @@ impl RegistryArgs {
             json_policy: self.json_policy,
             readers,
             writers,
+            policies: self.policies,
             log_format: self.logging.log_format,
         })
     }

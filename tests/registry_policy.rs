@@ -451,3 +451,57 @@ on_every_store!(
     without_a_policy_every_answer_is_as_before,
     policies_put_in_force_later_judge_the_next_write,
 );
+
+/// `schemaops registry --policy FILE` judges with the policies of the file:
+/// the example's prod policy refuses NONE; an invalid policy stops the start.
+#[tokio::test]
+async fn the_registry_command_judges_with_its_policy_files() {
+    let data = tempfile::tempdir().unwrap();
+    let policy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/policy/01-policy.yaml");
+    let registry =
+        support::registry::RegistryProcess::start_with(data.path(), &["--policy", policy.to_str().unwrap()]).await;
+    let client = support::http_client();
+    let refused = client
+        .put(format!("{}/config/team-a.orders-value", registry.url))
+        .json(&json!({"compatibility": "NONE"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error_code"], 42203, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("SchemaPolicy prod rule compatibility"),
+        "{body}"
+    );
+    let allowed = client
+        .put(format!("{}/config/team-a.orders-value", registry.url))
+        .json(&json!({"compatibility": "FULL_TRANSITIVE"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(allowed.status(), StatusCode::OK);
+
+    let broken = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    std::fs::write(
+        broken.path(),
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: broken\nspec:\n  rules:\n    subjects:\n      allowed: [\"{team}.*\"]\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path().join("other"))
+        .arg("--policy")
+        .arg(broken.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("SchemaPolicy broken is invalid: spec.rules.subjects.allowed[0]"),
+        "{stderr}"
+    );
+}

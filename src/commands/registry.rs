@@ -10,6 +10,7 @@ use crate::cli::RegistryConfig;
 use crate::compat::Checker;
 use crate::http_server;
 use crate::metrics::{Metrics, instrument};
+use crate::policy::{PolicySet, SharedPolicies};
 use crate::registry::api::{ApiState, Auth, router};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
@@ -59,6 +60,38 @@ pub enum Error {
     /// The server failed.
     #[error("the HTTP server failed")]
     Serve(#[source] std::io::Error),
+    /// A `--policy` file cannot be read, holds another kind, or a policy is invalid.
+    #[error("cannot use the --policy files")]
+    Policies(#[source] crate::local::policies::PolicyError),
+}
+
+/// The policies of the `--policy` files, compiled; `None` without any.
+fn read_policies(paths: &[std::path::PathBuf]) -> Result<Option<SharedPolicies>, Error> {
+    use crate::local::policies::{PolicyError, load};
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let policies = load(paths).map_err(Error::Policies)?;
+    let names: Vec<String> = policies
+        .iter()
+        .map(|policy| policy.metadata.name.clone().unwrap_or_default())
+        .collect();
+    let set = PolicySet::compile(
+        names
+            .iter()
+            .map(String::as_str)
+            .zip(policies.iter().map(|policy| &policy.spec)),
+    );
+    if !set.invalid().is_empty() {
+        return Err(Error::Policies(PolicyError::Invalid {
+            invalid: set.invalid().to_vec(),
+        }));
+    }
+    tracing::info!(
+        policies = set.policies().len(),
+        "SchemaPolicies judge level and mode writes"
+    );
+    Ok(Some(SharedPolicies::new(set)))
 }
 
 /// Serves the registry until a shutdown signal.
@@ -66,6 +99,7 @@ pub enum Error {
 /// # Errors
 /// [`Error`] when the store cannot be opened or the address bound.
 pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
+    let policies = read_policies(&config.policies)?;
     let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
     let registry: Arc<dyn crate::registry::Registry> =
         Arc::new(open_registry(&config.database, config.postgres.as_ref(), checker).await?);
@@ -77,7 +111,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         registry,
         body_limit: config.body_limit,
         auth: state_auth.clone(),
-        policies: None,
+        policies,
     };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
