@@ -236,10 +236,7 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
         let Some(condition) = ready(object).filter(|c| c.status != "True") else {
             continue;
         };
-        let (kind, metadata) = match object {
-            Applied::Schema(schema) => ("Schema", &schema.metadata),
-            Applied::SubjectConfig(config) => ("SubjectConfig", &config.metadata),
-        };
+        let (kind, metadata) = identity(object);
         writeln!(
             out,
             "\n{kind} {}/{} was not applied ({}):",
@@ -255,10 +252,7 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
         let Some(warning) = policy_warning(object) else {
             continue;
         };
-        let (kind, metadata) = match object {
-            Applied::Schema(schema) => ("Schema", &schema.metadata),
-            Applied::SubjectConfig(config) => ("SubjectConfig", &config.metadata),
-        };
+        let (kind, metadata) = identity(object);
         writeln!(
             out,
             "\n{kind} {}/{} has a policy warning:\n  {}",
@@ -298,4 +292,12 @@ fn policy_warning(object: &Applied) -> Option<&Condition> {
 fn drift(object: &Applied) -> Option<&Condition> {
     let Applied::Schema(schema) = object else { return None };
     schema.status.as_ref()?.drift()
+}
+
+/// The kind and metadata of an applied object, for the notes under the table.
+fn identity(object: &Applied) -> (&'static str, &kube::api::ObjectMeta) {
+    match object {
+        Applied::Schema(schema) => ("Schema", &schema.metadata),
+        Applied::SubjectConfig(config) => ("SubjectConfig", &config.metadata),
+    }
 }

@@ -140,9 +140,10 @@ trait Kept {
     fn clear_status(&mut self);
 }
 
-/// Schema and SubjectConfig: a spec with an immutable subject, and a status.
-macro_rules! kept_custom_resource {
-    ($($kind:ident),*) => {$(
+/// The kinds with a spec and a status: Schema and SubjectConfig (whose
+/// subject is immutable), SchemaPolicy and Namespace (which have none).
+macro_rules! kept_with_spec {
+    ($($kind:ident => $subject:expr),* $(,)?) => {$(
         impl Kept for $kind {
             const KIND: &'static str = stringify!($kind);
             fn metadata(&self) -> &ObjectMeta {
@@ -152,7 +153,8 @@ macro_rules! kept_custom_resource {
                 &mut self.metadata
             }
             fn subject(&self) -> Option<&str> {
-                Some(&self.spec.subject)
+                let subject: fn(&$kind) -> Option<&str> = $subject;
+                subject(self)
             }
             fn take_desired(&mut self, applied: Self) -> bool {
                 let changed = self.spec != applied.spec;
@@ -166,7 +168,12 @@ macro_rules! kept_custom_resource {
     )*};
 }
 
-kept_custom_resource!(Schema, SubjectConfig);
+kept_with_spec!(
+    Schema => |schema| Some(&schema.spec.subject),
+    SubjectConfig => |config| Some(&config.spec.subject),
+    SchemaPolicy => |_| None,
+    Namespace => |_| None,
+);
 
 impl Kept for ConfigMap {
     const KIND: &'static str = "ConfigMap";
@@ -186,49 +193,6 @@ impl Kept for ConfigMap {
         changed
     }
     fn clear_status(&mut self) {}
-}
-
-impl Kept for SchemaPolicy {
-    const KIND: &'static str = "SchemaPolicy";
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-    fn subject(&self) -> Option<&str> {
-        None
-    }
-    fn take_desired(&mut self, applied: Self) -> bool {
-        let changed = self.spec != applied.spec;
-        self.spec = applied.spec;
-        changed
-    }
-    fn clear_status(&mut self) {
-        self.status = None;
-    }
-}
-
-/// A Namespace's desired state is its labels, which every edit takes.
-impl Kept for Namespace {
-    const KIND: &'static str = "Namespace";
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-    fn subject(&self) -> Option<&str> {
-        None
-    }
-    fn take_desired(&mut self, applied: Self) -> bool {
-        let changed = self.spec != applied.spec;
-        self.spec = applied.spec;
-        changed
-    }
-    fn clear_status(&mut self) {
-        self.status = None;
-    }
 }
 
 /// Applies `applied` as an edit of the object with its namespace and name, or as a new one.

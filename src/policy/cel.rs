@@ -11,6 +11,7 @@
 //! refuses the object (fails closed) instead of taking the process down.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
@@ -89,6 +90,10 @@ impl Expression {
     }
 }
 
+/// CEL's standard functions, registered once for the process: building
+/// them is most of the cost of a fresh context.
+static STANDARD: LazyLock<Arc<cel::Env>> = LazyLock::new(|| Arc::new(cel::Env::stdlib()));
+
 /// The variables of one judgement, converted for CEL once and shared by
 /// every expression of every policy that judges it.
 pub struct Bindings {
@@ -102,7 +107,7 @@ impl Bindings {
     /// A message when a value cannot be given to CEL.
     pub fn new(variables: &Variables<'_>) -> Result<Self, String> {
         let convert = || -> Result<Self, String> {
-            let mut context = cel::Context::default();
+            let mut context = cel::Context::with_env(Arc::clone(&STANDARD));
             for (name, value) in [
                 ("object", variables.object),
                 ("oldObject", variables.old_object),

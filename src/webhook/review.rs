@@ -174,28 +174,12 @@ impl Admission {
         if !judged || request.kind.kind != KIND {
             return response;
         }
-        let Some(object) = &request.object else {
-            return deny(
-                response,
-                CODE_INVALID,
-                "Invalid",
-                "the request carries no object".to_owned(),
-            );
-        };
-        let mut schema = match as_schema(object) {
-            Ok(schema) => schema,
-            Err(error) => {
-                return deny(
-                    response,
-                    CODE_INVALID,
-                    "Invalid",
-                    format!("the object is not a valid Schema: {error}"),
-                );
-            }
+        let (mut schema, previous) = match objects_of::<Schema>(request, KIND) {
+            Ok(objects) => objects,
+            Err(problem) => return deny(response, CODE_INVALID, "Invalid", problem),
         };
         if request.operation == Operation::Update {
-            let previous = request.old_object.as_ref().and_then(|old| as_schema(old).ok());
-            if let Some(previous) = previous {
+            if let Some(previous) = &previous {
                 if previous.spec == schema.spec {
                     tracing::debug!(name = request.name, "Spec unchanged; allowed");
                     return response;
@@ -213,7 +197,6 @@ impl Admission {
         if schema.metadata.name.is_none() && !request.name.is_empty() {
             schema.metadata.name = Some(request.name.clone());
         }
-        let previous = request.old_object.as_ref().and_then(|old| as_schema(old).ok());
         self.judge(response, schema, previous).await
     }
 
@@ -333,8 +316,20 @@ fn verdict(response: AdmissionResponse, inputs: &SchemaInputs, plan: Plan) -> Ad
     }
 }
 
-fn as_schema(object: &DynamicObject) -> Result<Schema, serde_json::Error> {
-    serde_json::to_value(object).and_then(serde_json::from_value)
+/// The request's object as a `kind` (with the object before an UPDATE, when
+/// it reads as one), or why the request cannot be judged.
+pub(super) fn objects_of<T: serde::de::DeserializeOwned>(
+    request: &AdmissionRequest<DynamicObject>,
+    kind: &str,
+) -> Result<(T, Option<T>), String> {
+    let typed = |object: &DynamicObject| serde_json::to_value(object).and_then(serde_json::from_value::<T>);
+    let object = request
+        .object
+        .as_ref()
+        .ok_or_else(|| "the request carries no object".to_owned())?;
+    let object = typed(object).map_err(|error| format!("the object is not a valid {kind}: {error}"))?;
+    let previous = request.old_object.as_ref().and_then(|old| typed(old).ok());
+    Ok((object, previous))
 }
 
 pub(super) fn deny(mut response: AdmissionResponse, code: u16, reason: &str, message: String) -> AdmissionResponse {

@@ -7,7 +7,7 @@
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 
-use super::review::{Admission, CODE_FORBIDDEN, CODE_INVALID, deny, warn};
+use super::review::{Admission, CODE_FORBIDDEN, CODE_INVALID, SUBJECT_CONFIG_KIND, deny, objects_of, warn};
 use crate::crd::SubjectConfig;
 
 impl Admission {
@@ -17,26 +17,10 @@ impl Admission {
         request: &AdmissionRequest<DynamicObject>,
         response: AdmissionResponse,
     ) -> AdmissionResponse {
-        let Some(object) = &request.object else {
-            return deny(
-                response,
-                CODE_INVALID,
-                "Invalid",
-                "the request carries no object".to_owned(),
-            );
+        let (mut config, previous) = match objects_of::<SubjectConfig>(request, SUBJECT_CONFIG_KIND) {
+            Ok(objects) => objects,
+            Err(problem) => return deny(response, CODE_INVALID, "Invalid", problem),
         };
-        let mut config = match as_subject_config(object) {
-            Ok(config) => config,
-            Err(error) => {
-                return deny(
-                    response,
-                    CODE_INVALID,
-                    "Invalid",
-                    format!("the object is not a valid SubjectConfig: {error}"),
-                );
-            }
-        };
-        let previous = request.old_object.as_ref().and_then(|old| as_subject_config(old).ok());
         if request.operation == Operation::Update && previous.as_ref().is_some_and(|old| old.spec == config.spec) {
             return response;
         }
@@ -63,8 +47,4 @@ impl Admission {
         }
         response
     }
-}
-
-fn as_subject_config(object: &DynamicObject) -> Result<SubjectConfig, serde_json::Error> {
-    serde_json::to_value(object).and_then(serde_json::from_value)
 }
