@@ -224,16 +224,12 @@ impl CompiledPolicy {
         // Cheap tests first: a pattern the subject cannot match whatever the
         // namespace, and (for `{namespace}` patterns) a namespace whose name
         // is not in the subject, rule a candidate out without the selector.
-        let possible: Vec<&Pattern> = allowed
-            .iter()
-            .filter(|pattern| pattern.matches(subject, None))
-            .collect();
-        if possible.is_empty() {
+        if !allowed.iter().any(|pattern| pattern.matches(subject, None)) {
             return;
         }
         let holder = proposal.known_namespaces.iter().find(|namespace| {
             namespace.name != claimant.name
-                && possible.iter().any(|pattern| {
+                && allowed.iter().any(|pattern| {
                     (!pattern.uses_namespace() || subject.contains(namespace.name))
                         && pattern.matches(subject, Some(namespace.name))
                 })

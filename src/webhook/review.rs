@@ -178,18 +178,18 @@ impl Admission {
             Ok(objects) => objects,
             Err(problem) => return deny(response, CODE_INVALID, "Invalid", problem),
         };
-        if request.operation == Operation::Update {
-            if let Some(previous) = &previous {
-                if previous.spec == schema.spec {
-                    tracing::debug!(name = request.name, "Spec unchanged; allowed");
-                    return response;
-                }
-                // The API server bumps the generation of a changed spec before
-                // validation; make sure the decision sees a new generation, or
-                // it would take this edit for the registered spec (`Vanished`).
-                let next = previous.metadata.generation.map(|generation| generation + 1);
-                schema.metadata.generation = schema.metadata.generation.max(next);
+        if request.operation == Operation::Update
+            && let Some(previous) = &previous
+        {
+            if previous.spec == schema.spec {
+                tracing::debug!(name = request.name, "Spec unchanged; allowed");
+                return response;
             }
+            // The API server bumps the generation of a changed spec before
+            // validation; make sure the decision sees a new generation, or
+            // it would take this edit for the registered spec (`Vanished`).
+            let next = previous.metadata.generation.map(|generation| generation + 1);
+            schema.metadata.generation = schema.metadata.generation.max(next);
         }
         if schema.metadata.namespace.is_none() {
             schema.metadata.namespace.clone_from(&request.namespace);
