@@ -176,18 +176,24 @@ pub fn decide(inputs: &SchemaInputs, checker: &Checker) -> Plan {
 }
 
 /// Decides what to do with one Schema, with the policies' verdict. A policy
-/// that refuses the Schema wins over everything else: it is judged first on
-/// the spec alone (subject, type, deletion policy), then again once the
-/// schema is parsed and the level it would be checked under is known.
+/// that refuses the Schema wins over everything else. It is judged on the
+/// spec alone (subject, type, deletion policy), and again, with every rule,
+/// once the schema is parsed and the level it would be checked under is
+/// known: a refusal lists every violation the decision got far enough to see.
 pub fn judge(inputs: &SchemaInputs, checker: &Checker) -> Decision {
-    let mut verdict = inputs.policy.judge(None, None);
+    let early = inputs.policy.judge(None, None);
+    let mut verdict = early.clone();
+    let plan = plan(inputs, checker, &mut verdict);
+    if early.is_denied() && !verdict.is_denied() {
+        // The decision stopped before the full judgement (another owner, an unusable spec).
+        verdict = early;
+    }
     if verdict.is_denied() {
         return Decision {
             plan: Plan::PolicyViolation(verdict.clone()),
             verdict,
         };
     }
-    let plan = plan(inputs, checker, &mut verdict);
     Decision { plan, verdict }
 }
 
