@@ -692,4 +692,83 @@ pub(crate) mod tests {
         let versions: Vec<usize> = report.incompatibilities.iter().map(|i| i.version).collect();
         assert!(versions.contains(&1) && versions.contains(&2), "{versions:?}");
     }
+
+    /// A policy in force over namespace `default`: at least BACKWARD_TRANSITIVE, no HardDelete,
+    /// and Avro namespaces under `com.acme`.
+    fn strict_policy(held: RegistrySubject, deletion: crate::crd::DeletionPolicy) -> SchemaInputs {
+        let spec: crate::crd::SchemaPolicySpec = serde_json::from_value(serde_json::json!({
+            "rules": {
+                "compatibility": {"minimum": "BACKWARD_TRANSITIVE"},
+                "deletionPolicies": ["Retain", "SoftDelete"],
+                "naming": {"avroNamespace": "com.acme*"},
+            },
+        }))
+        .unwrap();
+        let policies = crate::policy::PolicySet::compile([("strict", &spec)]);
+        let mut schema = Schema::new(
+            "rsvp",
+            crate::crd::SchemaSpec {
+                subject: "rsvp-value".to_owned(),
+                schema_type: Default::default(),
+                schema: Some(RSVP_V1.to_owned()),
+                schema_from: None,
+                references: Vec::new(),
+                deletion_policy: deletion,
+            },
+        );
+        schema.metadata.namespace = Some("default".to_owned());
+        let mut inputs = inputs(RSVP_V1, held, None);
+        inputs.policy = PolicyInputs {
+            context: PolicyContext::new(Arc::new(policies), Arc::default()),
+            object: Some(Arc::new(schema)),
+            old_object: None,
+        };
+        inputs
+    }
+
+    #[test]
+    fn a_policy_refusal_lists_every_violation_and_writes_nothing() {
+        let inputs = strict_policy(
+            registry(&[], Mode::Backward, None),
+            crate::crd::DeletionPolicy::HardDelete,
+        );
+        let decision = judge(&inputs, &checker());
+        let Plan::PolicyViolation(verdict) = &decision.plan else {
+            panic!("{:?}", decision.plan)
+        };
+        let rules: Vec<String> = verdict.denials().map(|violation| violation.rule.to_string()).collect();
+        assert_eq!(rules, ["compatibility", "deletionPolicies", "naming.avroNamespace"]);
+        assert!(
+            verdict
+                .denial_message()
+                .unwrap()
+                .contains("the level the subject falls back to (the registry's global level) is BACKWARD"),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn a_policy_refuses_a_schema_registered_before_it_came() {
+        let mut held = registry(&[RSVP_V1], Mode::BackwardTransitive, None);
+        held.holding = Some(VersionedSchema {
+            subject: subject(),
+            version: Version::FIRST,
+            id: SchemaId::new(1).unwrap(),
+            format: Format::Avro,
+            text: RSVP_V1.to_owned(),
+            references: Vec::new(),
+            deleted: false,
+        });
+        let inputs = strict_policy(held, crate::crd::DeletionPolicy::Retain);
+        let plan = judge(&inputs, &checker()).plan;
+        let Plan::PolicyViolation(verdict) = plan else {
+            panic!("{plan:?}")
+        };
+        let rules: Vec<String> = verdict.denials().map(|violation| violation.rule.to_string()).collect();
+        assert_eq!(
+            rules,
+            ["naming.avroNamespace"],
+            "the level in force passes; the name does not"
+        );
+    }
 }
