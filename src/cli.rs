@@ -13,7 +13,9 @@ use crate::registry::api::{Credential, load_credentials};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::{ExternalAuth, ExternalConfig};
 
+mod export;
 mod local;
+pub use export::{ExportArgs, ExportConfig, ExportSource};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};
 
 /// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
@@ -56,6 +58,8 @@ pub enum Command {
     /// would be accepted, 1 some would be rejected, 2 error (an unreadable
     /// or invalid manifest, or an object that could not be checked).
     Check(CheckArgs),
+    /// Write a registry's subjects as Schema and SubjectConfig manifests, one file per subject, plus `index.md`.
+    Export(Box<ExportArgs>),
     /// Run the controllers against the cluster, with the embedded registry serving its REST API.
     Operator(Box<OperatorArgs>),
 }

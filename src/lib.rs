@@ -12,6 +12,7 @@ pub mod commands;
 pub mod compat;
 pub mod controller;
 pub mod crd;
+pub mod export;
 pub mod http_server;
 pub mod local;
 pub mod metrics;

@@ -1,0 +1,192 @@
+//! The files of an export: one manifest file per subject (its SubjectConfig
+//! when it has its own level or mode, then one Schema document per exported
+//! version, oldest first) and `index.md`. Pure: text in, text out, no
+//! timestamps, everything sorted, so an unchanged registry renders the same
+//! bytes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use kube::api::ObjectMeta;
+
+use super::names::object_names;
+use super::pretty::pretty_json;
+use super::{Export, SubjectExport};
+use crate::compat::Format;
+use crate::controller::level::level_of;
+use crate::crd::{
+    DeletionPolicy, Schema, SchemaReferenceSpec, SchemaSpec, SchemaType, SubjectConfig, SubjectConfigSpec,
+    SubjectMode,
+};
+use crate::registry::{RegistryMode, Version, VersionedSchema};
+
+/// The name of the index file.
+pub const INDEX_FILE: &str = "index.md";
+
+/// The first line of `index.md`, by which `export` knows an earlier export.
+pub const INDEX_TITLE: &str = "# Exported schema registry\n";
+
+/// Why the files could not be rendered.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to render the manifests of subject `{subject}` as YAML: {message}")]
+pub struct RenderError {
+    /// The subject.
+    subject: String,
+    /// What the serializer said.
+    message: String,
+}
+
+/// Every file of the export, by file name: `<object-name>.yaml` per
+/// subject and [`INDEX_FILE`].
+///
+/// # Errors
+/// [`RenderError`] when a manifest cannot be serialized.
+pub fn render(export: &Export, namespace: &str) -> Result<BTreeMap<String, String>, RenderError> {
+    let names = object_names(export.subjects.iter().map(|s| s.subject.as_str()));
+    let mut files = BTreeMap::new();
+    for subject in &export.subjects {
+        let name = names.get(subject.subject.as_str()).cloned().unwrap_or_default();
+        files.insert(format!("{name}.yaml"), manifests(subject, &name, namespace)?);
+    }
+    files.insert(INDEX_FILE.to_owned(), index(export, &names));
+    Ok(files)
+}
+
+/// The documents of one subject's file.
+fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<String, RenderError> {
+    let failed = |error: serde_saphyr::ser::Error| RenderError {
+        subject: subject.subject.to_string(),
+        message: error.to_string(),
+    };
+    let metadata = || ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: Some(namespace.to_owned()),
+        ..ObjectMeta::default()
+    };
+    let mut text = String::new();
+    let mode = subject.mode.and_then(subject_mode);
+    if subject.level.is_some() || mode.is_some() {
+        let config = SubjectConfig {
+            metadata: metadata(),
+            spec: SubjectConfigSpec {
+                subject: subject.subject.to_string(),
+                compatibility: subject.level.map(level_of),
+                normalize: None,
+                mode,
+            },
+            status: None,
+        };
+        text.push_str("---\n");
+        text.push_str(&serde_saphyr::to_string(&config).map_err(failed)?);
+    }
+    for version in &subject.documents {
+        let schema = Schema {
+            metadata: metadata(),
+            spec: schema_spec(version),
+            status: None,
+        };
+        text.push_str("---\n");
+        text.push_str(&serde_saphyr::to_string(&schema).map_err(failed)?);
+    }
+    Ok(text)
+}
+
+/// The spec of a Schema holding one version: Avro and JSON pretty-printed
+/// (key order kept), Protobuf as the registry returned it.
+fn schema_spec(version: &VersionedSchema) -> SchemaSpec {
+    let (schema_type, text) = match version.format {
+        Format::Avro => (SchemaType::Avro, pretty_json(&version.text)),
+        Format::Json => (SchemaType::Json, pretty_json(&version.text)),
+        Format::Protobuf => (SchemaType::Protobuf, None),
+    };
+    SchemaSpec {
+        subject: version.subject.to_string(),
+        schema_type,
+        schema: Some(text.unwrap_or_else(|| version.text.clone())),
+        schema_from: None,
+        references: version
+            .references
+            .iter()
+            .map(|reference| SchemaReferenceSpec {
+                name: reference.name.clone(),
+                subject: reference.subject.to_string(),
+                version: i32::try_from(reference.version.get()).unwrap_or(i32::MAX),
+            })
+            .collect(),
+        deletion_policy: DeletionPolicy::default(),
+    }
+}
+
+/// The SubjectConfig word for a subject's mode; `None` for the modes a
+/// SubjectConfig cannot hold (IMPORT, READONLY_OVERRIDE: listed in the index).
+fn subject_mode(mode: RegistryMode) -> Option<SubjectMode> {
+    match mode {
+        RegistryMode::ReadWrite => Some(SubjectMode::Readwrite),
+        RegistryMode::ReadOnly => Some(SubjectMode::Readonly),
+        RegistryMode::ReadOnlyOverride | RegistryMode::Import => None,
+    }
+}
+
+/// `index.md`: the global settings, then one row per subject.
+fn index(export: &Export, names: &BTreeMap<String, String>) -> String {
+    let mut text = format!("{INDEX_TITLE}\n");
+    let _ = writeln!(
+        text,
+        "Global compatibility level: {}. Global mode: {}.\n",
+        export.global_level,
+        export.global_mode.as_str()
+    );
+    text.push_str(
+        "Apply with `schemaops apply <this folder>` (or commit it and let the operator reconcile it). \
+         The global level and mode are not exported: set them on the target registry first, since \
+         `apply` checks each replayed version under the subject's level, or the global one.\n\n\
+         Version numbers: `apply` registers the exported versions of a subject in order, so the target \
+         numbers them 1, 2, 3…; where the source has gaps (deleted versions), the numbers differ, as the \
+         \"as\" column shows, and references are rewritten to the new numbers. Soft-deleted versions \
+         are listed, not exported. A subject in READONLY mode refuses the versions `apply` registers \
+         in the same run: apply its SubjectConfig after the Schemas.\n\n",
+    );
+    text.push_str(
+        "| subject | file | object | versions exported | as | live | soft-deleted | level | mode |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    for subject in &export.subjects {
+        let name = names.get(subject.subject.as_str()).map_or("", String::as_str);
+        let exported: Vec<Version> = subject.documents.iter().map(|d| d.version).collect();
+        let renumbered = (1..=exported.len()).map(|n| n.to_string()).collect::<Vec<_>>().join(", ");
+        let mode = match subject.mode {
+            Some(mode) if subject_mode(mode).is_none() => format!("{} (not exported)", mode.as_str()),
+            Some(mode) => mode.as_str().to_owned(),
+            None => "-".to_owned(),
+        };
+        let referenced = if subject.selected { "" } else { " (referenced)" };
+        let _ = writeln!(
+            text,
+            "| {}{referenced} | [{name}.yaml]({name}.yaml) | {name} | {} | {renumbered} | {} | {} | {} | {mode} |",
+            cell(subject.subject.as_str()),
+            list(&exported),
+            list(&subject.live),
+            list(&subject.deleted),
+            subject.level.map_or_else(|| "-".to_owned(), |level| level.to_string()),
+        );
+    }
+    text
+}
+
+/// A subject as a table cell: in a code span, `|` escaped.
+fn cell(subject: &str) -> String {
+    let escaped = subject.replace('|', "\\|");
+    if subject.contains('`') {
+        escaped
+    } else {
+        format!("`{escaped}`")
+    }
+}
+
+/// Version numbers joined with commas, or `-`.
+fn list(versions: &[Version]) -> String {
+    if versions.is_empty() {
+        return "-".to_owned();
+    }
+    versions.iter().map(Version::to_string).collect::<Vec<_>>().join(", ")
+}
