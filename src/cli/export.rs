@@ -116,7 +116,9 @@ impl ExportArgs {
 /// Whether `name` is a DNS-1123 label, as namespace names are.
 fn is_dns_label(name: &str) -> bool {
     (1..=63).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !name.starts_with('-')
         && !name.ends_with('-')
 }

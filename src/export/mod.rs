@@ -169,7 +169,9 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
         };
         let level = match registry.compatibility(Some(subject), false).await {
             Ok(level) => Some(level),
-            Err(RegistryError::SubjectCompatibilityNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => None,
+            Err(RegistryError::SubjectCompatibilityNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => {
+                None
+            }
             Err(source) => return Err(read(format!("the compatibility level of subject `{subject}`"))(source)),
         };
         let mode = match registry.mode(Some(subject), false).await {

@@ -88,7 +88,9 @@ mod tests {
         name.len() <= MAX_NAME
             && name.split('.').all(|label| {
                 !label.is_empty()
-                    && label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
                     && label.starts_with(|c: char| c.is_ascii_alphanumeric())
                     && label.ends_with(|c: char| c.is_ascii_alphanumeric())
             })

@@ -15,8 +15,7 @@ use super::{Export, SubjectExport};
 use crate::compat::Format;
 use crate::controller::level::level_of;
 use crate::crd::{
-    DeletionPolicy, Schema, SchemaReferenceSpec, SchemaSpec, SchemaType, SubjectConfig, SubjectConfigSpec,
-    SubjectMode,
+    DeletionPolicy, Schema, SchemaReferenceSpec, SchemaSpec, SchemaType, SubjectConfig, SubjectConfigSpec, SubjectMode,
 };
 use crate::registry::{RegistryMode, Version, VersionedSchema};
 
@@ -153,7 +152,10 @@ fn index(export: &Export, names: &BTreeMap<String, String>) -> String {
     for subject in &export.subjects {
         let name = names.get(subject.subject.as_str()).map_or("", String::as_str);
         let exported: Vec<Version> = subject.documents.iter().map(|d| d.version).collect();
-        let renumbered = (1..=exported.len()).map(|n| n.to_string()).collect::<Vec<_>>().join(", ");
+        let renumbered = (1..=exported.len())
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         let mode = match subject.mode {
             Some(mode) if subject_mode(mode).is_none() => format!("{} (not exported)", mode.as_str()),
             Some(mode) => mode.as_str().to_owned(),
