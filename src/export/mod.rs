@@ -40,6 +40,8 @@ pub struct Selection {
 pub struct Export {
     /// The exported subjects.
     pub subjects: Vec<SubjectExport>,
+    /// Subjects matching the selection whose versions are all soft-deleted (not exported).
+    pub deleted_subjects: Vec<SubjectName>,
     /// The registry's global compatibility level.
     pub global_level: Mode,
     /// The registry's global mode.
@@ -90,15 +92,25 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
         .subjects(&SubjectFilter::default())
         .await
         .map_err(read("the subjects".to_owned()))?;
-    let selected: BTreeSet<SubjectName> = all
+    let matches = |subject: &SubjectName| {
+        selection.subjects.is_empty()
+            || selection
+                .subjects
+                .iter()
+                .any(|pattern| pattern.matches(subject.as_str(), None))
+    };
+    let selected: BTreeSet<SubjectName> = all.into_iter().filter(|s| matches(s)).collect();
+    let deleted_only = SubjectFilter {
+        deleted_only: true,
+        ..SubjectFilter::default()
+    };
+    let deleted_subjects: Vec<SubjectName> = registry
+        .subjects(&deleted_only)
+        .await
+        .map_err(read("the soft-deleted subjects".to_owned()))?
         .into_iter()
-        .filter(|subject| {
-            selection.subjects.is_empty()
-                || selection
-                    .subjects
-                    .iter()
-                    .any(|pattern| pattern.matches(subject.as_str(), None))
-        })
+        // A registry that ignores `deletedOnly` answers with live subjects too.
+        .filter(|s| matches(s) && !selected.contains(s))
         .collect();
     let mut live: BTreeMap<SubjectName, Vec<Version>> = BTreeMap::new();
     let mut wanted: BTreeMap<SubjectName, BTreeSet<Version>> = BTreeMap::new();
@@ -199,6 +211,7 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
         .map_err(read("the global mode".to_owned()))?;
     Ok(Export {
         subjects,
+        deleted_subjects,
         global_level,
         global_mode,
     })

@@ -172,6 +172,14 @@ fn index(export: &Export, names: &BTreeMap<String, String>) -> String {
             subject.level.map_or_else(|| "-".to_owned(), |level| level.to_string()),
         );
     }
+    if !export.deleted_subjects.is_empty() {
+        let deleted: Vec<String> = export.deleted_subjects.iter().map(|s| cell(s.as_str())).collect();
+        let _ = writeln!(
+            text,
+            "\nSoft-deleted subjects (every version soft-deleted; not exported): {}.",
+            deleted.join(", ")
+        );
+    }
     text
 }
 
