@@ -268,6 +268,46 @@ async fn a_second_export_is_byte_identical_and_colliding_names_get_suffixes() {
     assert!(orders.contains("subject: "), "{orders}");
     let money = std::fs::read_to_string(first.join("com.acme.money.yaml")).unwrap();
     assert_eq!(money.matches("kind: Schema").count(), 2, "two live versions: {money}");
+
+    // `--subjects` globs, plus every subject the selected ones refer to.
+    let some = work.path().join("some");
+    let selected = schemaops(&[
+        "export",
+        "--data",
+        path(data.path()),
+        "--subjects",
+        "payments-*",
+        "--subjects",
+        "proto-o?der-value",
+        "--namespace",
+        "team-a",
+        "--out",
+        path(&some),
+    ]);
+    assert_eq!(selected.status.code(), Some(0), "{}", text(&selected.stderr));
+    let names: Vec<String> = files(&some).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "com.acme.money.yaml",
+            "index.md",
+            "payments-value.yaml",
+            "proto-money.yaml",
+            "proto-order-value.yaml"
+        ]
+    );
+    let index = std::fs::read_to_string(some.join("index.md")).unwrap();
+    assert!(index.contains("| `proto-money` (referenced) |"), "{index}");
+    let payments = std::fs::read_to_string(some.join("payments-value.yaml")).unwrap();
+    assert!(payments.contains("namespace: team-a"), "{payments}");
+    assert!(
+        payments.contains("kind: SubjectConfig") && payments.contains("compatibility: FULL"),
+        "{payments}"
+    );
+    assert!(
+        payments.contains("subject: com.acme.Money\n    version: 1"),
+        "version 3 of the source is the first exported: {payments}"
+    );
 }
 
 /// An unreachable registry exits 2 naming it, and `--out` is not created;
