@@ -200,3 +200,83 @@ fn list(versions: &[Version]) -> String {
     }
     versions.iter().map(Version::to_string).collect::<Vec<_>>().join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compat::Mode;
+    use crate::registry::{SchemaId, SchemaReference, SubjectName};
+
+    fn version(subject: &str, number: i64, text: &str, references: Vec<SchemaReference>) -> VersionedSchema {
+        VersionedSchema {
+            subject: SubjectName::new(subject).unwrap(),
+            version: Version::new(number).unwrap(),
+            id: SchemaId::new(number).unwrap(),
+            format: Format::Avro,
+            text: text.to_owned(),
+            references,
+            deleted: false,
+        }
+    }
+
+    fn subject(name: &str, documents: Vec<VersionedSchema>) -> SubjectExport {
+        SubjectExport {
+            subject: SubjectName::new(name).unwrap(),
+            selected: true,
+            live: documents.iter().map(|d| d.version).collect(),
+            documents,
+            deleted: Vec::new(),
+            level: None,
+            mode: None,
+        }
+    }
+
+    #[test]
+    fn a_subject_with_its_own_settings_gets_a_subject_config_before_its_schemas() {
+        let reference = SchemaReference {
+            name: "b.B".to_owned(),
+            subject: SubjectName::new("B").unwrap(),
+            version: Version::FIRST,
+        };
+        let mut a = subject(
+            "A",
+            vec![
+                version("A", 2, r#"{"type":"record","name":"A","fields":[]}"#, vec![]),
+                version("A", 4, r#""string""#, vec![reference]),
+            ],
+        );
+        a.level = Some(Mode::Full);
+        a.mode = Some(RegistryMode::Import);
+        a.deleted = vec![Version::new(3).unwrap()];
+        let export = Export {
+            subjects: vec![a, subject("B", vec![version("B", 1, r#""int""#, vec![])])],
+            deleted_subjects: vec![SubjectName::new("gone").unwrap()],
+            global_level: Mode::Backward,
+            global_mode: RegistryMode::ReadWrite,
+        };
+        let files = render(&export, "ns").unwrap();
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["a.yaml", "b.yaml", "index.md"]);
+        let a = &files["a.yaml"];
+        let kinds: Vec<&str> = a.lines().filter(|line| line.starts_with("kind: ")).collect();
+        assert_eq!(kinds, ["kind: SubjectConfig", "kind: Schema", "kind: Schema"], "{a}");
+        assert!(
+            a.contains("compatibility: FULL\n") && !a.contains("mode:"),
+            "IMPORT is not a SubjectConfig mode: {a}"
+        );
+        assert!(
+            a.contains("    {\n      \"type\": \"record\",\n"),
+            "pretty-printed: {a}"
+        );
+        let index = &files["index.md"];
+        assert!(
+            index.contains("| `A` | [a.yaml](a.yaml) | a | 2, 4 | 1, 2 | 2, 4 | 3 | FULL | IMPORT (not exported) |"),
+            "{index}"
+        );
+        assert!(
+            index.contains("Global compatibility level: BACKWARD. Global mode: READWRITE."),
+            "{index}"
+        );
+        assert!(index.contains("not exported): `gone`."), "{index}");
+        assert_eq!(render(&export, "ns").unwrap(), files, "deterministic");
+    }
+}
