@@ -167,17 +167,26 @@ fn replace(out: &Path, files: &std::collections::BTreeMap<String, String>) -> Re
         let path = staging.path().join(name);
         std::fs::write(&path, text).map_err(failed(&path))?;
     }
-    if out.exists() {
+    // Kept only while the earlier export is out of the way; removed when dropped.
+    let previous = if out.exists() {
         let previous = tempfile::Builder::new()
             .prefix(".schemaops-export-old-")
             .tempdir_in(&parent)
             .map_err(failed(&parent))?;
         let old = previous.path().join("export");
         std::fs::rename(out, &old).map_err(failed(out))?;
-        std::fs::rename(staging.keep(), out).map_err(failed(out))?;
-        drop(previous);
+        Some((previous, old))
     } else {
-        std::fs::rename(staging.keep(), out).map_err(failed(out))?;
+        None
+    };
+    let written = staging.keep();
+    if let Err(source) = std::fs::rename(&written, out) {
+        // Put the earlier export back; drop what was written.
+        if let Some((_, old)) = &previous {
+            let _ = std::fs::rename(old, out);
+        }
+        let _ = std::fs::remove_dir_all(&written);
+        return Err(failed(out)(source));
     }
     Ok(())
 }
