@@ -5,6 +5,7 @@
 //! - [`registry`]: the Registry trait, the embedded registry and the REST API.
 //! - [`cli`]: the command line and its typed configuration.
 //! - [`commands`]: what each subcommand does.
+//! - [`export`]: a registry turned into Schema and SubjectConfig manifests.
 //! - [`http_server`]: serving a router with limits on slow and idle clients.
 
 pub mod cli;
