@@ -13,7 +13,9 @@ use crate::registry::api::{Credential, load_credentials};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::{ExternalAuth, ExternalConfig};
 
+mod import;
 mod local;
+pub use import::{ImportArgs, ImportConfig};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};
 
 /// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
@@ -58,6 +60,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Run the controllers against the cluster, with the embedded registry serving its REST API.
     Operator(Box<OperatorArgs>),
+    /// Copy a Confluent-compatible registry into the embedded one, keeping every schema ID and
+    /// version. Exit status: 0 copied (or nothing to copy), 2 error or conflict (nothing written).
+    Import(ImportArgs),
 }
 
 /// Engine options shared by the commands that judge schemas.

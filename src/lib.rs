@@ -13,6 +13,7 @@ pub mod compat;
 pub mod controller;
 pub mod crd;
 pub mod http_server;
+pub mod import;
 pub mod local;
 pub mod metrics;
 pub mod policy;

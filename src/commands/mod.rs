@@ -5,6 +5,7 @@ pub mod apply;
 pub mod check;
 pub mod compat;
 pub mod crds;
+pub mod import;
 pub mod operator;
 pub mod registry;
 
