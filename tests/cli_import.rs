@@ -195,7 +195,11 @@ async fn an_import_answers_for_every_id_version_level_and_mode_as_the_source_and
         "{}",
         text(&first.stdout)
     );
-    assert!(text(&first.stderr).contains("10/10 versions copied"), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stderr).contains("10/10 versions copied"),
+        "{}",
+        text(&first.stderr)
+    );
     assert_eq!(served(target.path()).await, expected);
 
     let second = import(&source.url, target.path());
@@ -234,7 +238,8 @@ async fn a_target_holding_another_schema_under_a_source_id_is_refused_and_left_u
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stdout));
     let message = text(&refused.stderr);
     assert!(
-        message.contains("schema ID 42 holds a different schema in the target") && message.contains("nothing was written"),
+        message.contains("schema ID 42 holds a different schema in the target")
+            && message.contains("nothing was written"),
         "{message}"
     );
     assert_eq!(served(target.path()).await, before);
@@ -252,7 +257,11 @@ async fn an_interrupted_import_finishes_on_the_next_run() {
     let target = tempfile::tempdir().unwrap();
     let first = import(&partial.url, target.path());
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
-    assert!(text(&first.stdout).starts_with("3 versions copied"), "{}", text(&first.stdout));
+    assert!(
+        text(&first.stdout).starts_with("3 versions copied"),
+        "{}",
+        text(&first.stdout)
+    );
 
     let source_data = tempfile::tempdir().unwrap();
     let source = RegistryProcess::start(source_data.path()).await;

@@ -75,7 +75,8 @@ mod tests {
 
     #[test]
     fn import_takes_the_source_as_from_and_the_target_as_data() {
-        let cli = Cli::try_parse_from(["schemaops", "import", "--from", "http://registry:8081", "--data", "d"]).unwrap();
+        let cli =
+            Cli::try_parse_from(["schemaops", "import", "--from", "http://registry:8081", "--data", "d"]).unwrap();
         let Command::Import(args) = cli.command else {
             panic!("expected import");
         };

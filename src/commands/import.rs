@@ -49,19 +49,16 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
         url: config.source.display_url(),
         source: error,
     })?;
-    let target =
-        super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?;
+    let target = super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?;
     let mut progress = |done: usize, total: usize| {
-        if done % PROGRESS_EVERY == 0 || done == total {
+        if done.is_multiple_of(PROGRESS_EVERY) || done == total {
             eprintln!("schemaops import: {done}/{total} versions copied");
         }
     };
     let summary = match import(&source, &target, &mut progress).await {
         Ok(summary) => summary,
         Err(ImportError::Conflicts(conflicts)) => {
-            eprintln!(
-                "schemaops import: the target conflicts with the source; nothing was written:"
-            );
+            eprintln!("schemaops import: the target conflicts with the source; nothing was written:");
             for conflict in &conflicts {
                 eprintln!("  {conflict}");
             }

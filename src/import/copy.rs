@@ -53,7 +53,10 @@ pub async fn copy(
         let restored = restore_modes(&held, target).await;
         if let Err(error) = written {
             if let Err(restore) = restored {
-                tracing::error!(error = &restore as &dyn std::error::Error, "Could not restore the modes");
+                tracing::error!(
+                    error = &restore as &dyn std::error::Error,
+                    "Could not restore the modes"
+                );
             }
             return Err(error);
         }

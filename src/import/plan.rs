@@ -204,7 +204,9 @@ mod tests {
     fn versions_the_target_holds_alike_are_counted_present_and_not_written() {
         let held = version("a", 1, 7, &[]);
         let mut target = Target::default();
-        target.versions.insert((held.subject.clone(), held.version), (held.id, false));
+        target
+            .versions
+            .insert((held.subject.clone(), held.version), (held.id, false));
         let plan = plan(&source(vec![held]), &target).unwrap();
         assert!(plan.is_empty());
         assert_eq!(plan.present, 1);
@@ -223,9 +225,10 @@ mod tests {
                 references: Vec::new(),
             },
         );
-        target
-            .versions
-            .insert((second.subject.clone(), second.version), (SchemaId::new(9).unwrap(), false));
+        target.versions.insert(
+            (second.subject.clone(), second.version),
+            (SchemaId::new(9).unwrap(), false),
+        );
         let ImportError::Conflicts(conflicts) = plan(&source(vec![first, second]), &target).unwrap_err() else {
             panic!("expected conflicts");
         };

@@ -46,7 +46,11 @@ pub async fn source(registry: &dyn Registry) -> Result<Source, ImportError> {
         .map_err(failed("the subjects".to_owned()))?;
     let mut read = Source {
         versions: Vec::new(),
-        settings: vec![settings(registry, None).await.map_err(failed("the global settings".to_owned()))?],
+        settings: vec![
+            settings(registry, None)
+                .await
+                .map_err(failed("the global settings".to_owned()))?,
+        ],
     };
     for subject in subjects {
         let versions = registry
@@ -87,7 +91,10 @@ pub async fn target(registry: &dyn Registry, source: &Source) -> Result<Target, 
                 .version(&held.subject, VersionSelector::Exact(held.version), true)
                 .await,
         )
-        .map_err(failed(format!("read subject `{}` version {}", held.subject, held.version)))?;
+        .map_err(failed(format!(
+            "read subject `{}` version {}",
+            held.subject, held.version
+        )))?;
         if let Some(found) = found {
             read.versions
                 .insert((held.subject.clone(), held.version), (found.id, found.deleted));
