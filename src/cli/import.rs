@@ -81,7 +81,7 @@ mod tests {
             panic!("expected import");
         };
         let config = args.into_config().unwrap();
-        assert_eq!(config.source.display_url(), "http://registry:8081/");
+        assert_eq!(config.source.display_url(), "http://registry:8081");
         assert_eq!(config.database, std::path::Path::new("d").join("registry.db"));
     }
 
