@@ -193,3 +193,57 @@ async fn write_settings(wanted: &Settings, target: &dyn Registry) -> Result<(), 
     }
     .map_err(failed("set the mode"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::compat::{Checker, Format};
+    use crate::registry::embedded::EmbeddedRegistry;
+    use crate::registry::embedded::sqlite::SqliteStore;
+    use crate::registry::{SchemaId, Version, VersionedSchema};
+
+    fn version(subject: &str, id: i64, text: &str) -> VersionedSchema {
+        VersionedSchema {
+            subject: SubjectName::new(subject).unwrap(),
+            version: Version::FIRST,
+            id: SchemaId::new(id).unwrap(),
+            format: Format::Avro,
+            text: text.to_owned(),
+            references: Vec::new(),
+            deleted: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_copy_that_fails_part_way_restores_the_modes_and_keeps_what_it_wrote() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&folder.path().join("registry.db")).unwrap();
+        let target = EmbeddedRegistry::open(Arc::new(store), Checker::default())
+            .await
+            .unwrap();
+        let frozen = SubjectName::new("frozen").unwrap();
+        target
+            .set_mode(Some(&frozen), RegistryMode::ReadOnly, false)
+            .await
+            .unwrap();
+        let source = Source {
+            versions: vec![version("frozen", 7, "\"int\""), version("broken", 42, "{not avro")],
+            settings: Vec::new(),
+        };
+        let plan = Plan {
+            register: vec![0, 1],
+            ..Plan::default()
+        };
+        let error = copy(&source, &plan, &target, &mut |_, _| {}).await.unwrap_err();
+        assert!(
+            error.to_string().contains("subject `broken` version 1 as ID 42"),
+            "{error}"
+        );
+        assert_eq!(target.mode(None, false).await.unwrap(), RegistryMode::ReadWrite);
+        assert_eq!(target.mode(Some(&frozen), false).await.unwrap(), RegistryMode::ReadOnly);
+        let kept = target.schema_by_id(SchemaId::new(7).unwrap()).await.unwrap();
+        assert_eq!(kept.text, "\"int\"");
+    }
+}
