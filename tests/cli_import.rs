@@ -275,3 +275,17 @@ async fn an_interrupted_import_finishes_on_the_next_run() {
     );
     assert_eq!(served(target.path()).await, snapshot(&source.url).await);
 }
+
+#[test]
+fn an_unreachable_source_exits_2_and_creates_nothing() {
+    let parent = tempfile::tempdir().unwrap();
+    let target = parent.path().join("target");
+    let refused = import("http://127.0.0.1:1", &target);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("nothing was imported from http://127.0.0.1:1"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(!target.exists());
+}
