@@ -47,6 +47,9 @@ pub async fn copy(
         present: plan.present,
         ..Summary::default()
     };
+    if plan.is_empty() {
+        return Ok(summary);
+    }
     if !(plan.register.is_empty() && plan.soft_delete.is_empty()) {
         let held = enter_import_mode(source, plan, target).await?;
         let written = write_versions(source, plan, target, &mut summary, progress).await;

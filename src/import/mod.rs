@@ -44,18 +44,6 @@ pub enum ImportError {
     Conflicts(Vec<Conflict>),
 }
 
-impl ImportError {
-    /// A bounded name of the failure, for logs.
-    pub fn reason(&self) -> &'static str {
-        match self {
-            ImportError::Source { .. } => "SourceFailed",
-            ImportError::Target { .. } => "TargetFailed",
-            ImportError::Unimportable(_) => "Unimportable",
-            ImportError::Conflicts(_) => "Conflict",
-        }
-    }
-}
-
 /// A place where the target already holds something other than the source.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Conflict {

@@ -113,7 +113,7 @@ pub async fn target(registry: &dyn Registry, source: &Source) -> Result<Target, 
 ///
 /// # Errors
 /// The registry's error when it cannot be asked.
-pub async fn settings(registry: &dyn Registry, subject: Option<&SubjectName>) -> Result<Settings, Error> {
+async fn settings(registry: &dyn Registry, subject: Option<&SubjectName>) -> Result<Settings, Error> {
     let level = match registry.compatibility(subject, false).await {
         Ok(level) => Some(level),
         Err(Error::SubjectCompatibilityNotConfigured { .. } | Error::SubjectNotFound { .. }) => None,
