@@ -14,8 +14,10 @@ use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::{ExternalAuth, ExternalConfig};
 
 mod export;
+mod import;
 mod local;
 pub use export::{ExportArgs, ExportConfig, ExportSource};
+pub use import::{ImportArgs, ImportConfig};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};
 
 /// Kafka schemas as Kubernetes resources, checked for compatibility before they are registered.
@@ -62,6 +64,9 @@ pub enum Command {
     Export(Box<ExportArgs>),
     /// Run the controllers against the cluster, with the embedded registry serving its REST API.
     Operator(Box<OperatorArgs>),
+    /// Copy a Confluent-compatible registry into the embedded one, keeping every schema ID and
+    /// version. Exit status: 0 copied (or nothing to copy), 2 error or conflict (nothing written).
+    Import(ImportArgs),
 }
 
 /// Engine options shared by the commands that judge schemas.

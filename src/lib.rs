@@ -15,6 +15,7 @@ pub mod controller;
 pub mod crd;
 pub mod export;
 pub mod http_server;
+pub mod import;
 pub mod local;
 pub mod metrics;
 pub mod policy;

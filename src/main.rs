@@ -56,6 +56,12 @@ fn run(cli: Cli) -> anyhow::Result<Verdict> {
             let runtime = runtime()?;
             to_stdout(|out| Ok(runtime.block_on(commands::export::run(&config, out))?))
         }
+        Command::Import(args) => {
+            let config = checked(args.into_config())?;
+            telemetry::init(LogFormat::Plain, "warn");
+            let runtime = runtime()?;
+            to_stdout(|out| Ok(runtime.block_on(commands::import::run(&config, out))?))
+        }
         Command::Operator(args) => {
             let config = checked(args.into_config())?;
             telemetry::init(config.log_format, "info");

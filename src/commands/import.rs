@@ -1,0 +1,84 @@
+//! `schemaops import`: a Confluent-compatible registry copied into the
+//! embedded one with its IDs (see [`crate::import`]); progress on standard
+//! error, the summary on standard output.
+
+use std::io::Write;
+
+use super::Verdict;
+use crate::cli::ImportConfig;
+use crate::import::{ImportError, import};
+use crate::registry::external::ExternalRegistry;
+
+/// How often progress is reported, in versions registered.
+const PROGRESS_EVERY: usize = 500;
+
+/// Why `import` could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The target registry could not be opened.
+    #[error(transparent)]
+    Registry(#[from] super::registry::Error),
+    /// The source registry client could not be configured.
+    #[error("failed to configure the source registry client")]
+    Client(#[source] crate::registry::external::ConfigError),
+    /// The source registry did not answer (nothing was written).
+    #[error("nothing was imported from {url}")]
+    Unreachable {
+        /// The source's base URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: crate::registry::Error,
+    },
+    /// The copy failed.
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// The output could not be written.
+    #[error("failed to write the output")]
+    Write(#[source] std::io::Error),
+}
+
+/// Imports the source into the target and prints what was done.
+///
+/// # Errors
+/// [`Error`] when a registry cannot be used; conflicts are printed, one a
+/// line, and give [`Verdict::Failed`].
+pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
+    let source = ExternalRegistry::new(&config.source, config.checker).map_err(Error::Client)?;
+    source.capabilities().await.map_err(|error| Error::Unreachable {
+        url: config.source.display_url(),
+        source: error,
+    })?;
+    let target = super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?;
+    let mut progress = |done: usize, total: usize| {
+        if done.is_multiple_of(PROGRESS_EVERY) || done == total {
+            eprintln!("schemaops import: {done}/{total} versions copied");
+        }
+    };
+    let summary = match import(&source, &target, &mut progress).await {
+        Ok(summary) => summary,
+        Err(ImportError::Conflicts(conflicts)) => {
+            eprintln!("schemaops import: the target conflicts with the source; nothing was written:");
+            for conflict in &conflicts {
+                eprintln!("  {conflict}");
+            }
+            return Ok(Verdict::Failed);
+        }
+        Err(error) => return Err(error.into()),
+    };
+    writeln!(
+        out,
+        "{} versions copied, {} already present, {} soft-deleted, {} levels and modes set{}",
+        summary.copied,
+        summary.present,
+        summary.soft_deleted,
+        summary.settings,
+        if summary.copied + summary.soft_deleted + summary.settings == 0 {
+            "; nothing changed"
+        } else {
+            ""
+        }
+    )
+    .map_err(Error::Write)?;
+    Ok(Verdict::Compatible)
+}

@@ -1,0 +1,291 @@
+//! `schemaops import` as a user runs it (issue 18, item 3): a source
+//! `schemaops registry` with non-contiguous IDs, soft-deleted versions,
+//! references in all three formats and its own levels and modes, copied
+//! into a fresh folder that then answers as the source did; a second run
+//! changes nothing; a conflicting target is refused untouched; an
+//! interrupted import finishes on the next run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+mod support;
+
+use support::registry::RegistryProcess;
+
+/// One write to the source registry.
+enum Step {
+    /// `PUT path body`.
+    Put(&'static str, Value),
+    /// `POST /subjects/{subject}/versions body`.
+    Register(&'static str, Value),
+    /// `DELETE path`.
+    Delete(&'static str),
+}
+
+fn avro(name: &str, fields: &str) -> String {
+    format!(r#"{{"type":"record","name":"{name}","namespace":"com.acme","fields":[{fields}]}}"#)
+}
+
+/// Versions with IDs 7, 42, 1000…, references in every format, soft
+/// deletes, a subject level and a subject mode. The first four steps make
+/// a smaller registry of which the whole one is a continuation.
+fn population() -> Vec<Step> {
+    use Step::{Delete, Put, Register};
+    let reference = |name: &str, subject: &str| json!({"name": name, "subject": subject, "version": 1});
+    vec![
+        Put("/mode", json!({"mode": "IMPORT"})),
+        Register(
+            "common-value",
+            json!({"id": 7, "version": 1, "schema": avro("Common", r#"{"name":"id","type":"string"}"#)}),
+        ),
+        Register(
+            "order-value",
+            json!({"id": 42, "version": 1,
+                   "schema": avro("Order", r#"{"name":"common","type":"com.acme.Common"}"#),
+                   "references": [reference("com.acme.Common", "common-value")]}),
+        ),
+        Register(
+            "order-value",
+            json!({"id": 1000, "version": 3,
+                   "schema": avro("Order", r#"{"name":"common","type":"com.acme.Common"},{"name":"note","type":["null","string"],"default":null}"#),
+                   "references": [reference("com.acme.Common", "common-value")]}),
+        ),
+        Register(
+            "address-json",
+            json!({"id": 8, "version": 1, "schemaType": "JSON",
+                   "schema": r#"{"type":"object","properties":{"street":{"type":"string"}}}"#}),
+        ),
+        Register(
+            "customer-json",
+            json!({"id": 43, "version": 1, "schemaType": "JSON",
+                   // The embedded engine resolves `$ref` within the document only,
+                   // so the referenced schema is also embedded under its `$id`.
+                   "schema": r#"{"$id":"https://acme.example/customer.json","type":"object",
+                       "properties":{"address":{"$ref":"address.json"}},
+                       "definitions":{"address":{"$id":"https://acme.example/address.json","type":"object"}}}"#,
+                   "references": [reference("address.json", "address-json")]}),
+        ),
+        Register(
+            "money.proto",
+            json!({"id": 9, "version": 1, "schemaType": "PROTOBUF",
+                   "schema": "syntax = \"proto3\";\npackage acme;\n\nmessage Money {\n  int64 cents = 1;\n}\n"}),
+        ),
+        Register(
+            "payment-value",
+            json!({"id": 44, "version": 1, "schemaType": "PROTOBUF",
+                   "schema": "syntax = \"proto3\";\npackage acme;\n\nimport \"money.proto\";\n\nmessage Payment {\n  Money amount = 1;\n}\n",
+                   "references": [reference("money.proto", "money.proto")]}),
+        ),
+        Register(
+            "legacy-value",
+            json!({"id": 500, "version": 1, "schema": avro("Legacy", r#"{"name":"a","type":"int"}"#)}),
+        ),
+        Register(
+            "legacy-value",
+            json!({"id": 501, "version": 2, "schema": avro("Legacy", r#"{"name":"a","type":"long"}"#)}),
+        ),
+        Register(
+            "gone-value",
+            json!({"id": 600, "version": 1, "schema": avro("Gone", r#"{"name":"g","type":"int"}"#)}),
+        ),
+        Put("/mode", json!({"mode": "READWRITE"})),
+        Delete("/subjects/legacy-value/versions/1"),
+        Delete("/subjects/gone-value"),
+        Put("/config", json!({"compatibility": "FORWARD"})),
+        Put("/config/order-value", json!({"compatibility": "FULL"})),
+        Put("/mode/legacy-value", json!({"mode": "READONLY"})),
+    ]
+}
+
+async fn populate(url: &str, steps: &[Step]) {
+    let client = support::http_client();
+    for step in steps {
+        let request = match step {
+            Step::Put(path, body) => client.put(format!("{url}{path}")).json(body),
+            Step::Register(subject, body) => client.post(format!("{url}/subjects/{subject}/versions")).json(body),
+            Step::Delete(path) => client.delete(format!("{url}{path}")),
+        };
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        assert!(status.is_success(), "{status}: {}", response.text().await.unwrap());
+    }
+}
+
+/// Every answer a client could compare: each ID, each subject's versions
+/// (live and with `?deleted=true`), each version, levels and modes.
+async fn snapshot(url: &str) -> BTreeMap<String, (u16, Value)> {
+    let client = support::http_client();
+    let get = |path: String| {
+        let client = client.clone();
+        async move {
+            let response = client.get(format!("{url}{path}")).send().await.unwrap();
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.unwrap())
+        }
+    };
+    let mut answers = BTreeMap::new();
+    for path in ["/subjects", "/subjects?deleted=true", "/config", "/mode"] {
+        answers.insert(path.to_owned(), get(path.to_owned()).await);
+    }
+    let subjects = answers["/subjects?deleted=true"].1.as_array().unwrap().clone();
+    let mut ids = Vec::new();
+    for subject in subjects {
+        let subject = subject.as_str().unwrap();
+        for path in [
+            format!("/subjects/{subject}/versions"),
+            format!("/config/{subject}"),
+            format!("/mode/{subject}"),
+        ] {
+            answers.insert(path.clone(), get(path).await);
+        }
+        let path = format!("/subjects/{subject}/versions?deleted=true");
+        let versions = get(path.clone()).await;
+        for version in versions.1.as_array().unwrap() {
+            let path = format!("/subjects/{subject}/versions/{version}?deleted=true");
+            let held = get(path.clone()).await;
+            ids.push(held.1["id"].as_u64().unwrap());
+            answers.insert(path, held);
+        }
+        answers.insert(path, versions);
+    }
+    for id in ids {
+        let path = format!("/schemas/ids/{id}");
+        answers.insert(path.clone(), get(path).await);
+    }
+    answers
+}
+
+fn import(from: &str, data: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["import", "--from", from, "--data"])
+        .arg(data)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The snapshot of the registry served from `data`.
+async fn served(data: &Path) -> BTreeMap<String, (u16, Value)> {
+    let registry = RegistryProcess::start(data).await;
+    snapshot(&registry.url).await
+}
+
+#[tokio::test]
+async fn an_import_answers_for_every_id_version_level_and_mode_as_the_source_and_a_second_run_changes_nothing() {
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryProcess::start(source_data.path()).await;
+    populate(&source.url, &population()).await;
+    let expected = snapshot(&source.url).await;
+    for id in [7, 42, 1000, 8, 43, 9, 44, 500, 600] {
+        assert_eq!(expected[&format!("/schemas/ids/{id}")].0, 200, "ID {id}");
+    }
+    assert_eq!(expected["/mode/legacy-value"].1, json!({"mode": "READONLY"}));
+
+    let target = tempfile::tempdir().unwrap();
+    let first = import(&source.url, target.path());
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stdout).starts_with("10 versions copied, 0 already present, 2 soft-deleted"),
+        "{}",
+        text(&first.stdout)
+    );
+    assert!(
+        text(&first.stderr).contains("10/10 versions copied"),
+        "{}",
+        text(&first.stderr)
+    );
+    assert_eq!(served(target.path()).await, expected);
+
+    let second = import(&source.url, target.path());
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(
+        text(&second.stdout),
+        "0 versions copied, 10 already present, 0 soft-deleted, 0 levels and modes set; nothing changed\n"
+    );
+    assert_eq!(served(target.path()).await, expected);
+}
+
+#[tokio::test]
+async fn a_target_holding_another_schema_under_a_source_id_is_refused_and_left_unchanged() {
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryProcess::start(source_data.path()).await;
+    populate(&source.url, &population()).await;
+    let target = tempfile::tempdir().unwrap();
+    {
+        let registry = RegistryProcess::start(target.path()).await;
+        populate(
+            &registry.url,
+            &[
+                Step::Put("/mode", json!({"mode": "IMPORT"})),
+                Step::Register(
+                    "elsewhere",
+                    json!({"id": 42, "version": 1, "schema": avro("Other", r#"{"name":"x","type":"int"}"#)}),
+                ),
+                Step::Put("/mode", json!({"mode": "READWRITE"})),
+            ],
+        )
+        .await;
+    }
+    let before = served(target.path()).await;
+
+    let refused = import(&source.url, target.path());
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stdout));
+    let message = text(&refused.stderr);
+    assert!(
+        message.contains("schema ID 42 holds a different schema in the target")
+            && message.contains("nothing was written"),
+        "{message}"
+    );
+    assert_eq!(served(target.path()).await, before);
+}
+
+#[tokio::test]
+async fn an_interrupted_import_finishes_on_the_next_run() {
+    // The first run copies only what a smaller registry holds (the first
+    // versions of the same history) and leaves the target in IMPORT mode, as
+    // a run killed part-way would.
+    let steps = population();
+    let partial_data = tempfile::tempdir().unwrap();
+    let partial = RegistryProcess::start(partial_data.path()).await;
+    populate(&partial.url, &steps[..4]).await;
+    let target = tempfile::tempdir().unwrap();
+    let first = import(&partial.url, target.path());
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stdout).starts_with("3 versions copied"),
+        "{}",
+        text(&first.stdout)
+    );
+
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryProcess::start(source_data.path()).await;
+    populate(&source.url, &steps).await;
+    let next = import(&source.url, target.path());
+    assert_eq!(next.status.code(), Some(0), "{}", text(&next.stderr));
+    assert!(
+        text(&next.stdout).starts_with("7 versions copied, 3 already present, 2 soft-deleted"),
+        "{}",
+        text(&next.stdout)
+    );
+    assert_eq!(served(target.path()).await, snapshot(&source.url).await);
+}
+
+#[test]
+fn an_unreachable_source_exits_2_and_creates_nothing() {
+    let parent = tempfile::tempdir().unwrap();
+    let target = parent.path().join("target");
+    let refused = import("http://127.0.0.1:1", &target);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("nothing was imported from http://127.0.0.1:1"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(!target.exists());
+}
