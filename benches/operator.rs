@@ -137,6 +137,7 @@ fn scenario(count: usize, policies: usize) -> (Duration, u64) {
                             schema_from: None,
                             references: Vec::new(),
                             deletion_policy: Default::default(),
+                            management_policy: Default::default(),
                         },
                     );
                     schemas.create(&PostParams::default(), &schema).await.map(drop)

@@ -991,6 +991,7 @@ mod kube_rs {
                 schema_from: None,
                 references: Vec::new(),
                 deletion_policy: DeletionPolicy::default(),
+                management_policy: Default::default(),
             },
         )
     }

@@ -789,6 +789,77 @@ async fn a_version_registered_by_hand_is_reported_as_drift_not_overwritten(backe
     );
 }
 
+/// Issue 18 item 5: a subject with history brought under the operator.
+/// Observed objects write nothing and say what Manage would do; switched to
+/// Manage, a Schema equal to an existing version adopts it.
+async fn observed_objects_write_nothing_and_a_managed_one_adopts_the_version_it_equals(backend: Backend) {
+    let Some(cluster) = Cluster::start("observe", backend, &[]).await else {
+        return;
+    };
+    let v1 = r#"{"name":"a","type":"int"}"#;
+    let v2 = r#"{"name":"a","type":"int"},{"name":"b","type":"int","default":0}"#;
+    let client = support::http_client();
+    for fields in [v1, v2] {
+        let body = serde_json::json!({"schema": format!(r#"{{"type":"record","name":"R","fields":[{fields}]}}"#)});
+        let response = client
+            .post(format!(
+                "{}{}",
+                cluster.registry_url(),
+                cluster.registry_path("/subjects/orders-value/versions")
+            ))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success());
+    }
+    let observed =
+        |fields: &str| avro_schema("orders", "orders-value", "Retain", fields) + "  managementPolicy: Observe\n";
+
+    // Equal to version 1 (not the latest): observed, nothing written.
+    cluster.apply_text(&observed(v1));
+    let object = cluster.wait_converged("schema", "orders");
+    assert_eq!(condition_field(&object, "Ready", "reason"), "Observed", "{object:#}");
+    let observation = &object["status"]["observation"];
+    assert_eq!(observation["registeredVersion"], 1, "{object:#}");
+    assert_eq!(observation["latestVersion"], 2, "{object:#}");
+    assert_eq!(observation["matchesLatest"], false, "{object:#}");
+
+    // A breaking edit, observed: Manage would refuse it; the registry is untouched.
+    cluster.apply_text(&observed(r#"{"name":"c","type":"string"}"#));
+    let object = cluster.wait_converged("schema", "orders");
+    let observation = &object["status"]["observation"];
+    assert_eq!(observation["wouldBeCompatible"], false, "{object:#}");
+    assert!(
+        observation["manageWould"]
+            .as_str()
+            .unwrap()
+            .starts_with("refuse it: incompatible"),
+        "{object:#}"
+    );
+    assert_eq!(cluster.versions("orders-value").await, vec![1, 2]);
+
+    // A SubjectConfig observed at NONE: the registry keeps its level.
+    cluster.apply_text(&subject_config(
+        "orders",
+        "orders-value",
+        "  compatibility: NONE\n  managementPolicy: Observe\n",
+    ));
+    let config = cluster.wait_converged("subjectconfig", "orders");
+    assert_eq!(condition_field(&config, "Ready", "reason"), "Observed", "{config:#}");
+    assert_eq!(config["status"]["observation"]["matches"], false, "{config:#}");
+    let (status, _) = cluster.registry_json("/config/orders-value").await;
+    assert_eq!(status, 404, "no level was written");
+
+    // Managed with the latest version's text: adopted, and nothing registered.
+    cluster.apply_text(&avro_schema("orders", "orders-value", "Retain", v2));
+    let object = cluster.wait_converged("schema", "orders");
+    assert_eq!(condition_field(&object, "Ready", "reason"), "Adopted", "{object:#}");
+    assert_eq!(object["status"]["version"], 2, "{object:#}");
+    assert!(object["status"].get("observation").is_none(), "{object:#}");
+    assert_eq!(cluster.versions("orders-value").await, vec![1, 2]);
+}
+
 /// Issue 8 item 2: two operators on one external registry with leader
 /// election; only the Lease holder reconciles; when it is killed, the other
 /// takes over within the lease time, and nothing is registered twice.
@@ -1070,4 +1141,5 @@ on_both_registries!(
     deletion_honours_each_policy_and_waits_for_referrers,
     an_operator_restart_loses_nothing_and_registers_nothing_twice,
     a_version_registered_by_hand_is_reported_as_drift_not_overwritten,
+    observed_objects_write_nothing_and_a_managed_one_adopts_the_version_it_equals,
 );

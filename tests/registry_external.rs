@@ -802,6 +802,7 @@ fn schema_object(generation: i64, text: &str, status: Option<schemaops::crd::Sch
             schema_from: None,
             references: Vec::new(),
             deletion_policy: DeletionPolicy::default(),
+            management_policy: Default::default(),
         },
     );
     schema.metadata = ObjectMeta {

@@ -70,6 +70,7 @@ mod tests {
             compatibility: level,
             normalize: None,
             mode: None,
+            management_policy: Default::default(),
         }
     }
 

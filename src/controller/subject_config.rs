@@ -10,7 +10,8 @@ use crate::controller::level::{LevelWrite, level_of, mode_of};
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::crd::conditions::{ConditionType, MAX_MESSAGE_BYTES, Reason, set_condition, truncate_message};
 use crate::crd::{
-    CompatibilityLevel, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode,
+    CompatibilityLevel, ConfigObservation, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus,
+    SubjectMode,
 };
 use crate::policy::Verdict;
 use crate::registry::{Error, Registry, RegistryMode, SubjectName};
@@ -66,6 +67,17 @@ pub enum ConfigPlan {
     Invalid(String),
     /// A SchemaPolicy refuses the spec: nothing is written.
     PolicyViolation(Verdict),
+    /// `managementPolicy: Observe`: the writes Manage would make, not made.
+    Observe {
+        /// The subject.
+        subject: SubjectName,
+        /// The level write Manage would make.
+        level: Option<LevelWrite>,
+        /// The mode write Manage would make.
+        mode: Option<Option<RegistryMode>>,
+        /// The policies' refusal, which would stop Manage.
+        refused: Option<String>,
+    },
     /// Make the registry match the spec.
     Apply {
         /// The subject.
@@ -205,8 +217,10 @@ pub fn render(
             ),
         )),
         (ConfigPlan::Invalid(message), _) => Some((Reason::InvalidSpec, message.clone())),
-        (ConfigPlan::Apply { .. }, Err(message)) => Some((Reason::RegistryRejected, message)),
-        (ConfigPlan::Apply { subject, .. }, Ok(())) => {
+        (ConfigPlan::Apply { .. } | ConfigPlan::Observe { .. }, Err(message)) => {
+            Some((Reason::RegistryRejected, message))
+        }
+        (ConfigPlan::Apply { subject, .. } | ConfigPlan::Observe { subject, .. }, Ok(())) => {
             status.subject = Some(subject.as_str().to_owned());
             let mut problem = None;
             if let Some(settings) = settings {
@@ -234,6 +248,22 @@ pub fn render(
     let mut set = |type_, value, reason: Reason, message: &str| {
         set_condition(&mut conditions, type_, value, reason.as_str(), message, generation, now);
     };
+    if let ConfigPlan::Observe {
+        level, mode, refused, ..
+    } = plan
+    {
+        let mut observation = observe_settings(*level, *mode);
+        if let Some(refusal) = refused {
+            observation.manage_would = format!("refuse it: {refusal}");
+        }
+        let message = format!("observed, nothing written; Manage would {}", observation.manage_would);
+        set(ConditionType::Ready, true, Reason::Observed, &message);
+        set(ConditionType::Stalled, false, Reason::Observed, "");
+        set(ConditionType::Reconciling, false, Reason::Progressing, "");
+        status.observation = Some(observation);
+        status.conditions = conditions;
+        return status;
+    }
     match problem {
         None => {
             set(
@@ -283,20 +313,32 @@ pub async fn reconcile(
     let subject = SubjectName::new(config.spec.subject.clone()).ok();
     let mut verdict = policy.judge_subject_config(config, None, None);
     let settings = match &subject {
-        Some(subject) if owner == Some(&me) && !verdict.is_denied() => Some(read_settings(registry, subject).await?),
+        Some(subject) if owner == Some(&me) && (!verdict.is_denied() || !config.spec.management_policy.is_manage()) => {
+            Some(read_settings(registry, subject).await?)
+        }
         _ => None,
     };
     if let Some(settings) = settings.filter(|_| config.spec.compatibility.is_none()) {
         verdict = policy.judge_subject_config(config, None, Some(settings.global_level));
     }
-    let plan = if verdict.is_denied() {
-        ConfigPlan::PolicyViolation(verdict.clone())
-    } else {
-        decide(&config.spec, owner, &me, settings)
+    let plan = match decide(&config.spec, owner, &me, settings) {
+        _ if verdict.is_denied() && config.spec.management_policy.is_manage() => {
+            ConfigPlan::PolicyViolation(verdict.clone())
+        }
+        ConfigPlan::Apply { subject, level, mode } if !config.spec.management_policy.is_manage() => {
+            ConfigPlan::Observe {
+                subject,
+                level,
+                mode,
+                refused: verdict.denial_message(),
+            }
+        }
+        plan => plan,
     };
     let outcome = act(&plan, registry).await?;
     let settings = match (&plan, &subject) {
         (ConfigPlan::Apply { .. }, Some(subject)) => Some(read_settings(registry, subject).await?),
+        (ConfigPlan::Observe { .. }, _) => settings,
         _ => None,
     };
     let mut status = render(
@@ -321,6 +363,31 @@ pub async fn reconcile(
         );
     }
     Ok(ConfigReconciled { status, verdict })
+}
+
+/// What an observed SubjectConfig reports, from the writes Manage would make.
+fn observe_settings(level: Option<LevelWrite>, mode: Option<Option<RegistryMode>>) -> ConfigObservation {
+    let mut writes = Vec::new();
+    match level {
+        Some(LevelWrite::Set(level)) => writes.push(format!("set the subject's level to {level}")),
+        Some(LevelWrite::Clear) => {
+            writes.push("remove the subject's own level (the global one would apply)".to_owned())
+        }
+        None => {}
+    }
+    match mode {
+        Some(Some(mode)) => writes.push(format!("set the subject's mode to {}", mode.as_str())),
+        Some(None) => writes.push("remove the subject's own mode (the global one would apply)".to_owned()),
+        None => {}
+    }
+    ConfigObservation {
+        matches: writes.is_empty(),
+        manage_would: if writes.is_empty() {
+            "write nothing: the registry holds these settings".to_owned()
+        } else {
+            writes.join(", and ")
+        },
+    }
 }
 
 /// Why a SubjectConfig's mode is not in force, and what is.
@@ -373,6 +440,7 @@ mod tests {
             compatibility,
             normalize: None,
             mode,
+            management_policy: Default::default(),
         }
     }
 

@@ -154,6 +154,7 @@ mod tests {
                 schema_from: None,
                 references: Vec::new(),
                 deletion_policy: Default::default(),
+                management_policy: Default::default(),
             },
         );
         schema.metadata.namespace = Some(namespace.to_owned());

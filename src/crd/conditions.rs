@@ -91,11 +91,15 @@ pub enum Reason {
     SubjectNotAllowed,
     /// A SchemaPolicy cannot be used (its status says why).
     InvalidPolicy,
+    /// `managementPolicy: Observe`: the registry was read, nothing was written.
+    Observed,
+    /// The schema was already registered (before schemaops managed it): its version was adopted.
+    Adopted,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 21] = [
+    pub const ALL: [Reason; 23] = [
         Reason::Registered,
         Reason::Configured,
         Reason::IncompatibleSchema,
@@ -117,6 +121,8 @@ impl Reason {
         Reason::PolicyViolation,
         Reason::SubjectNotAllowed,
         Reason::InvalidPolicy,
+        Reason::Observed,
+        Reason::Adopted,
     ];
 
     /// The reason written as `word` (see [`as_str`](Self::as_str)), if any.
@@ -148,6 +154,8 @@ impl Reason {
             Reason::PolicyViolation => "PolicyViolation",
             Reason::SubjectNotAllowed => "SubjectNotAllowed",
             Reason::InvalidPolicy => "InvalidPolicy",
+            Reason::Observed => "Observed",
+            Reason::Adopted => "Adopted",
         }
     }
 }

@@ -14,15 +14,16 @@ mod schema_policy;
 mod subject_config;
 
 pub use schema::{
-    CompatibilityStatus, ConfigMapKeyRef, DeletionPolicy, IncompatibilityStatus, Schema, SchemaFrom,
-    SchemaReferenceSpec, SchemaSpec, SchemaStatus, SchemaType,
+    CompatibilityStatus, ConfigMapKeyRef, DeletionPolicy, IncompatibilityStatus, ManagementPolicy, Observation, Schema,
+    SchemaFrom, SchemaReferenceSpec, SchemaSpec, SchemaStatus, SchemaType,
 };
 pub use schema_policy::{
     CelValidation, CompatibilityRule, ModeName, NamingRule, PolicyMatch, PolicyRules, SchemaPolicy, SchemaPolicySpec,
     SchemaPolicyStatus, SubjectsRule, ValidationAction,
 };
 pub use subject_config::{
-    CompatibilityLevel, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus, SubjectMode,
+    CompatibilityLevel, ConfigObservation, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus,
+    SubjectMode,
 };
 
 /// Which of the two resources an object is.

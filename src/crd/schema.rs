@@ -57,6 +57,10 @@ pub struct SchemaSpec {
     /// subject as it is, SoftDelete soft-deletes it, HardDelete removes it for good.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
+    /// Manage (the default) registers the schema; Observe never writes to the registry and only
+    /// reports, in `status.observation`, what the registry holds and what Manage would do.
+    #[serde(default, skip_serializing_if = "ManagementPolicy::is_manage")]
+    pub management_policy: ManagementPolicy,
 }
 
 /// A schema language.
@@ -139,6 +143,45 @@ pub struct SchemaStatus {
     /// The last compatibility check: the level, the versions checked, and every incompatibility found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<CompatibilityStatus>,
+    /// With `managementPolicy: Observe`: what the registry holds and what Manage would do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observation>,
+}
+
+/// What an observed Schema found.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Observation {
+    /// The registry version that holds this spec's schema, when one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registered_version: Option<i32>,
+    /// The subject's latest live version, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_version: Option<i32>,
+    /// Whether the spec's schema is the subject's latest version.
+    pub matches_latest: bool,
+    /// Whether Manage would find the schema compatible; absent when it would not check it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub would_be_compatible: Option<bool>,
+    /// What Manage would do, in a sentence.
+    pub manage_would: String,
+}
+
+/// Whether schemaops writes to the registry for a resource.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+pub enum ManagementPolicy {
+    /// Register and configure as the spec says.
+    #[default]
+    Manage,
+    /// Write nothing; report what the registry holds and what Manage would do.
+    Observe,
+}
+
+impl ManagementPolicy {
+    /// Whether this is the default, Manage.
+    pub fn is_manage(&self) -> bool {
+        *self == ManagementPolicy::Manage
+    }
 }
 
 impl SchemaStatus {

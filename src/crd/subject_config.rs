@@ -42,6 +42,10 @@ pub struct SubjectConfigSpec {
     /// READWRITE, or READONLY to refuse new versions. Absent: the registry's global mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<SubjectMode>,
+    /// Manage (the default) writes the settings; Observe never writes to the registry and only
+    /// reports, in `status.observation`, whether the registry holds them and what Manage would do.
+    #[serde(default, skip_serializing_if = "super::ManagementPolicy::is_manage")]
+    pub management_policy: super::ManagementPolicy,
 }
 
 /// A compatibility level, with Confluent's names.
@@ -110,4 +114,18 @@ pub struct SubjectConfigStatus {
     #[serde(default)]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
     pub conditions: Vec<Condition>,
+    /// With `managementPolicy: Observe`: whether the registry holds the spec's settings and what
+    /// Manage would do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<ConfigObservation>,
+}
+
+/// What an observed SubjectConfig found.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigObservation {
+    /// Whether the registry already holds the spec's settings for the subject.
+    pub matches: bool,
+    /// What Manage would do, in a sentence.
+    pub manage_would: String,
 }

@@ -72,6 +72,7 @@ fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<Str
                 compatibility: subject.level.map(level_of),
                 normalize: None,
                 mode,
+                management_policy: Default::default(),
             },
             status: None,
         };
@@ -113,6 +114,7 @@ fn schema_spec(version: &VersionedSchema) -> SchemaSpec {
             })
             .collect(),
         deletion_policy: DeletionPolicy::default(),
+        management_policy: Default::default(),
     }
 }
 

@@ -138,6 +138,7 @@ mod tests {
                 compatibility: None,
                 normalize: None,
                 mode: None,
+                management_policy: Default::default(),
             },
         );
         config.metadata.namespace = Some("team-b".to_owned());

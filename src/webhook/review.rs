@@ -236,6 +236,7 @@ impl Admission {
                 return warn(response, REGISTRY_UNREACHABLE.to_owned());
             }
         };
+        let observe = schema.spec.management_policy == crate::crd::ManagementPolicy::Observe;
         let inputs = SchemaInputs {
             key: key.clone(),
             generation: schema.metadata.generation,
@@ -248,6 +249,7 @@ impl Admission {
                 object: Some(Arc::new(schema)),
                 old_object: previous.map(Arc::new),
             },
+            observe,
         };
         let decision = decide::judge(&inputs, &self.checker);
         tracing::debug!(schema = %key, plan = decision.plan.name(), "Admission decided");
@@ -310,6 +312,24 @@ fn verdict(response: AdmissionResponse, inputs: &SchemaInputs, plan: Plan) -> Ad
                 ),
             )
         }
+        // An observed Schema writes nothing: it is allowed, with what Manage would refuse as a warning.
+        Plan::Observe { would, .. } => match *would {
+            Plan::Reject { subject, report } => warn(
+                response,
+                format!(
+                    "observed only; Manage would refuse it: {}",
+                    status::summary(subject.as_str(), &report)
+                ),
+            ),
+            Plan::PolicyViolation(verdict) => warn(
+                response,
+                format!(
+                    "observed only; Manage would refuse it: {}",
+                    verdict.denial_message().unwrap_or_default()
+                ),
+            ),
+            _ => response,
+        },
         Plan::ReadOnly { .. } | Plan::AlreadyRegistered { .. } | Plan::Vanished { .. } | Plan::Register { .. } => {
             response
         }

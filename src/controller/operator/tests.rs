@@ -175,6 +175,7 @@ fn schema(text: &str, generation: i64, finalizer: bool) -> Schema {
             schema_from: None,
             references: Vec::new(),
             deletion_policy: Default::default(),
+            management_policy: Default::default(),
         },
     );
     schema.metadata.namespace = Some("default".to_owned());

@@ -30,6 +30,8 @@ pub struct SchemaInputs {
     pub candidate: Candidate,
     /// What the platform's policies need to judge it.
     pub policy: PolicyInputs,
+    /// `managementPolicy: Observe`: decide as Manage would, then write nothing.
+    pub observe: bool,
 }
 
 /// The policies in force and the object they judge.
@@ -152,6 +154,13 @@ pub enum Plan {
     },
     /// A SchemaPolicy refuses the Schema: write nothing.
     PolicyViolation(Verdict),
+    /// `managementPolicy: Observe`: write nothing; report what Manage would do.
+    Observe {
+        /// What Manage would do.
+        would: Box<Plan>,
+        /// The subject's latest live version.
+        latest: Option<Version>,
+    },
 }
 
 impl Plan {
@@ -166,6 +175,7 @@ impl Plan {
             Plan::Register { .. } => "Register",
             Plan::Reject { .. } => "Reject",
             Plan::PolicyViolation(_) => "PolicyViolation",
+            Plan::Observe { .. } => "Observe",
         }
     }
 }
@@ -188,13 +198,32 @@ pub fn judge(inputs: &SchemaInputs, checker: &Checker) -> Decision {
         // The decision stopped before the full judgement (another owner, an unusable spec).
         verdict = early;
     }
-    if verdict.is_denied() {
-        return Decision {
-            plan: Plan::PolicyViolation(verdict.clone()),
-            verdict,
-        };
+    let plan = if verdict.is_denied() {
+        Plan::PolicyViolation(verdict.clone())
+    } else {
+        plan
+    };
+    Decision {
+        plan: observed(inputs, plan),
+        verdict,
     }
-    Decision { plan, verdict }
+}
+
+/// For an observed Schema, Manage's plan wrapped so nothing is written; a
+/// conflict or an unusable spec stays what it is (nothing to observe).
+fn observed(inputs: &SchemaInputs, plan: Plan) -> Plan {
+    let latest = match &inputs.candidate {
+        Candidate::Usable { registry, .. } => registry.live_versions.last().copied(),
+        _ => None,
+    };
+    match plan {
+        Plan::Conflict { .. } | Plan::Invalid(_) => plan,
+        would if inputs.observe => Plan::Observe {
+            would: Box::new(would),
+            latest,
+        },
+        plan => plan,
+    }
 }
 
 fn plan(inputs: &SchemaInputs, checker: &Checker, verdict: &mut Verdict) -> Plan {
@@ -341,8 +370,12 @@ fn vanished_version(inputs: &SchemaInputs) -> Option<i32> {
     use crate::crd::conditions::{ConditionType, find_condition};
     let status = inputs.status.as_ref()?;
     let unchanged = status.observed_generation.is_some() && status.observed_generation == inputs.generation;
-    let held = find_condition(&status.conditions, ConditionType::Ready)
-        .is_some_and(|ready| ready.status == "True" && ready.observed_generation == inputs.generation);
+    // Observed is Ready too, but an observed spec was never registered by this Schema.
+    let held = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
+        ready.status == "True"
+            && ready.observed_generation == inputs.generation
+            && ready.reason != Reason::Observed.as_str()
+    });
     // Once reported, it stays reported until the spec changes.
     let reported = find_condition(&status.conditions, ConditionType::Drifted)
         .is_some_and(|drifted| drifted.reason == Reason::VersionDeletedOutsideSchemaops.as_str());
@@ -439,6 +472,7 @@ pub(crate) mod tests {
                 registry: Box::new(registry),
             },
             policy: PolicyInputs::default(),
+            observe: false,
         }
     }
 
@@ -448,6 +482,7 @@ pub(crate) mod tests {
             compatibility: Some(level),
             normalize: None,
             mode: None,
+            management_policy: Default::default(),
         }
     }
 
@@ -714,6 +749,7 @@ pub(crate) mod tests {
                 schema_from: None,
                 references: Vec::new(),
                 deletion_policy: deletion,
+                management_policy: Default::default(),
             },
         );
         schema.metadata.namespace = Some("default".to_owned());

@@ -4,6 +4,7 @@
 pub mod act;
 pub mod cleanup;
 pub mod decide;
+pub mod observe;
 pub mod read;
 pub mod status;
 
@@ -64,6 +65,7 @@ pub async fn reconcile(
             object: Some(Arc::new(schema.clone())),
             old_object: None,
         },
+        observe: schema.spec.management_policy == crate::crd::ManagementPolicy::Observe,
     };
     let unavailable = |inputs: &SchemaInputs, error: crate::registry::Error| Reconciled {
         status: status::render_unavailable(inputs, &error.to_string(), now),

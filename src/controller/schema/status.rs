@@ -32,6 +32,7 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
         fingerprint: previous.fingerprint.clone(),
         conditions: owned_conditions(&previous.conditions),
         compatibility: None,
+        observation: None,
     };
     let mut drift = None;
     let verdict = match (plan, outcome) {
@@ -86,9 +87,27 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
                      version {version}. schemaops leaves it as it is"
                 )
             });
-            Verdict::Ready(format!(
-                "version {version} of subject `{subject}` holds this schema (ID {id})"
-            ))
+            // A version this Schema did not register (it held none, or adopted this one before).
+            let previous_reason = find_condition(&previous.conditions, ConditionType::Ready)
+                .map(|ready| ready.reason.as_str())
+                .unwrap_or_default();
+            let adopted = previous.version.is_none()
+                || previous_reason == Reason::Observed.as_str()
+                || (previous_reason == Reason::Adopted.as_str() && previous.version == Some(version.get() as i32));
+            if adopted {
+                Verdict::Ready(
+                    Reason::Adopted,
+                    format!(
+                        "version {version} of subject `{subject}` holds this schema (ID {id}); it was registered \
+                         before this Schema managed the subject, and is adopted"
+                    ),
+                )
+            } else {
+                Verdict::Ready(
+                    Reason::Registered,
+                    format!("version {version} of subject `{subject}` holds this schema (ID {id})"),
+                )
+            }
         }
         (
             Plan::Register {
@@ -105,10 +124,13 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             status.compatibility = Some(compatibility(report));
             // The same words as `AlreadyRegistered`, which the next reconcile
             // renders: a different message would be one more status write.
-            Verdict::Ready(format!(
-                "version {} of subject `{subject}` holds this schema (ID {})",
-                registered.version, registered.id
-            ))
+            Verdict::Ready(
+                Reason::Registered,
+                format!(
+                    "version {} of subject `{subject}` holds this schema (ID {})",
+                    registered.version, registered.id
+                ),
+            )
         }
         (Plan::Register { report, .. }, Outcome::Refused { reason, message }) => {
             status.compatibility = Some(compatibility(report));
@@ -132,6 +154,33 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             };
             let message = verdict.denial_message().unwrap_or_default();
             Verdict::Stalled(reason, format!("nothing was written to the registry: {message}"))
+        }
+        (Plan::Observe { would, latest }, _) => {
+            let observation = super::observe::describe(would, *latest);
+            match would.as_ref() {
+                Plan::AlreadyRegistered {
+                    version,
+                    id,
+                    fingerprint,
+                    ..
+                } => {
+                    status.version = Some(version.get() as i32);
+                    status.id = Some(id.get() as i32);
+                    status.fingerprint = Some(fingerprint.clone());
+                }
+                other => {
+                    // The spec's schema is not registered: the status shows no version of it.
+                    status.version = None;
+                    status.id = None;
+                    status.fingerprint = None;
+                    if let Plan::Register { report, .. } | Plan::Reject { report, .. } = other {
+                        status.compatibility = Some(compatibility(report));
+                    }
+                }
+            }
+            let message = format!("observed, nothing written; Manage would {}", observation.manage_would);
+            status.observation = Some(observation);
+            Verdict::Ready(Reason::Observed, message)
         }
     };
     if let Plan::PolicyViolation(_) = plan {
@@ -200,16 +249,17 @@ pub fn render_unavailable(inputs: &SchemaInputs, message: &str, now: &Time) -> S
 
 /// Where the plan leaves the resource.
 enum Verdict {
-    Ready(String),
+    Ready(Reason, String),
     Stalled(Reason, String),
 }
 
 impl Verdict {
     fn apply(self, conditions: &mut Conditions<'_>) {
         match self {
-            Verdict::Ready(message) => {
-                conditions.set(ConditionType::Ready, true, Reason::Registered, &message);
-                conditions.set(ConditionType::Stalled, false, Reason::Registered, "");
+            Verdict::Ready(reason, message) => {
+                let message = truncate_message(&message, MAX_MESSAGE_BYTES);
+                conditions.set(ConditionType::Ready, true, reason, &message);
+                conditions.set(ConditionType::Stalled, false, reason, "");
             }
             Verdict::Stalled(reason, message) => {
                 let message = truncate_message(&message, MAX_MESSAGE_BYTES);
@@ -352,8 +402,14 @@ pub fn transition(previous: Option<&SchemaStatus>, next: &SchemaStatus) -> Optio
     if now_ready.status == "True" {
         let was_ready = before_ready.as_ref().is_some_and(|c| c.status == "True");
         let same_version = previous.is_some_and(|p| p.version == next.version);
-        return (!was_ready || !same_version).then(|| Transition {
-            reason: "Registered",
+        let reason = match now_ready.reason.as_str() {
+            "Observed" => "Observed",
+            "Adopted" => "Adopted",
+            _ => "Registered",
+        };
+        let same_reason = before_ready.as_ref().is_some_and(|c| c.reason == now_ready.reason);
+        return (!was_ready || !same_version || !same_reason).then(|| Transition {
+            reason,
             warning: false,
             note: truncate_message(&now_ready.message, MAX_FRAGMENT_BYTES),
         });
@@ -562,5 +618,66 @@ mod tests {
         assert_eq!(listed.total, 30);
         assert!(listed.incompatibilities[0].message.len() <= MAX_FRAGMENT_BYTES);
         assert!(summary("s", &report).len() <= MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
+    fn an_observed_schema_says_what_manage_would_do_and_plans_no_write() {
+        use crate::controller::schema::decide::judge;
+        let checker = Checker::new(Limits::default());
+        let mut compatible = inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None);
+        compatible.observe = true;
+        let plan = judge(&compatible, &checker).plan;
+        assert!(matches!(plan, Plan::Observe { .. }), "{plan:?}");
+        let status = render(&compatible, &plan, &Outcome::Nothing, &at(100));
+        assert_eq!(condition(&status, "Ready").reason, "Observed");
+        let observation = status.observation.clone().unwrap();
+        assert_eq!(observation.would_be_compatible, Some(true));
+        assert_eq!(observation.latest_version, Some(1));
+        assert_eq!(observation.registered_version, None);
+        assert!(!observation.matches_latest);
+        assert_eq!(
+            observation.manage_would,
+            "register this schema under subject `rsvp-value` as a new version (compatible under BACKWARD)"
+        );
+
+        let mut breaking = inputs(RSVP_WITHOUT_EVENT, registry(&[RSVP_V1], Mode::Forward, None), None);
+        breaking.observe = true;
+        let plan = judge(&breaking, &checker).plan;
+        let status = render(&breaking, &plan, &Outcome::Nothing, &at(100));
+        assert_eq!(condition(&status, "Ready").status, "True", "observing is not failing");
+        let observation = status.observation.unwrap();
+        assert_eq!(observation.would_be_compatible, Some(false));
+        assert!(
+            observation.manage_would.starts_with("refuse it: incompatible"),
+            "{observation:?}"
+        );
+        assert_eq!(status.compatibility.unwrap().total, 1);
+    }
+
+    #[test]
+    fn a_version_registered_before_schemaops_is_adopted_and_says_so() {
+        let mut held = registry(&[RSVP_V1], Mode::Backward, None);
+        held.holding = Some(crate::registry::VersionedSchema {
+            subject: crate::controller::schema::decide::tests::subject(),
+            version: Version::FIRST,
+            id: SchemaId::new(9).unwrap(),
+            format: crate::compat::Format::Avro,
+            text: RSVP_V1.to_owned(),
+            references: Vec::new(),
+            deleted: false,
+        });
+        let first = inputs(RSVP_V1, held.clone(), None);
+        let plan = decide(&first, &Checker::new(Limits::default()));
+        let adopted = render(&first, &plan, &Outcome::Nothing, &at(100));
+        assert_eq!(condition(&adopted, "Ready").reason, "Adopted");
+        assert!(condition(&adopted, "Ready").message.contains("is adopted"));
+        assert_eq!(adopted.version, Some(1));
+        // The next reconcile keeps the word: no status write, no event.
+        let mut again = inputs(RSVP_V1, held, None);
+        again.status = Some(adopted.clone());
+        let plan = decide(&again, &Checker::new(Limits::default()));
+        let still = render(&again, &plan, &Outcome::Nothing, &at(200));
+        assert!(!changed(Some(&adopted), &still));
+        assert!(transition(Some(&adopted), &still).is_none());
     }
 }
