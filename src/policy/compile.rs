@@ -4,11 +4,10 @@
 
 use std::fmt;
 
-use kube::core::Selector;
-
 use super::cel::Expression;
 use super::level;
 use super::pattern::Pattern;
+use super::selector::Selector;
 use super::verdict::Actions;
 use crate::crd::{CompatibilityLevel, DeletionPolicy, ModeName, SchemaPolicySpec, SchemaType, ValidationAction};
 
@@ -92,7 +91,7 @@ impl CompiledPolicy {
         let protobuf_package = one("spec.rules.naming.protobufPackage", &naming.protobuf_package);
         let json_id = one("spec.rules.naming.jsonId", &naming.json_id);
 
-        let namespace_selector = match spec.match_.namespace_selector.clone().map(Selector::try_from) {
+        let namespace_selector = match spec.match_.namespace_selector.as_ref().map(Selector::new) {
             Some(Ok(selector)) => Some(selector),
             Some(Err(error)) => {
                 problems.push(format!("spec.match.namespaceSelector: {error}"));

@@ -1,7 +1,6 @@
 //! Judging one proposal against one compiled policy: does the policy apply,
 //! and which of its rules does the proposal break.
 
-use kube::core::SelectorExt as _;
 use serde_json::Value;
 
 use super::cel::{Bindings, Variables};

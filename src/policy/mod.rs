@@ -16,6 +16,7 @@ mod evaluate;
 pub mod level;
 pub mod pattern;
 mod proposal;
+mod selector;
 mod shared;
 mod verdict;
 
