@@ -92,6 +92,7 @@ async fn registry_with_v1(folder: &Path) -> Arc<dyn Registry> {
         .register(
             &SubjectName::new(SUBJECT).unwrap(),
             &NewSchema {
+                contract: Default::default(),
                 format: Format::Avro,
                 text: v1(),
                 references: Vec::new(),

@@ -113,6 +113,8 @@ fn schema_spec(version: &VersionedSchema) -> SchemaSpec {
                 version: i32::try_from(reference.version.get()).unwrap_or(i32::MAX),
             })
             .collect(),
+        metadata: version.contract.metadata.as_deref().cloned(),
+        rule_set: version.contract.rule_set.as_deref().cloned(),
         deletion_policy: DeletionPolicy::default(),
         management_policy: Default::default(),
     }
@@ -211,6 +213,7 @@ mod tests {
 
     fn version(subject: &str, number: i64, text: &str, references: Vec<SchemaReference>) -> VersionedSchema {
         VersionedSchema {
+            contract: Default::default(),
             subject: SubjectName::new(subject).unwrap(),
             version: Version::new(number).unwrap(),
             id: SchemaId::new(number).unwrap(),

@@ -354,6 +354,7 @@ async fn import(scratch: &EmbeddedRegistry, version: &VersionedSchema) -> Result
         format: version.format,
         text: version.text.clone(),
         references: version.references.clone(),
+        contract: version.contract.clone(),
     };
     let options = RegisterOptions {
         id: Some(version.id),
@@ -385,6 +386,7 @@ mod tests {
 
     fn record(name: &str, fields: &str) -> NewSchema {
         NewSchema {
+            contract: Default::default(),
             format: Format::Avro,
             text: format!(r#"{{"type":"record","name":"{name}","fields":[{fields}]}}"#),
             references: Vec::new(),

@@ -465,6 +465,7 @@ pub(crate) mod tests {
             candidate: Candidate::Usable {
                 subject: subject(),
                 schema: NewSchema {
+                    contract: Default::default(),
                     format: Format::Avro,
                     text: candidate.to_owned(),
                     references: Vec::new(),
@@ -521,6 +522,7 @@ pub(crate) mod tests {
     fn a_schema_the_subject_already_holds_is_adopted_without_a_check() {
         let mut held = registry(&[RSVP_V1], Mode::Backward, None);
         held.holding = Some(VersionedSchema {
+            contract: Default::default(),
             subject: subject(),
             version: Version::FIRST,
             id: SchemaId::new(7).unwrap(),
@@ -546,6 +548,7 @@ pub(crate) mod tests {
     fn a_newer_version_registered_by_hand_is_reported_as_drift() {
         let mut held = registry(&[RSVP_V1, RSVP_WITH_OPTIONAL], Mode::Backward, None);
         held.holding = Some(VersionedSchema {
+            contract: Default::default(),
             subject: subject(),
             version: Version::FIRST,
             id: SchemaId::new(1).unwrap(),
@@ -743,6 +746,8 @@ pub(crate) mod tests {
         let mut schema = Schema::new(
             "rsvp",
             crate::crd::SchemaSpec {
+                metadata: None,
+                rule_set: None,
                 subject: "rsvp-value".to_owned(),
                 schema_type: Default::default(),
                 schema: Some(RSVP_V1.to_owned()),
@@ -787,6 +792,7 @@ pub(crate) mod tests {
     fn a_policy_refuses_a_schema_registered_before_it_came() {
         let mut held = registry(&[RSVP_V1], Mode::BackwardTransitive, None);
         held.holding = Some(VersionedSchema {
+            contract: Default::default(),
             subject: subject(),
             version: Version::FIRST,
             id: SchemaId::new(1).unwrap(),

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::compat::{Format, Mode, Reference, SchemaText};
 use crate::crd::{SchemaSpec, SchemaType};
+use crate::registry::contract::Contract;
 use crate::registry::{
     Error, NewSchema, Registry, RegistryMode, SchemaReference, SubjectName, Version, VersionFilter, VersionSelector,
     VersionedSchema,
@@ -124,6 +125,11 @@ fn prepare(spec: &SchemaSpec, text: Result<String, String>) -> Result<(SubjectNa
             format: format_of(spec.schema_type),
             text,
             references,
+            contract: Contract {
+                metadata: spec.metadata.clone().map(Box::new),
+                rule_set: spec.rule_set.clone().map(Box::new),
+            }
+            .normalized(),
         },
     ))
 }

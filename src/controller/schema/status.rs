@@ -658,6 +658,7 @@ mod tests {
     fn a_version_registered_before_schemaops_is_adopted_and_says_so() {
         let mut held = registry(&[RSVP_V1], Mode::Backward, None);
         held.holding = Some(crate::registry::VersionedSchema {
+            contract: Default::default(),
             subject: crate::controller::schema::decide::tests::subject(),
             version: Version::FIRST,
             id: SchemaId::new(9).unwrap(),

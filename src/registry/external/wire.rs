@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use crate::compat::{Format, Mode};
+use crate::registry::contract::{Contract, Metadata, RuleSet};
 use crate::registry::{
     Error, NewSchema, RegisterOptions, RegistryMode, SchemaContent, SchemaId, SchemaReference, SubjectName, Version,
     VersionedSchema,
@@ -18,6 +19,12 @@ pub fn schema_body(schema: &NewSchema, options: RegisterOptions) -> serde_json::
     }
     if !schema.references.is_empty() {
         body["references"] = serde_json::to_value(&schema.references).unwrap_or_default();
+    }
+    if let Some(metadata) = &schema.contract.metadata {
+        body["metadata"] = serde_json::to_value(metadata).unwrap_or_default();
+    }
+    if let Some(rules) = &schema.contract.rule_set {
+        body["ruleSet"] = serde_json::to_value(rules).unwrap_or_default();
     }
     if let Some(id) = options.id {
         body["id"] = id.get().into();
@@ -41,6 +48,10 @@ pub struct SchemaReply {
     #[serde(default)]
     references: Vec<SchemaReference>,
     #[serde(default)]
+    metadata: Option<Metadata>,
+    #[serde(default)]
+    rule_set: Option<RuleSet>,
+    #[serde(default)]
     deleted: bool,
 }
 
@@ -61,6 +72,11 @@ impl SchemaReply {
             format: format(self.schema_type.as_deref())?,
             text: self.schema,
             references: self.references,
+            contract: Contract {
+                metadata: self.metadata.map(Box::new),
+                rule_set: self.rule_set.map(Box::new),
+            }
+            .normalized(),
             deleted: self.deleted,
         })
     }
@@ -76,6 +92,10 @@ pub struct ContentReply {
     pub schema: String,
     #[serde(default)]
     references: Vec<SchemaReference>,
+    #[serde(default)]
+    metadata: Option<Metadata>,
+    #[serde(default)]
+    rule_set: Option<RuleSet>,
 }
 
 impl ContentReply {
@@ -88,6 +108,11 @@ impl ContentReply {
             format: format(self.schema_type.as_deref())?,
             text: self.schema,
             references: self.references,
+            contract: Contract {
+                metadata: self.metadata.map(Box::new),
+                rule_set: self.rule_set.map(Box::new),
+            }
+            .normalized(),
         })
     }
 }
