@@ -149,6 +149,14 @@ pub struct SchemaStatus {
     /// SHA-256 of the schema's canonical form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// The schema's GUID, as Confluent computes it: what the newest serializers put in a record
+    /// header instead of the ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guid: Option<String>,
+    /// The metadata the registry holds for the version: the spec's, with the subject's
+    /// configured defaults and overrides merged in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
     /// Ready, Stalled and Reconciling, following the Kubernetes API conventions (kstatus).
     #[serde(default)]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]

@@ -64,13 +64,13 @@ fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<Str
     };
     let mut text = String::new();
     let mode = subject.mode.and_then(subject_mode);
-    if subject.level.is_some() || mode.is_some() {
+    if subject.level.is_some() || mode.is_some() || !subject.settings.is_empty() {
         let config = SubjectConfig {
             metadata: metadata(),
             spec: SubjectConfigSpec {
                 subject: subject.subject.to_string(),
                 compatibility: subject.level.map(level_of),
-                normalize: None,
+                contract: subject.settings.clone(),
                 mode,
                 management_policy: Default::default(),
             },
@@ -226,6 +226,7 @@ mod tests {
 
     fn subject(name: &str, documents: Vec<VersionedSchema>) -> SubjectExport {
         SubjectExport {
+            settings: Default::default(),
             subject: SubjectName::new(name).unwrap(),
             selected: true,
             live: documents.iter().map(|d| d.version).collect(),

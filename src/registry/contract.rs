@@ -311,6 +311,21 @@ impl Contract {
         }
     }
 
+    /// This contract (a registration's) with each part it lacks taken from
+    /// `previous` (the subject's newest version's), as Confluent fills it.
+    pub fn or_inherited(&self, previous: Option<&Contract>) -> Contract {
+        Contract {
+            metadata: self
+                .metadata
+                .clone()
+                .or_else(|| previous.and_then(|previous| previous.metadata.clone())),
+            rule_set: self
+                .rule_set
+                .clone()
+                .or_else(|| previous.and_then(|previous| previous.rule_set.clone())),
+        }
+    }
+
     /// The value of a metadata property.
     pub fn property(&self, key: &str) -> Option<&str> {
         self.metadata
@@ -353,6 +368,15 @@ impl ContractConfig {
     /// True when no field is set.
     pub fn is_empty(&self) -> bool {
         *self == ContractConfig::default()
+    }
+
+    /// Whether a version with contract `theirs` is checked against a new one
+    /// with `mine`: always without a compatibility group; with one, when the
+    /// group's metadata property has the same value in both (absent equals absent).
+    pub fn same_lineage(&self, mine: &Contract, theirs: &Contract) -> bool {
+        self.compatibility_group
+            .as_deref()
+            .is_none_or(|group| mine.property(group) == theirs.property(group))
     }
 
     /// True when it sets defaults or overrides to merge into registrations.

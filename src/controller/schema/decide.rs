@@ -9,7 +9,8 @@ use crate::controller::view::{ObjectKey, SubjectView};
 use crate::crd::conditions::Reason;
 use crate::crd::{Schema, SchemaStatus};
 use crate::policy::{ProposedLevel, Verdict};
-use crate::registry::{NewSchema, RegistryMode, SchemaId, SubjectName, Version};
+use crate::registry::contract::{Contract, Metadata};
+use crate::registry::{NewSchema, RegistryMode, SchemaId, SubjectName, Version, VersionedSchema};
 
 use super::read::RegistrySubject;
 
@@ -121,6 +122,8 @@ pub enum Plan {
         fingerprint: String,
         /// The subject's newest version, when newer than any this resource registered.
         drifted_to: Option<Version>,
+        /// What the registry holds of it beyond its version and ID.
+        held: Held,
     },
     /// The version this unchanged spec was registered as is gone from the
     /// registry (deleted outside schemaops): report it, recreate nothing.
@@ -176,6 +179,29 @@ impl Plan {
             Plan::Reject { .. } => "Reject",
             Plan::PolicyViolation(_) => "PolicyViolation",
             Plan::Observe { .. } => "Observe",
+        }
+    }
+}
+
+/// What the registry holds of a registered schema beyond its version and
+/// ID: what the status shows, and whether the registry kept its contract.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Held {
+    /// Its GUID, as Confluent computes it.
+    pub guid: Option<String>,
+    /// Its metadata, with the subject's configured defaults and overrides merged in.
+    pub metadata: Option<Metadata>,
+    /// The spec asked for metadata or rules and the registry kept none (Karapace drops them).
+    pub contract_dropped: bool,
+}
+
+impl Held {
+    /// What `stored` holds of a schema registered with `asked`.
+    pub fn of(asked: &Contract, stored: &VersionedSchema) -> Held {
+        Held {
+            guid: Some(stored.guid().to_string()),
+            metadata: stored.contract.metadata.as_deref().cloned(),
+            contract_dropped: !asked.is_empty() && stored.contract.is_empty(),
         }
     }
 }
@@ -296,6 +322,7 @@ fn plan(inputs: &SchemaInputs, checker: &Checker, verdict: &mut Verdict) -> Plan
             id: holding.id,
             fingerprint,
             drifted_to,
+            held: Held::of(&schema.contract, holding),
         };
     }
     if let Some(version) = vanished_version(inputs) {
@@ -481,7 +508,7 @@ pub(crate) mod tests {
         SubjectConfigSpec {
             subject: "rsvp-value".to_owned(),
             compatibility: Some(level),
-            normalize: None,
+            contract: Default::default(),
             mode: None,
             management_policy: Default::default(),
         }

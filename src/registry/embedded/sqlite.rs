@@ -620,7 +620,12 @@ mod tests {
         let mut with_contract = schema(8, "g");
         if let Change::PutSchema(row) = &mut with_contract {
             row.contract.metadata = Some(Box::default());
-            row.contract.metadata.as_mut().unwrap().properties.insert("owner".into(), "a".into());
+            row.contract
+                .metadata
+                .as_mut()
+                .unwrap()
+                .properties
+                .insert("owner".into(), "a".into());
         }
         assert_eq!(
             store.apply_after(0, vec![with_contract.clone()]).await.unwrap(),

@@ -304,7 +304,7 @@ impl State {
             known_id,
             existing,
             level: self.effective_compatibility(subject),
-            live: self.lineage(held, config.compatibility_group.as_deref(), &contract),
+            live: self.lineage(held, &config, &contract),
             latest,
             config,
             contract,
@@ -323,35 +323,25 @@ impl State {
         let previous = latest
             .and_then(|(_, id)| self.schemas.get(&id))
             .map(|content| &content.contract);
-        let specific = Contract {
-            metadata: requested
-                .metadata
-                .clone()
-                .or_else(|| previous.and_then(|c| c.metadata.clone())),
-            rule_set: requested
-                .rule_set
-                .clone()
-                .or_else(|| previous.and_then(|c| c.rule_set.clone())),
-        };
-        config.merge(&specific)
+        config.merge(&requested.or_inherited(previous))
     }
 
     /// The live versions of `held` a schema with `contract` is checked
-    /// against: with a compatibility group, only those whose value of the
-    /// group's metadata property equals its own (absent equals absent).
-    fn lineage(&self, held: Option<&Subject>, group: Option<&str>, contract: &Contract) -> Vec<(Version, SchemaId)> {
+    /// against under `config`: its lineage, with a compatibility group.
+    fn lineage(
+        &self,
+        held: Option<&Subject>,
+        config: &ContractConfig,
+        contract: &Contract,
+    ) -> Vec<(Version, SchemaId)> {
         let Some(held) = held else {
             return Vec::new();
         };
         held.live()
             .filter(|(_, id)| {
-                group.is_none_or(|group| {
-                    let theirs = self
-                        .schemas
-                        .get(id)
-                        .and_then(|content| content.contract.property(group));
-                    theirs == contract.property(group)
-                })
+                self.schemas
+                    .get(id)
+                    .is_none_or(|content| config.same_lineage(contract, &content.contract))
             })
             .collect()
     }
@@ -403,7 +393,7 @@ impl State {
         let held = self.subjects.get(subject);
         let config = self.config_in_scope(subject);
         let contract = self.merged_contract(config, held.and_then(|s| s.live().next_back()), candidate.contract);
-        self.lineage(held, config.compatibility_group.as_deref(), &contract)
+        self.lineage(held, config, &contract)
     }
 
     /// The stored row of a subject, or a new one.

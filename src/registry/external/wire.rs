@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use crate::compat::{Format, Mode};
-use crate::registry::contract::{Contract, Metadata, RuleSet};
+use crate::registry::contract::{Contract, ContractConfig, Metadata, RuleSet};
 use crate::registry::{
     Error, NewSchema, RegisterOptions, RegistryMode, SchemaContent, SchemaId, SchemaReference, SubjectName, Version,
     VersionedSchema,
@@ -135,9 +135,18 @@ pub struct ConfigReply {
     compatibility_level: Option<String>,
     #[serde(default)]
     compatibility: Option<String>,
+    /// The data-contract settings it carries (none from a registry without them).
+    #[serde(flatten)]
+    pub settings: ContractConfig,
 }
 
 impl ConfigReply {
+    /// Whether it names a level at all (a subject with only data-contract
+    /// settings has a configuration without one).
+    pub fn has_level(&self) -> bool {
+        self.compatibility_level.is_some() || self.compatibility.is_some()
+    }
+
     /// The level it names.
     ///
     /// # Errors
