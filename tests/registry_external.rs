@@ -721,6 +721,22 @@ impl Registry for AcceptsEverything {
     async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error> {
         self.inner.schema_by_id(id).await
     }
+    async fn schema_by_guid(&self, guid: schemaops::registry::Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error> {
+        self.inner.schema_by_guid(guid).await
+    }
+    async fn contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+    ) -> Result<schemaops::registry::contract::ContractConfig, Error> {
+        self.inner.contract_config(subject).await
+    }
+    async fn update_contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+        patch: &schemaops::registry::contract::ConfigPatch,
+    ) -> Result<schemaops::registry::contract::ContractConfig, Error> {
+        self.inner.update_contract_config(subject, patch).await
+    }
     async fn serialized_by_id(&self, id: SchemaId) -> Result<String, Error> {
         self.inner.serialized_by_id(id).await
     }

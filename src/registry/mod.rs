@@ -106,22 +106,13 @@ pub trait Registry: Send + Sync {
     /// # Errors
     /// [`Error::SchemaNotFound`]; [`Error::Unsupported`] from a registry that
     /// cannot look schemas up by GUID.
-    async fn schema_by_guid(&self, guid: Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error> {
-        let _ = guid;
-        Err(Error::Unsupported {
-            url: "this registry".to_owned(),
-            feature: "lookups by GUID",
-        })
-    }
+    async fn schema_by_guid(&self, guid: Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error>;
 
     /// A subject's own (or the global) data-contract settings: empty when it has none.
     ///
     /// # Errors
     /// A transient error when the registry cannot be asked.
-    async fn contract_config(&self, subject: Option<&SubjectName>) -> Result<ContractConfig, Error> {
-        let _ = subject;
-        Ok(ContractConfig::default())
-    }
+    async fn contract_config(&self, subject: Option<&SubjectName>) -> Result<ContractConfig, Error>;
 
     /// Applies `patch` to a subject's own (or the global) data-contract
     /// settings; returns them as they are now.
@@ -133,13 +124,7 @@ pub trait Registry: Send + Sync {
         &self,
         subject: Option<&SubjectName>,
         patch: &ConfigPatch,
-    ) -> Result<ContractConfig, Error> {
-        let _ = (subject, patch);
-        Err(Error::Unsupported {
-            url: "this registry".to_owned(),
-            feature: "data-contract settings",
-        })
-    }
+    ) -> Result<ContractConfig, Error>;
 
     /// The newest version of `subject` whose metadata holds every
     /// `(key, value)` property (with none: the newest version that has

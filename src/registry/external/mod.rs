@@ -35,7 +35,7 @@ use transport::{About, Transport, segment};
 use crate::compat::{Checker, Format, Mode};
 use crate::registry::contract::{ConfigPatch, ContractConfig};
 use crate::registry::{
-    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
+    CompatibilityResult, Error, Guid, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
     SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
 };
 
@@ -160,6 +160,33 @@ impl Registry for ExternalRegistry {
             .json(Method::GET, &format!("/schemas/ids/{id}"), &[], None, About::default())
             .await?;
         Ok(Arc::new(reply.into_content()?))
+    }
+
+    async fn schema_by_guid(&self, guid: Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error> {
+        let content: wire::ContentReply = self
+            .transport
+            .json(
+                Method::GET,
+                &format!("/schemas/guids/{guid}"),
+                &[],
+                None,
+                About::default(),
+            )
+            .await?;
+        let ids: Vec<wire::ContextIdReply> = self
+            .transport
+            .json(
+                Method::GET,
+                &format!("/schemas/guids/{guid}/ids"),
+                &[],
+                None,
+                About::default(),
+            )
+            .await?;
+        let id = wire::default_context_id(&ids).ok_or_else(|| Error::SchemaNotFound {
+            what: format!("with GUID {guid} in the default context"),
+        })?;
+        Ok((id, Arc::new(content.into_content()?)))
     }
 
     async fn serialized_by_id(&self, id: SchemaId) -> Result<String, Error> {

@@ -117,6 +117,26 @@ impl ContentReply {
     }
 }
 
+/// One entry of `GET /schemas/guids/{guid}/ids`.
+#[derive(Debug, Deserialize)]
+pub struct ContextIdReply {
+    #[serde(default)]
+    context: Option<String>,
+    id: i64,
+}
+
+/// The ID a GUID has in the default context, from that listing.
+pub fn default_context_id(ids: &[ContextIdReply]) -> Option<SchemaId> {
+    ids.iter()
+        .find(|entry| {
+            entry
+                .context
+                .as_deref()
+                .is_none_or(|context| context == "." || context.is_empty())
+        })
+        .and_then(|entry| SchemaId::new(entry.id))
+}
+
 /// `POST /subjects/{s}/versions`: `{"id"}`, and on newer servers the version.
 #[derive(Debug, Deserialize)]
 pub struct RegisterReply {
