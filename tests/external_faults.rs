@@ -587,3 +587,66 @@ async fn a_hanging_or_resetting_registry_ends_the_run_with_exit_2_within_seconds
     }
     assert_eq!(double.registrations(), 0);
 }
+
+/// Karapace ignores data contracts: it takes `metadata`, `ruleSet` and the
+/// contract fields of `PUT /config` and keeps none of them. A Schema with a
+/// contract and a SubjectConfig with a compatibility group both say so with
+/// `ContractsUnsupported`, never Ready as if the contract were in force.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_that_drops_data_contracts_is_named_not_trusted() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    double.faults.karapace_contracts.store(true, Ordering::SeqCst);
+    let dir = tempfile::tempdir().unwrap();
+    let schema = format!(
+        "{}  metadata:\n    properties:\n      owner: team-a\n",
+        schema_manifest(
+            "customers",
+            "customers-value",
+            &record("Customer", r#"{"name":"id","type":"string"}"#)
+        )
+    );
+    std::fs::write(dir.path().join("10-customers.yaml"), schema).unwrap();
+    std::fs::write(
+        dir.path().join("20-orders-config.yaml"),
+        config_manifest(
+            "orders",
+            "orders-value",
+            "  compatibilityGroup: application.major_version\n",
+        ),
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    for run_number in 1..=2 {
+        let applied = run(
+            "apply",
+            data.path(),
+            &[
+                "--registry-url",
+                &double.url,
+                "-o",
+                "json",
+                dir.path().to_str().unwrap(),
+            ],
+        )
+        .await;
+        assert_eq!(
+            applied.status.code(),
+            Some(1),
+            "run {run_number}: {}",
+            text(&applied.stdout)
+        );
+        for object in items(&applied) {
+            let (ready, reason, message) = condition(&object, "Ready");
+            assert_eq!(
+                (ready.as_str(), reason.as_str()),
+                ("False", "ContractsUnsupported"),
+                "run {run_number}: {object:#}"
+            );
+            assert!(message.replace('-', " ").contains("data contract"), "{message}");
+        }
+    }
+    // The version exists, without the metadata the registry dropped.
+    let (_, stored) = double.backend_get("/subjects/customers-value/versions/1").await;
+    assert!(stored.get("metadata").is_none(), "{stored}");
+}

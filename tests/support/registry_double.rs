@@ -41,6 +41,10 @@ pub struct Faults {
     /// Answer the mode endpoints as Karapace does: `PUT`/`DELETE
     /// /mode/{subject}` are `405`, and `GET /mode/{subject}` is the global mode.
     pub karapace_modes: AtomicBool,
+    /// Drop data contracts as Karapace does: `metadata` and `ruleSet` of
+    /// registrations and lookups, and the data-contract fields of `PUT
+    /// /config`, are ignored (the request succeeds; nothing of them is kept).
+    pub karapace_contracts: AtomicBool,
     /// Return stored text canonicalized, as Confluent and Karapace do: Avro
     /// as compact JSON, Protobuf re-rendered (here: whitespace collapsed).
     pub canonical_text: AtomicBool,
@@ -290,6 +294,11 @@ impl Forward {
         let dies_now = is_registration(&method, &path) && self.registration_kills();
         let headers = request.headers().clone();
         let body = request.into_body().collect().await.map_err(|_| Dropped)?.to_bytes();
+        let body = if self.faults.karapace_contracts.load(Ordering::SeqCst) {
+            without_contracts(&path, body)
+        } else {
+            body
+        };
         let url = match &query {
             Some(query) => format!("{}{path}?{query}", self.backend),
             None => format!("{}{path}", self.backend),
@@ -409,6 +418,37 @@ impl Forward {
         }
         Bytes::from(body.to_string())
     }
+}
+
+/// The request body with what Karapace ignores of data contracts left out.
+fn without_contracts(path: &str, body: Bytes) -> Bytes {
+    const IGNORED: [&str; 9] = [
+        "metadata",
+        "ruleSet",
+        "compatibilityGroup",
+        "defaultMetadata",
+        "overrideMetadata",
+        "defaultRuleSet",
+        "overrideRuleSet",
+        "normalize",
+        "alias",
+    ];
+    if !(path.starts_with("/subjects/") || path.starts_with("/config") || path.starts_with("/compatibility/")) {
+        return body;
+    }
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return body;
+    };
+    if let Some(object) = value.as_object_mut() {
+        for field in IGNORED {
+            object.remove(field);
+        }
+        if path.starts_with("/config") && object.is_empty() {
+            // Karapace answers a body without a level as Confluent does: 42203.
+            object.insert("compatibility".to_owned(), serde_json::Value::Null);
+        }
+    }
+    Bytes::from(value.to_string())
 }
 
 /// The text as Confluent and Karapace return it: Avro (and JSON Schema) as

@@ -511,10 +511,22 @@ impl Registry for ExternalRegistry {
     ) -> Result<ContractConfig, Error> {
         let about = About { subject, version: None };
         let body = serde_json::to_value(patch).unwrap_or_default();
-        let _: wire::ConfigReply = self
+        let sent: Result<wire::ConfigReply, Error> = self
             .transport
             .json(Method::PUT, &subject_path("/config", subject), &[], Some(&body), about)
-            .await?;
+            .await;
+        match sent {
+            Ok(_) => {}
+            // A registry that wants a level in every configuration (Karapace,
+            // Confluent before data contracts) has none of these settings.
+            Err(Error::InvalidCompatibilityLevel { .. }) => {
+                return Err(Error::Unsupported {
+                    url: self.transport.base().to_owned(),
+                    feature: "data-contract settings",
+                });
+            }
+            Err(error) => return Err(error),
+        }
         let held = self.contract_config(subject).await?;
         if patch.apply(&held)? != held {
             return Err(Error::Unsupported {
