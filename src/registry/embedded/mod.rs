@@ -570,7 +570,10 @@ impl Registry for EmbeddedRegistry {
             }
             // Content stored already (under another subject) keeps its text.
             if decided.known_id.is_none() && stored.is_none() {
-                stored = Some(self.stored_text(schema, &parsed, &canonical, options.normalize).await?);
+                // A configuration in scope with `normalize: true` normalizes
+                // every registration, as `?normalize=true` does.
+                let normalize = options.normalize || decided.config.normalize == Some(true);
+                stored = Some(self.stored_text(schema, &parsed, &canonical, normalize).await?);
             }
             let text = stored.as_deref().unwrap_or(&schema.text);
             let registered = self
