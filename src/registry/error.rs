@@ -140,6 +140,12 @@ pub enum Error {
         /// Every problem, each naming its rule.
         reason: String,
     },
+    /// 42211: a context that still holds subjects cannot be deleted.
+    #[error("The specified context '{context}' is not empty.")]
+    ContextNotEmpty {
+        /// The context.
+        context: String,
+    },
     /// 42207.
     #[error("schema ID {id} already names a different schema")]
     IdMismatch {
@@ -282,6 +288,7 @@ impl Error {
             Error::InvalidSubject { .. } => 42208,
             Error::SchemaTooLarge { .. } => 42209,
             Error::InvalidRuleSet { .. } => 42210,
+            Error::ContextNotEmpty { .. } => 42211,
             Error::Store { .. } => 50001,
             Error::Unsupported { .. } => 405,
         }
@@ -322,6 +329,7 @@ impl Error {
             Error::InvalidSubject { .. } => "InvalidSubject",
             Error::SchemaTooLarge { .. } => "SchemaTooLarge",
             Error::InvalidRuleSet { .. } => "InvalidRuleSet",
+            Error::ContextNotEmpty { .. } => "ContextNotEmpty",
             Error::Rejected { .. } => "RegistryRejected",
             Error::Unauthorized { .. } => "RegistryUnauthorized",
             Error::Forbidden { .. } => "RegistryForbidden",

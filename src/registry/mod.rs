@@ -7,6 +7,7 @@
 //! rustls client configurations of the connections the registry opens.
 
 pub mod api;
+pub mod context;
 pub mod contract;
 pub mod embedded;
 mod error;

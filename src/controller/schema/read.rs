@@ -22,7 +22,8 @@ const MAX_REFERENCE_DEPTH: usize = 32;
 /// What the registry holds for one subject, as far as a decision needs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegistrySubject {
-    /// The registry's global compatibility level.
+    /// The level the subject falls back to without one of its own: the
+    /// registry's global level (or its context's, when it has one).
     pub global_level: Mode,
     /// The subject's own level, if it has one.
     pub subject_level: Option<Mode>,
@@ -145,8 +146,13 @@ pub async fn read_registry(
     schema: &NewSchema,
     view: &SubjectView,
 ) -> Result<RegistrySubject, Error> {
-    let global_level = registry.compatibility(None, true).await?;
     let subject_level = absent_if_missing(registry.compatibility(Some(subject), false).await)?;
+    // What the subject falls back to without a level of its own: its
+    // context's, `:.__GLOBAL:`'s, or the registry's global level.
+    let global_level = match subject_level {
+        None => registry.compatibility(Some(subject), true).await?,
+        Some(_) => registry.compatibility(None, true).await?,
+    };
     let mode = registry.mode(Some(subject), true).await?;
     let subject_mode_supported = registry.supports_subject_mode().await?;
     let (level, _) = level::desired(view.config.as_ref(), global_level, subject_level);

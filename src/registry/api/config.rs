@@ -50,7 +50,8 @@ pub(super) async fn get_config(State(state): State<ApiState>, name: Option<Path<
         Ok(level) => Some(level),
         Err(Error::SubjectCompatibilityNotConfigured { .. }) if !own.is_empty() => None,
         Err(Error::SubjectCompatibilityNotConfigured { .. }) if fallback => {
-            let level = registry.compatibility(None, true).await?;
+            // The level in force: its context's, `:.__GLOBAL:`'s, or the global one.
+            let level = registry.compatibility(Some(named), true).await?;
             let global = registry.contract_config(None).await?;
             return Ok(json_response(&config_json("compatibilityLevel", Some(level), &global)));
         }

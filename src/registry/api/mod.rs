@@ -4,6 +4,7 @@
 
 mod auth;
 mod config;
+mod contexts;
 mod contracts;
 mod error;
 mod negotiation;
@@ -19,7 +20,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 
 pub use auth::{Access, Auth, Credential, load_credentials};
 pub use error::ApiError;
@@ -96,7 +97,8 @@ pub fn router(state: ApiState) -> Router {
         )
         .route("/mode", get(get_mode).put(put_mode).delete(delete_mode))
         .route("/mode/{subject}", get(get_mode).put(put_mode).delete(delete_mode))
-        .route("/contexts", get(contexts))
+        .route("/contexts", get(contexts::list))
+        .route("/contexts/{context}", delete(contexts::delete))
         .route("/openapi.json", get(openapi::serve))
         .fallback(not_found);
     let routes = if state.auth.is_some() {
@@ -104,13 +106,14 @@ pub fn router(state: ApiState) -> Router {
     } else {
         routes
     };
-    routes
+    let api = routes
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             negotiation::negotiate,
         ))
         .layer(axum::middleware::map_response(as_confluent_error))
-        .with_state(state)
+        .with_state(state);
+    contexts::with_context_prefix(api)
 }
 
 /// The longest framework error text kept as the message.
@@ -191,17 +194,6 @@ fn schema_id(text: &str) -> Result<SchemaId, ApiError> {
 )]
 async fn root() -> Response {
     json_response(&serde_json::json!({}))
-}
-
-#[utoipa::path(
-    get,
-    path = "/contexts",
-    tag = "server",
-    summary = "The contexts: only the default one",
-    responses((status = 200, description = "`[\".\"]`", body = Vec<String>))
-)]
-async fn contexts() -> Response {
-    json_response(&["."])
 }
 
 #[utoipa::path(

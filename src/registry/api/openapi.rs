@@ -55,6 +55,10 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
                        (`schemaops registry`) serves it. Every error answer has the body \
                        `{\"error_code\": int, \"message\": string}`: `error_code` is Confluent's \
                        code (the HTTP status, or the status followed by two digits). \
+                       Every route is also served under `/contexts/{context}/` (Confluent's schema \
+                       contexts): a subject there is put in that context (`payments` becomes \
+                       `:.ctx:payments`), a bare `/config` or `/mode` names the context's own setting, and \
+                       the `subject`/`subjectPrefix` query parameters are scoped the same way. \
                        Authentication is optional: once read or write credentials are configured, \
                        every route needs HTTP basic or bearer credentials and answers 401 (40101) \
                        without them.",
@@ -95,7 +99,8 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
         super::get_mode,
         super::put_mode,
         super::delete_mode,
-        super::contexts,
+        super::contexts::list,
+        super::contexts::delete,
     ),
     components(schemas(
         ErrorBody,
@@ -706,7 +711,10 @@ mod tests {
         for (path, item) in document["paths"].as_object().unwrap() {
             for (method, operation) in item.as_object().unwrap() {
                 let responses = operation["responses"].as_object().unwrap();
-                assert!(responses.contains_key("200"), "{method} {path} documents its 200");
+                assert!(
+                    responses.contains_key("200") || responses.contains_key("204"),
+                    "{method} {path} documents its success"
+                );
                 assert!(responses.contains_key("401"), "{method} {path} documents 401");
                 assert!(responses.contains_key("406"), "{method} {path} documents 406");
                 for (status, response) in responses {

@@ -638,7 +638,7 @@ impl Registry for EmbeddedRegistry {
             None => Ok(global),
             Some(subject) => match state.subjects.get(subject).and_then(|s| s.compatibility) {
                 Some(level) => Ok(level),
-                None if fallback => Ok(global),
+                None if fallback => Ok(state.effective_compatibility(subject)),
                 None => Err(Error::SubjectCompatibilityNotConfigured {
                     subject: subject.clone(),
                 }),
@@ -736,7 +736,7 @@ impl Registry for EmbeddedRegistry {
             }),
             Some(subject) => match state.subjects.get(subject).and_then(|s| s.mode) {
                 Some(mode) => Ok(mode),
-                None if fallback => Ok(global),
+                None if fallback => Ok(state.effective_mode(subject)),
                 None => Err(Error::SubjectModeNotConfigured {
                     subject: subject.clone(),
                 }),

@@ -11,6 +11,7 @@ use super::store::{Change, Snapshot, SubjectRow, VersionRow};
 use sha2::{Digest, Sha256};
 
 use crate::compat::{Format, Mode};
+use crate::registry::context;
 use crate::registry::contract::{Contract, ContractConfig};
 use crate::registry::{
     Error, Guid, RegistryMode, SchemaContent, SchemaId, SchemaReference, SubjectFilter, SubjectName, SubjectVersion,
@@ -350,10 +351,10 @@ impl State {
     /// has a configuration of its own (a level or any setting), else the
     /// global ones, as Confluent takes the whole configuration in scope.
     pub(crate) fn config_in_scope(&self, subject: &SubjectName) -> &ContractConfig {
-        match self.subjects.get(subject) {
-            Some(own) if own.compatibility.is_some() || !own.config.is_empty() => &own.config,
-            _ => &self.config,
-        }
+        self.in_scope(subject, |own| {
+            (own.compatibility.is_some() || !own.config.is_empty()).then_some(&own.config)
+        })
+        .unwrap_or(&self.config)
     }
 
     /// The version of `subject` holding the candidate: by its contract as
@@ -441,11 +442,20 @@ impl State {
 
     /// The level in force for a subject.
     pub(crate) fn effective_compatibility(&self, subject: &SubjectName) -> Mode {
-        self.subjects
-            .get(subject)
-            .and_then(|s| s.compatibility)
+        self.in_scope(subject, |own| own.compatibility)
             .or(self.compatibility)
             .unwrap_or(DEFAULT_COMPATIBILITY)
+    }
+
+    /// The first setting `read` finds on the subject, then on the subjects
+    /// its context falls back to (the context's own, then `:.__GLOBAL:`).
+    fn in_scope<'a, T>(&'a self, subject: &SubjectName, read: impl Fn(&'a Subject) -> Option<T>) -> Option<T> {
+        self.subjects.get(subject).and_then(&read).or_else(|| {
+            context::fallbacks(subject.as_str()).into_iter().find_map(|fallback| {
+                let fallback = SubjectName::new(fallback).ok()?;
+                self.subjects.get(&fallback).and_then(&read)
+            })
+        })
     }
 
     /// The mode in force for a subject.
@@ -453,9 +463,7 @@ impl State {
         if self.mode == Some(RegistryMode::ReadOnlyOverride) {
             return RegistryMode::ReadOnlyOverride;
         }
-        self.subjects
-            .get(subject)
-            .and_then(|s| s.mode)
+        self.in_scope(subject, |own| own.mode)
             .or(self.mode)
             .unwrap_or(RegistryMode::ReadWrite)
     }
