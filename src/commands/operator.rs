@@ -160,7 +160,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                     policies: Some(policies),
                 };
                 // Counted here, scraped on the health port.
-                let app = instrument(router(state), metrics, false);
+                let app = instrument(router(state.clone()).merge(crate::ui::router(state)), metrics, false);
                 http_server::serve(listener, app, limits, stop).await;
             }
         }
