@@ -229,3 +229,47 @@ async fn pages_need_the_apis_read_credentials() {
         "a reader may try drafts"
     );
 }
+
+#[tokio::test]
+async fn one_unreadable_stored_schema_breaks_neither_the_list_nor_the_subject_page() {
+    let dir = {
+        let (app, dir) = app(None).await;
+        history(&app).await;
+        api(&app, "POST", "/subjects/other/versions", json!({"schema": "\"int\""})).await;
+        dir
+    };
+    // A stored text the engine cannot read (as after a hand edit, or an
+    // engine grown stricter), written behind the registry's back.
+    let connection = rusqlite::Connection::open(dir.path().join("registry.db")).unwrap();
+    let changed = connection
+        .execute(
+            "UPDATE schemas SET text = '{\"type\": \"record\", broken' WHERE id = 2",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(connection);
+    let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+    let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth: None,
+        policies: None,
+    };
+    let app = schemaops::ui::router(state);
+    let list = get(&app, "/ui/").await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.body);
+    assert!(list.body.contains("data-subject=\"solid\"") && list.body.contains("data-subject=\"other\""));
+    assert_eq!(get(&app, "/ui/subjects/solid").await.status, StatusCode::OK);
+    let diff = get(&app, "/ui/subjects/solid/diff?from=2&to=3").await;
+    assert_eq!(diff.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", diff.body);
+    assert!(
+        diff.body.contains("version 2 of subject `solid` cannot be read"),
+        "{}",
+        diff.body
+    );
+    assert!(!diff.body.contains("panicked"));
+    let fine = get(&app, "/ui/subjects/solid/diff?from=1&to=3").await;
+    assert_eq!(fine.status, StatusCode::OK, "the other versions still compare");
+}
