@@ -2,11 +2,14 @@
 //! the change at the finding's exact path in the reading schema (the
 //! candidate for BACKWARD, the earlier version for FORWARD), else at that
 //! path in the other schema, else the nearest enclosing change, else the
-//! nearest change below it. A finding no change is near becomes a change
-//! of its own, so every finding is attached exactly once.
+//! nearest change below it, else the same element outside or inside a
+//! group (a Protobuf oneof), else the change sharing the longest start of
+//! its path (the same message or record). A finding no change is near (at
+//! the root) becomes a change of its own, so every finding is attached
+//! exactly once.
 
 use super::{Break, Change, ChangeKind, Located, last_name};
-use crate::compat::{Direction, Incompatibility, SchemaPath, json, protobuf};
+use crate::compat::{Direction, Incompatibility, SchemaPath, Segment, json, protobuf};
 
 /// The walked changes with every finding of `backward` and `forward` attached.
 pub(super) fn attach(
@@ -107,7 +110,7 @@ fn best(
                 .any(|place| is_prefix(place, path))
         })
         .max_by_key(|&index| (depth(sides(index).0), usize::MAX - index));
-    enclosing.or_else(|| {
+    let below = || {
         (0..changes.len())
             .filter(|&index| {
                 let (reader, other) = sides(index);
@@ -117,7 +120,60 @@ fn best(
                     .any(|place| is_prefix(path, place))
             })
             .min_by_key(|&index| (depth(sides(index).0), index))
-    })
+    };
+    let regrouped = || {
+        let wanted = ungrouped(path);
+        (0..changes.len()).find(|&index| {
+            let (reader, other) = sides(index);
+            [reader, other]
+                .into_iter()
+                .flatten()
+                .any(|place| ungrouped(place) == wanted)
+        })
+    };
+    let nearest = || {
+        (0..changes.len())
+            .map(|index| {
+                let (reader, other) = sides(index);
+                let shared = [reader, other]
+                    .into_iter()
+                    .flatten()
+                    .map(|place| common_prefix(place, path))
+                    .max()
+                    .unwrap_or(0);
+                (shared, index)
+            })
+            .filter(|&(shared, _)| shared > 0)
+            .max_by_key(|&(shared, index)| (shared, usize::MAX - index))
+            .map(|(_, index)| index)
+    };
+    enclosing.or_else(below).or_else(regrouped).or_else(nearest)
+}
+
+/// How many leading steps two paths share.
+fn common_prefix(a: &SchemaPath, b: &SchemaPath) -> usize {
+    a.segments()
+        .iter()
+        .zip(b.segments())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// A path without the group its last step is in: `/Order/choice/3` (field
+/// 3 in oneof `choice`) as `/Order/3`, so a field that moved into or out of
+/// a group is found on either side.
+fn ungrouped(path: &SchemaPath) -> Vec<&Segment> {
+    let segments = path.segments();
+    match segments {
+        [.., Segment::Key(_), Segment::Key(_), Segment::Index(_)] => {
+            let last = segments.len() - 1;
+            segments[..last - 1]
+                .iter()
+                .chain(std::iter::once(&segments[last]))
+                .collect()
+        }
+        _ => segments.iter().collect(),
+    }
 }
 
 /// Whether `outer` is a proper prefix of `inner`, step by step.
@@ -150,5 +206,16 @@ mod tests {
             &type_path,
             &SchemaPath::root().key("fields").index(1).key("type")
         ));
+    }
+
+    #[test]
+    fn a_field_in_a_oneof_is_the_same_element_as_at_the_top_level() {
+        let in_oneof = SchemaPath::root().key("Order").key("choice").index(3);
+        let top_level = SchemaPath::root().key("Order").index(3);
+        assert_eq!(ungrouped(&in_oneof), ungrouped(&top_level));
+        assert_ne!(
+            ungrouped(&in_oneof),
+            ungrouped(&SchemaPath::root().key("Order").index(4))
+        );
     }
 }
