@@ -35,7 +35,7 @@ async fn app(auth: Option<Arc<Auth>>) -> (Router, tempfile::TempDir) {
         auth,
         policies: None,
     };
-    (router(state.clone()).merge(schemaops::ui::router(state)), dir)
+    (router(state.clone()).merge(schemaops::ui::router(state, None)), dir)
 }
 
 struct Answer {
@@ -257,7 +257,7 @@ async fn one_unreadable_stored_schema_breaks_neither_the_list_nor_the_subject_pa
         auth: None,
         policies: None,
     };
-    let app = schemaops::ui::router(state);
+    let app = schemaops::ui::router(state, None);
     let list = get(&app, "/ui/").await;
     assert_eq!(list.status, StatusCode::OK, "{}", list.body);
     assert!(list.body.contains("data-subject=\"solid\"") && list.body.contains("data-subject=\"other\""));
@@ -272,4 +272,59 @@ async fn one_unreadable_stored_schema_breaks_neither_the_list_nor_the_subject_pa
     assert!(!diff.body.contains("panicked"));
     let fine = get(&app, "/ui/subjects/solid/diff?from=1&to=3").await;
     assert_eq!(fine.status, StatusCode::OK, "the other versions still compare");
+}
+
+/// The operator's cache, as the pages see it: one stalled Schema object.
+struct StalledOwner;
+
+impl schemaops::ui::owners::Owners for StalledOwner {
+    fn of_subject(&self, subject: &str) -> Vec<schemaops::ui::owners::Owner> {
+        use schemaops::ui::owners::{Owner, OwnerState};
+        if subject != "solid" {
+            return Vec::new();
+        }
+        vec![Owner {
+            object: "default/<b>solid</b>".to_owned(),
+            version: Some(2),
+            state: OwnerState::Stalled {
+                reason: "IncompatibleSchema".to_owned(),
+                message: "refused under BACKWARD".to_owned(),
+            },
+            incompatibilities: vec!["READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges".to_owned()],
+            total: 3,
+        }]
+    }
+}
+
+#[tokio::test]
+async fn under_the_operator_a_subject_shows_its_schema_objects_and_their_state() {
+    let (api_app, dir) = app(None).await;
+    history(&api_app).await;
+    let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+    let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth: None,
+        policies: None,
+    };
+    let app = schemaops::ui::router(state, Some(Arc::new(StalledOwner)));
+    let page = get(&app, "/ui/subjects/solid").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("<table id=\"owners\">"), "{}", page.body);
+    assert!(page.body.contains("default/&lt;b&gt;solid&lt;/b&gt;"));
+    assert!(
+        page.body
+            .contains("Stalled</span> IncompatibleSchema: refused under BACKWARD")
+    );
+    assert!(
+        page.body
+            .contains("READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges")
+    );
+    assert!(page.body.contains("and 2 more"));
+    let without = get(&api_app, "/ui/subjects/solid").await;
+    assert!(
+        !without.body.contains("id=\"owners\""),
+        "schemaops registry has no Schema objects"
+    );
 }

@@ -15,11 +15,14 @@
 mod assets;
 pub mod html;
 pub mod layout;
+pub mod owners;
 mod pages;
 mod textdiff;
 
+use std::sync::Arc;
+
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{FromRef, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -27,8 +30,23 @@ use axum::routing::get;
 
 use crate::registry::api::{Access, ApiState};
 
-/// The pages' routes, to merge beside the REST API's.
-pub fn router(state: ApiState) -> Router {
+/// What the pages read: the registry as the API serves it, and, under the
+/// operator, the Schema objects that manage each subject.
+#[derive(Clone)]
+pub struct UiState {
+    api: ApiState,
+    owners: Option<Arc<dyn owners::Owners>>,
+}
+
+impl FromRef<UiState> for ApiState {
+    fn from_ref(state: &UiState) -> ApiState {
+        state.api.clone()
+    }
+}
+
+/// The pages' routes, to merge beside the REST API's; `owners` tells which
+/// Schema objects manage a subject (the operator's cache), when known.
+pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Router {
     Router::new()
         .route("/ui", get(pages::redirect_to_list))
         .route("/ui/", get(pages::subjects::show))
@@ -43,7 +61,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/ui/assets/ui.js", get(assets::script))
         .route("/ui/{*rest}", get(pages::not_found))
         .layer(axum::middleware::from_fn_with_state(state.clone(), readers_only))
-        .with_state(state)
+        .with_state(UiState { api: state, owners })
 }
 
 /// 401 with a basic-auth challenge unless the request may read.

@@ -7,18 +7,20 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 
 use super::{Problem, subject_name};
-use crate::registry::api::ApiState;
 use crate::registry::{SubjectVersion, VersionFilter, VersionSelector, VersionedSchema};
+use crate::ui::UiState;
 use crate::ui::html::{Html, segment};
 use crate::ui::layout::{Page, Place, page};
+use crate::ui::owners::{Owner, OwnerState};
 
 /// The most versions the timeline shows: the newest.
 const MAX_VERSIONS: usize = 500;
 
 /// `GET /ui/subjects/{subject}`.
-pub async fn show(State(state): State<ApiState>, Path(name): Path<String>) -> Result<Page, Problem> {
-    let registry = state.registry.as_ref();
+pub async fn show(State(state): State<UiState>, Path(name): Path<String>) -> Result<Page, Problem> {
+    let registry = state.api.registry.as_ref();
     let subject = subject_name(name)?;
+    let owners = state.owners.as_ref().map(|owners| owners.of_subject(subject.as_str()));
     let mut numbers = registry.versions(&subject, VersionFilter::All).await?;
     let hidden = numbers.len().saturating_sub(MAX_VERSIONS);
     numbers.drain(..hidden);
@@ -64,8 +66,12 @@ pub async fn show(State(state): State<ApiState>, Path(name): Path<String>) -> Re
     html.raw(
         "<table id=\"versions\"><thead><tr><th scope=\"col\">Version</th><th scope=\"col\">ID</th>\
          <th scope=\"col\">Type</th><th scope=\"col\">Status</th><th scope=\"col\">References</th>\
-         <th scope=\"col\">Compare</th></tr></thead><tbody>",
+         <th scope=\"col\">Compare</th>",
     );
+    if owners.is_some() {
+        html.raw("<th scope=\"col\">Schema object</th>");
+    }
+    html.raw("</tr></thead><tbody>");
     for version in versions.iter().rev() {
         let number = version.version.get();
         html.raw(if version.deleted {
@@ -103,6 +109,9 @@ pub async fn show(State(state): State<ApiState>, Path(name): Path<String>) -> Re
     }
     html.raw("</tbody></table>");
 
+    if let Some(owners) = &owners {
+        managed_by(&mut html, owners);
+    }
     html.raw("<h2>References</h2><div class=\"graph\" id=\"references\"><ul aria-label=\"Referenced by\">");
     if referrers.is_empty() {
         html.raw("<li class=\"muted\">nothing refers to it</li>");
@@ -139,4 +148,49 @@ pub async fn show(State(state): State<ApiState>, Path(name): Path<String>) -> Re
         &Place::Subject(subject.as_str()),
         html,
     ))
+}
+
+/// The Schema objects that manage the subject, with their state and the
+/// incompatibilities of their last check.
+fn managed_by(html: &mut Html, owners: &[Owner]) {
+    html.raw("<h2>Schema objects</h2>");
+    if owners.is_empty() {
+        html.raw("<p class=\"muted\">No Schema object names this subject.</p>");
+        return;
+    }
+    html.raw(
+        "<table id=\"owners\"><thead><tr><th scope=\"col\">Object</th><th scope=\"col\">Holds version</th>\
+         <th scope=\"col\">State</th></tr></thead><tbody>",
+    );
+    for owner in owners {
+        html.raw("<tr><td>").text(&owner.object).raw("</td><td>");
+        match owner.version {
+            Some(version) => html.number(version),
+            None => html.raw("<span class=\"muted\">none</span>"),
+        };
+        html.raw("</td><td>");
+        match &owner.state {
+            OwnerState::Ready => html.raw("<span class=\"verdict ok\">Ready</span>"),
+            OwnerState::Pending => html.raw("<span class=\"muted\">not reconciled yet</span>"),
+            OwnerState::Stalled { reason, message } => html
+                .raw("<span class=\"verdict breaks\">Stalled</span> ")
+                .text(reason)
+                .raw(": ")
+                .text(message),
+        };
+        if !owner.incompatibilities.is_empty() {
+            html.raw("<ul class=\"why\">");
+            for incompatibility in &owner.incompatibilities {
+                html.raw("<li>").text(incompatibility).raw("</li>");
+            }
+            if owner.total > owner.incompatibilities.len() {
+                html.raw("<li>and ")
+                    .number((owner.total - owner.incompatibilities.len()) as u64)
+                    .raw(" more</li>");
+            }
+            html.raw("</ul>");
+        }
+        html.raw("</td></tr>");
+    }
+    html.raw("</tbody></table>");
 }
