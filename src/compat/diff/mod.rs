@@ -9,7 +9,8 @@
 //! structural walk for Avro ([`AvroChange`]). Whether a change *breaks* is
 //! never decided here: the check runs in each direction and each of its
 //! findings is attached to the change at its place (see [`attach`]). A
-//! finding that no change explains becomes a change of its own, so
+//! finding that no change explains becomes a change of its own
+//! ([`ChangeKind::Unexplained`]), so nothing the check finds is lost.
 //!
 //! # Guarantees
 //! A pair is compatible under BACKWARD (FORWARD, FULL) exactly when no
