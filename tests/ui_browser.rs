@@ -100,8 +100,8 @@ fn example_schema(file: &str) -> String {
 }
 
 /// The PlatonicSolid history: v1 and v2 under BACKWARD, then v3 (which
-/// BACKWARD refuses) under NONE, the level set back to BACKWARD; and a
-/// subject named like a script.
+/// BACKWARD refuses) under NONE, the level set back to BACKWARD; a
+/// catalog that refers to version 2; and a subject named like a script.
 async fn seed(url: &str) {
     let client = support::http_client();
     let send = |method: reqwest::Method, path: &'static str, body: Value| {
@@ -137,6 +137,17 @@ async fn seed(url: &str) {
     )
     .await;
     send(reqwest::Method::PUT, config, json!({"compatibility": "BACKWARD"})).await;
+    let catalog = r#"{"type": "record", "name": "Catalog", "namespace": "dev.schemaops.examples", "fields": [
+        {"name": "solids", "type": {"type": "array", "items": "dev.schemaops.examples.PlatonicSolid"}}]}"#;
+    let reference =
+        json!({"name": "dev.schemaops.examples.PlatonicSolid", "subject": "platonic-solid-value", "version": 2});
+    let with_reference = json!({"schema": catalog, "references": [reference]});
+    send(
+        reqwest::Method::POST,
+        "/subjects/solid-catalog-value/versions",
+        with_reference,
+    )
+    .await;
     let hostile = "/subjects/%3Cscript%3Ealert(1)%3C%2Fscript%3E/versions";
     send(reqwest::Method::POST, hostile, json!({"schema": "\"string\""})).await;
 }
@@ -254,7 +265,14 @@ async fn the_pages_work_in_headless_chromium() {
 async fn run(browser: &Browser) {
     // The subject list renders, the hostile name as text.
     browser.open("/ui/").await;
-    browser.find("#subjects tr[data-subject='platonic-solid-value']").await;
+    let referenced_by = browser
+        .find("#subjects tr[data-subject='platonic-solid-value'] td:last-child")
+        .await;
+    assert_eq!(
+        referenced_by.text().await.unwrap(),
+        "1",
+        "solid-catalog-value refers to it"
+    );
     let hostile = browser.find(&format!("#subjects tr[data-subject='{HOSTILE}'] a")).await;
     assert_eq!(hostile.text().await.unwrap(), HOSTILE);
     assert!(browser.client.get_alert_text().await.is_err(), "no script ran");
@@ -285,6 +303,8 @@ async fn run(browser: &Browser) {
         browser.find(&format!("#versions tr[data-version='{version}']")).await;
     }
     assert_eq!(browser.find("#level").await.text().await.unwrap(), "BACKWARD");
+    let referrer = browser.find("#references ul[aria-label='Referenced by'] a").await;
+    assert_eq!(referrer.text().await.unwrap(), "solid-catalog-value v1");
     browser.screenshot("subject").await;
 
     // The diff of v2 → v3: edges breaks BACKWARD, not FORWARD.
