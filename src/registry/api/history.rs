@@ -7,7 +7,9 @@
 //! thread, with the default [`Checker`] (the STRICT JSON Schema policy).
 
 use crate::compat::diff::{Change, diff};
-use crate::compat::{Checker, Direction, Incompatibility, Mode, ParsedSchema, SchemaRole, SchemaText, error_chain};
+use crate::compat::{
+    Checker, Direction, Format, Incompatibility, Mode, ParsedSchema, SchemaRole, SchemaText, error_chain,
+};
 use crate::registry::external::reference_texts;
 use crate::registry::{
     Error, NewSchema, Registry, SchemaId, SubjectName, Version, VersionFilter, VersionSelector, VersionedSchema,
@@ -136,12 +138,7 @@ pub async fn matrix_of_version(
     version: VersionSelector,
 ) -> Result<(VersionedSchema, Matrix), Error> {
     let (stored, text) = read(registry, subject, version).await?;
-    let schema = NewSchema {
-        format: stored.format,
-        text: stored.text.clone(),
-        references: stored.references.clone(),
-    };
-    let matrix = matrix(registry, subject, &schema, text, Some(stored.version)).await?;
+    let matrix = matrix(registry, subject, stored.format, text, Some(stored.version)).await?;
     Ok((stored, matrix))
 }
 
@@ -159,13 +156,27 @@ pub async fn matrix_of_draft(
         text: draft.text.clone(),
         references: reference_texts(registry, &draft.references).await?,
     };
-    matrix(registry, subject, draft, text, None).await
+    matrix(registry, subject, draft.format, text, None).await
+}
+
+/// A draft without references, given as its format and text, against
+/// every live version of `subject`.
+///
+/// # Errors
+/// As [`matrix_of_draft`].
+pub async fn matrix_of_text(
+    registry: &dyn Registry,
+    subject: &SubjectName,
+    format: Format,
+    text: &str,
+) -> Result<Matrix, Error> {
+    matrix(registry, subject, format, SchemaText::new(text), None).await
 }
 
 async fn matrix(
     registry: &dyn Registry,
     subject: &SubjectName,
-    schema: &NewSchema,
+    format: Format,
     text: SchemaText,
     before: Option<Version>,
 ) -> Result<Matrix, Error> {
@@ -183,7 +194,6 @@ async fn matrix(
     for version in versions {
         earlier.push(read(registry, subject, VersionSelector::Exact(version)).await?);
     }
-    let format = schema.format;
     blocking(move || {
         let checker = Checker::default();
         let candidate = checker
