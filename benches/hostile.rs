@@ -112,6 +112,7 @@ async fn registry() -> (tempfile::TempDir, EmbeddedRegistry) {
 
 async fn register(registry: &EmbeddedRegistry, name: String, text: String, references: Vec<SchemaReference>) {
     let schema = NewSchema {
+        contract: Default::default(),
         format: Format::Avro,
         text,
         references,

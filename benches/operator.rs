@@ -131,6 +131,8 @@ fn scenario(count: usize, policies: usize) -> (Duration, u64) {
                     let schema = Schema::new(
                         &format!("event-{index}"),
                         SchemaSpec {
+                            metadata: None,
+                            rule_set: None,
                             subject: format!("event-{index}-value"),
                             schema_type: Default::default(),
                             schema: Some(avro("")),

@@ -985,6 +985,8 @@ mod kube_rs {
         Schema::new(
             name,
             SchemaSpec {
+                metadata: None,
+                rule_set: None,
                 subject: format!("{name}-value"),
                 schema_type: SchemaType::Avro,
                 schema: Some("{\"type\":\"string\"}".into()),

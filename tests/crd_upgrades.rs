@@ -60,7 +60,7 @@ fn a_subject_config_written_by_this_version_reads_back_unchanged() {
     let stored = fixture("subjectconfig-v0.1.0.json");
     let config: SubjectConfig = serde_json::from_value(stored.clone()).unwrap();
     assert_eq!(config.spec.compatibility, Some(CompatibilityLevel::BackwardTransitive));
-    assert_eq!(config.spec.normalize, Some(true));
+    assert_eq!(config.spec.contract.normalize, Some(true));
     assert!(config.spec.mode.is_none());
     assert_eq!(serde_json::to_value(&config).unwrap()["spec"], stored["spec"]);
 }

@@ -85,6 +85,7 @@ fn version(number: i64) -> Version {
 
 fn avro(text: &str) -> NewSchema {
     NewSchema {
+        contract: Default::default(),
         format: Format::Avro,
         text: text.to_owned(),
         references: Vec::new(),
@@ -129,16 +130,19 @@ async fn script(registry: &dyn Registry) -> Vec<String> {
     let proto_common = subject("common/money.proto");
     let proto_orders = subject("proto-orders");
     let order = |text: &str| NewSchema {
+        contract: Default::default(),
         format: Format::Avro,
         text: text.to_owned(),
         references: vec![reference("com.example.Money", money.as_str(), 1)],
     };
     let json_schema = |text: &str| NewSchema {
+        contract: Default::default(),
         format: Format::Json,
         text: text.to_owned(),
         references: Vec::new(),
     };
     let proto = |text: &str, references: Vec<SchemaReference>| NewSchema {
+        contract: Default::default(),
         format: Format::Protobuf,
         text: text.to_owned(),
         references,
@@ -717,6 +721,22 @@ impl Registry for AcceptsEverything {
     async fn schema_by_id(&self, id: SchemaId) -> Result<Arc<SchemaContent>, Error> {
         self.inner.schema_by_id(id).await
     }
+    async fn schema_by_guid(&self, guid: schemaops::registry::Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error> {
+        self.inner.schema_by_guid(guid).await
+    }
+    async fn contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+    ) -> Result<schemaops::registry::contract::ContractConfig, Error> {
+        self.inner.contract_config(subject).await
+    }
+    async fn update_contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+        patch: &schemaops::registry::contract::ConfigPatch,
+    ) -> Result<schemaops::registry::contract::ContractConfig, Error> {
+        self.inner.update_contract_config(subject, patch).await
+    }
     async fn serialized_by_id(&self, id: SchemaId) -> Result<String, Error> {
         self.inner.serialized_by_id(id).await
     }
@@ -796,6 +816,8 @@ fn schema_object(generation: i64, text: &str, status: Option<schemaops::crd::Sch
     let mut schema = Schema::new(
         "payments",
         SchemaSpec {
+            metadata: None,
+            rule_set: None,
             subject: SUBJECT.to_owned(),
             schema_type: SchemaType::Avro,
             schema: Some(text.to_owned()),

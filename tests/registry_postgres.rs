@@ -373,6 +373,7 @@ async fn a_process_behind_a_compacted_log_loads_everything_again() {
     let writer = open(4).await;
     let sleeper = open(4).await;
     let avro = |index: usize| NewSchema {
+        contract: Default::default(),
         format: Format::Avro,
         text: schema(index),
         references: Vec::new(),

@@ -20,6 +20,9 @@ use serde_json::Value;
 use support::registry::RegistryProcess;
 
 const CASES: &str = include_str!("rest_fidelity/cases.jsonl");
+/// The data-contract surface (issue 19): metadata, rule sets, GUIDs,
+/// compatibility groups and the `/config` settings.
+const CONTRACT_CASES: &str = include_str!("rest_fidelity/contracts.jsonl");
 
 #[derive(Debug, serde::Deserialize)]
 struct Case {
@@ -49,9 +52,8 @@ struct Case {
     json_same: serde_json::Map<String, Value>,
 }
 
-fn cases() -> Vec<Case> {
-    CASES
-        .lines()
+fn cases(file: &str) -> Vec<Case> {
+    file.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(number, line)| {
@@ -74,12 +76,12 @@ fn encode(text: &str, encoding: Option<&str>) -> Vec<u8> {
     }
 }
 
-/// Replays every case against the registry at `url`; returns the failures.
-async fn replay(url: &str) -> Vec<String> {
+/// Replays every case of `file` against the registry at `url`; returns the failures.
+async fn replay(url: &str, file: &str) -> Vec<String> {
     let client = support::http_client();
     let mut failures = Vec::new();
     let mut remembered: std::collections::HashMap<String, Value> = std::collections::HashMap::new();
-    for case in cases() {
+    for case in cases(file) {
         let method = reqwest::Method::from_bytes(case.method.as_bytes()).unwrap();
         let mut path = case.path.clone();
         for (name, value) in &remembered {
@@ -181,12 +183,12 @@ async fn replay(url: &str) -> Vec<String> {
     failures
 }
 
-fn report(store: &str, failures: &[String]) {
+fn report(store: &str, file: &str, failures: &[String]) {
     assert!(
         failures.is_empty(),
         "{} of {} cases failed on {store}:\n{}",
         failures.len(),
-        cases().len(),
+        cases(file).len(),
         failures.join("\n")
     );
 }
@@ -195,7 +197,29 @@ fn report(store: &str, failures: &[String]) {
 async fn every_case_holds_on_sqlite() {
     let data = tempfile::tempdir().unwrap();
     let registry = RegistryProcess::start(data.path()).await;
-    report("SQLite", &replay(&registry.url).await);
+    report("SQLite", CASES, &replay(&registry.url, CASES).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_contract_case_holds_on_sqlite() {
+    let data = tempfile::tempdir().unwrap();
+    let registry = RegistryProcess::start(data.path()).await;
+    report("SQLite", CONTRACT_CASES, &replay(&registry.url, CONTRACT_CASES).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_contract_case_holds_on_postgres() {
+    let Some(server) = support::postgres::shared() else {
+        return;
+    };
+    let dsn = server.database().await;
+    let data = tempfile::tempdir().unwrap();
+    let registry = RegistryProcess::start_with(data.path(), &["--store", &dsn]).await;
+    report(
+        "PostgreSQL",
+        CONTRACT_CASES,
+        &replay(&registry.url, CONTRACT_CASES).await,
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,5 +230,5 @@ async fn every_case_holds_on_postgres() {
     let dsn = server.database().await;
     let data = tempfile::tempdir().unwrap();
     let registry = RegistryProcess::start_with(data.path(), &["--store", &dsn]).await;
-    report("PostgreSQL", &replay(&registry.url).await);
+    report("PostgreSQL", CASES, &replay(&registry.url, CASES).await);
 }

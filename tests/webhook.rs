@@ -92,6 +92,7 @@ async fn registry_with_v1(folder: &Path) -> Arc<dyn Registry> {
         .register(
             &SubjectName::new(SUBJECT).unwrap(),
             &NewSchema {
+                contract: Default::default(),
                 format: Format::Avro,
                 text: v1(),
                 references: Vec::new(),
@@ -150,6 +151,25 @@ fn down<T>() -> Result<T, registry::Error> {
 #[async_trait]
 impl Registry for Unreachable {
     async fn schema_by_id(&self, _: registry::SchemaId) -> Result<Arc<registry::SchemaContent>, registry::Error> {
+        down()
+    }
+    async fn schema_by_guid(
+        &self,
+        _: registry::Guid,
+    ) -> Result<(registry::SchemaId, Arc<registry::SchemaContent>), registry::Error> {
+        down()
+    }
+    async fn contract_config(
+        &self,
+        _: Option<&SubjectName>,
+    ) -> Result<registry::contract::ContractConfig, registry::Error> {
+        down()
+    }
+    async fn update_contract_config(
+        &self,
+        _: Option<&SubjectName>,
+        _: &registry::contract::ConfigPatch,
+    ) -> Result<registry::contract::ContractConfig, registry::Error> {
         down()
     }
     async fn serialized_by_id(&self, _: registry::SchemaId) -> Result<String, registry::Error> {

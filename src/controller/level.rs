@@ -68,7 +68,7 @@ mod tests {
         SubjectConfigSpec {
             subject: "s".to_owned(),
             compatibility: level,
-            normalize: None,
+            contract: Default::default(),
             mode: None,
             management_policy: Default::default(),
         }

@@ -14,10 +14,11 @@ use crate::crd::{
     SubjectMode,
 };
 use crate::policy::Verdict;
+use crate::registry::contract::{ConfigPatch, ContractConfig};
 use crate::registry::{Error, Registry, RegistryMode, SubjectName};
 
 /// The registry's settings for one subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistrySettings {
     /// The global level.
     pub global_level: Mode,
@@ -29,6 +30,8 @@ pub struct RegistrySettings {
     pub subject_mode: Option<RegistryMode>,
     /// Whether the registry can hold a subject's own mode at all.
     pub subject_mode_supported: bool,
+    /// The subject's own data-contract settings (empty from a registry without them).
+    pub contract: ContractConfig,
 }
 
 /// Reads the registry's settings for `subject`.
@@ -52,6 +55,7 @@ pub async fn read_settings(registry: &dyn Registry, subject: &SubjectName) -> Re
         global_mode: registry.mode(None, true).await?,
         subject_mode,
         subject_mode_supported: registry.supports_subject_mode().await?,
+        contract: registry.contract_config(Some(subject)).await?,
     })
 }
 
@@ -75,6 +79,8 @@ pub enum ConfigPlan {
         level: Option<LevelWrite>,
         /// The mode write Manage would make.
         mode: Option<Option<RegistryMode>>,
+        /// The data-contract settings Manage would write.
+        contract: Option<ContractConfig>,
         /// The policies' refusal, which would stop Manage.
         refused: Option<String>,
     },
@@ -86,6 +92,8 @@ pub enum ConfigPlan {
         level: Option<LevelWrite>,
         /// The mode write needed: `Some(None)` removes the subject's mode.
         mode: Option<Option<RegistryMode>>,
+        /// The data-contract settings to write, replacing the subject's own.
+        contract: Option<ContractConfig>,
     },
 }
 
@@ -118,7 +126,16 @@ pub fn decide(
     // Without subject modes, no mode is written or removed: the level
     // still applies, and the status says the mode does not.
     let mode = (settings.subject_mode_supported && wanted_mode != settings.subject_mode).then_some(wanted_mode);
-    ConfigPlan::Apply { subject, level, mode }
+    // Removing the subject's level removes its whole configuration, so the
+    // settings are written again after it.
+    let level_clears_settings = level == Some(LevelWrite::Clear) && !spec.contract.is_empty();
+    let contract = (spec.contract != settings.contract || level_clears_settings).then(|| spec.contract.clone());
+    ConfigPlan::Apply {
+        subject,
+        level,
+        mode,
+        contract,
+    }
 }
 
 /// Carries out the writes of `plan`.
@@ -126,7 +143,13 @@ pub fn decide(
 /// # Errors
 /// The registry's error when it fails transiently.
 pub async fn act(plan: &ConfigPlan, registry: &dyn Registry) -> Result<Result<(), String>, Error> {
-    let ConfigPlan::Apply { subject, level, mode } = plan else {
+    let ConfigPlan::Apply {
+        subject,
+        level,
+        mode,
+        contract,
+    } = plan
+    else {
         return Ok(Ok(()));
     };
     let result = async {
@@ -140,15 +163,24 @@ pub async fn act(plan: &ConfigPlan, registry: &dyn Registry) -> Result<Result<()
             Some(None) => forget_missing(registry.delete_mode(Some(subject)).await.map(drop))?,
             None => {}
         }
+        if let Some(contract) = contract {
+            let patch = ConfigPatch::replacing_with(contract);
+            registry.update_contract_config(Some(subject), &patch).await?;
+        }
         Ok::<(), Error>(())
     }
     .await;
     match result {
         Ok(()) => Ok(Ok(())),
         Err(error) if error.is_transient() => Err(error),
+        Err(Error::Unsupported { .. }) => Ok(Err(CONTRACTS_UNSUPPORTED.to_owned())),
         Err(error) => Ok(Err(format!("the registry refused the setting: {error}"))),
     }
 }
+
+/// Why a SubjectConfig's data-contract settings are not in force.
+const CONTRACTS_UNSUPPORTED: &str = "this registry does not keep data-contract settings (compatibilityGroup, default \
+                                     and override metadata and rule sets, normalize, alias); none of them is in force";
 
 /// Removes the subject's own settings (the resource is being deleted).
 ///
@@ -217,6 +249,9 @@ pub fn render(
             ),
         )),
         (ConfigPlan::Invalid(message), _) => Some((Reason::InvalidSpec, message.clone())),
+        (ConfigPlan::Apply { .. } | ConfigPlan::Observe { .. }, Err(message)) if message == CONTRACTS_UNSUPPORTED => {
+            Some((Reason::ContractsUnsupported, message))
+        }
         (ConfigPlan::Apply { .. } | ConfigPlan::Observe { .. }, Err(message)) => {
             Some((Reason::RegistryRejected, message))
         }
@@ -241,6 +276,15 @@ pub fn render(
                 status.compatibility_source = Some(level_source);
                 status.mode = Some(mode);
                 status.mode_source = Some(mode_source);
+                if matches!(plan, ConfigPlan::Apply { .. }) && settings.contract != spec.contract {
+                    problem = Some((
+                        Reason::ContractsUnsupported,
+                        format!(
+                            "{CONTRACTS_UNSUPPORTED}; the registry holds {}",
+                            serde_json::to_string(&settings.contract).unwrap_or_default()
+                        ),
+                    ));
+                }
             }
             problem
         }
@@ -249,10 +293,14 @@ pub fn render(
         set_condition(&mut conditions, type_, value, reason.as_str(), message, generation, now);
     };
     if let ConfigPlan::Observe {
-        level, mode, refused, ..
+        level,
+        mode,
+        contract,
+        refused,
+        ..
     } = plan
     {
-        let mut observation = observe_settings(*level, *mode);
+        let mut observation = observe_settings(*level, *mode, contract.as_ref());
         if let Some(refusal) = refused {
             observation.manage_would = format!("refuse it: {refusal}");
         }
@@ -318,21 +366,25 @@ pub async fn reconcile(
         }
         _ => None,
     };
-    if let Some(settings) = settings.filter(|_| config.spec.compatibility.is_none()) {
+    if let Some(settings) = settings.as_ref().filter(|_| config.spec.compatibility.is_none()) {
         verdict = policy.judge_subject_config(config, None, Some(settings.global_level));
     }
-    let plan = match decide(&config.spec, owner, &me, settings) {
+    let plan = match decide(&config.spec, owner, &me, settings.clone()) {
         _ if verdict.is_denied() && config.spec.management_policy.is_manage() => {
             ConfigPlan::PolicyViolation(verdict.clone())
         }
-        ConfigPlan::Apply { subject, level, mode } if !config.spec.management_policy.is_manage() => {
-            ConfigPlan::Observe {
-                subject,
-                level,
-                mode,
-                refused: verdict.denial_message(),
-            }
-        }
+        ConfigPlan::Apply {
+            subject,
+            level,
+            mode,
+            contract,
+        } if !config.spec.management_policy.is_manage() => ConfigPlan::Observe {
+            subject,
+            level,
+            mode,
+            contract,
+            refused: verdict.denial_message(),
+        },
         plan => plan,
     };
     let outcome = act(&plan, registry).await?;
@@ -366,7 +418,11 @@ pub async fn reconcile(
 }
 
 /// What an observed SubjectConfig reports, from the writes Manage would make.
-fn observe_settings(level: Option<LevelWrite>, mode: Option<Option<RegistryMode>>) -> ConfigObservation {
+fn observe_settings(
+    level: Option<LevelWrite>,
+    mode: Option<Option<RegistryMode>>,
+    contract: Option<&ContractConfig>,
+) -> ConfigObservation {
     let mut writes = Vec::new();
     match level {
         Some(LevelWrite::Set(level)) => writes.push(format!("set the subject's level to {level}")),
@@ -378,6 +434,11 @@ fn observe_settings(level: Option<LevelWrite>, mode: Option<Option<RegistryMode>
     match mode {
         Some(Some(mode)) => writes.push(format!("set the subject's mode to {}", mode.as_str())),
         Some(None) => writes.push("remove the subject's own mode (the global one would apply)".to_owned()),
+        None => {}
+    }
+    match contract {
+        Some(contract) if contract.is_empty() => writes.push("remove the subject's data-contract settings".to_owned()),
+        Some(_) => writes.push("set the subject's data-contract settings to the spec's".to_owned()),
         None => {}
     }
     ConfigObservation {
@@ -426,6 +487,7 @@ mod tests {
 
     fn settings(subject_level: Option<Mode>, subject_mode: Option<RegistryMode>) -> Option<RegistrySettings> {
         Some(RegistrySettings {
+            contract: Default::default(),
             global_level: Mode::Backward,
             subject_level,
             global_mode: RegistryMode::ReadWrite,
@@ -438,7 +500,7 @@ mod tests {
         SubjectConfigSpec {
             subject: "orders-value".to_owned(),
             compatibility,
-            normalize: None,
+            contract: Default::default(),
             mode,
             management_policy: Default::default(),
         }

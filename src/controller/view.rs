@@ -148,6 +148,8 @@ mod tests {
         let mut schema = Schema::new(
             name,
             SchemaSpec {
+                metadata: None,
+                rule_set: None,
                 subject: subject.to_owned(),
                 schema_type: Default::default(),
                 schema: Some("\"string\"".to_owned()),

@@ -85,6 +85,10 @@ pub enum Reason {
     /// A SubjectConfig asks for a mode, and the registry cannot hold a
     /// per-subject mode (Karapace): the level applies, the mode does not.
     ModeUnsupported,
+    /// The resource asks for data contracts (metadata, rule sets, or the
+    /// settings that merge them) and the registry does not keep them
+    /// (Karapace drops them): what it does keep is in force, the rest is not.
+    ContractsUnsupported,
     /// A SchemaPolicy refuses the change; nothing was written to the registry.
     PolicyViolation,
     /// A SchemaPolicy does not let the resource's namespace manage its subject.
@@ -99,7 +103,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 23] = [
+    pub const ALL: [Reason; 24] = [
         Reason::Registered,
         Reason::Configured,
         Reason::IncompatibleSchema,
@@ -118,6 +122,7 @@ impl Reason {
         Reason::Deleted,
         Reason::TooComplex,
         Reason::ModeUnsupported,
+        Reason::ContractsUnsupported,
         Reason::PolicyViolation,
         Reason::SubjectNotAllowed,
         Reason::InvalidPolicy,
@@ -151,6 +156,7 @@ impl Reason {
             Reason::Deleted => "Deleted",
             Reason::TooComplex => "TooComplex",
             Reason::ModeUnsupported => "ModeUnsupported",
+            Reason::ContractsUnsupported => "ContractsUnsupported",
             Reason::PolicyViolation => "PolicyViolation",
             Reason::SubjectNotAllowed => "SubjectNotAllowed",
             Reason::InvalidPolicy => "InvalidPolicy",

@@ -5,6 +5,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
 
+pub use crate::registry::contract::{Metadata, RuleSet};
+
 /// A schema for one subject of the registry. schemaops checks every change
 /// against the subject's earlier versions under its compatibility level, and
 /// registers it only when it is compatible.
@@ -53,6 +55,17 @@ pub struct SchemaSpec {
     /// Other subjects' versions this schema refers to (Avro named types, Protobuf imports, JSON `$ref`s).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<SchemaReferenceSpec>,
+    /// Data-contract metadata registered with the schema: `tags` by element path, free-form
+    /// `properties`, and `sensitive` property names. Part of the schema's identity: a change of
+    /// metadata alone registers a new version. The subject's configured defaults and overrides
+    /// are merged in (status.metadata shows the result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Data-contract rules registered with the schema: `migrationRules` (UPGRADE, DOWNGRADE,
+    /// UPDOWN), `domainRules` and `encodingRules` (WRITE, READ, WRITEREAD), as Confluent's
+    /// serializers run them. Part of the schema's identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_set: Option<RuleSet>,
     /// What happens in the registry when this resource is deleted: Retain (the default) leaves the
     /// subject as it is, SoftDelete soft-deletes it, HardDelete removes it for good.
     #[serde(default)]
@@ -136,6 +149,14 @@ pub struct SchemaStatus {
     /// SHA-256 of the schema's canonical form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// The schema's GUID, as Confluent computes it: what the newest serializers put in a record
+    /// header instead of the ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guid: Option<String>,
+    /// The metadata the registry holds for the version: the spec's, with the subject's
+    /// configured defaults and overrides merged in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
     /// Ready, Stalled and Reconciling, following the Kubernetes API conventions (kstatus).
     #[serde(default)]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]

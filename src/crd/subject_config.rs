@@ -5,6 +5,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
 
+use crate::registry::contract::ContractConfig;
+
 /// The policy of one registry subject. A field left out (or the resource
 /// deleted) falls back to the registry's global setting.
 // Each printer column repeats `type_ = …`, which clippy takes for a duplicated attribute.
@@ -36,12 +38,14 @@ pub struct SubjectConfigSpec {
     /// (BACKWARD unless changed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<CompatibilityLevel>,
-    /// Whether schemas are compared in normalized form. Absent: the registry's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub normalize: Option<bool>,
     /// READWRITE, or READONLY to refuse new versions. Absent: the registry's global mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<SubjectMode>,
+    /// The data-contract settings (Confluent's `/config` fields beside the level):
+    /// `compatibilityGroup`, `defaultMetadata`, `overrideMetadata`, `defaultRuleSet`,
+    /// `overrideRuleSet`, `normalize` and `alias`. Those left out are removed from the subject.
+    #[serde(flatten)]
+    pub contract: ContractConfig,
     /// Manage (the default) writes the settings; Observe never writes to the registry and only
     /// reports, in `status.observation`, whether the registry holds them and what Manage would do.
     #[serde(default, skip_serializing_if = "super::ManagementPolicy::is_manage")]

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compat::Mode;
 use crate::policy::pattern::Pattern;
+use crate::registry::contract::ContractConfig;
 use crate::registry::{
     Error as RegistryError, Registry, RegistryMode, SchemaReference, SubjectFilter, SubjectName, Version,
     VersionFilter, VersionSelector, VersionedSchema,
@@ -65,6 +66,8 @@ pub struct SubjectExport {
     pub level: Option<Mode>,
     /// The subject's own mode.
     pub mode: Option<RegistryMode>,
+    /// The subject's own data-contract settings.
+    pub settings: ContractConfig,
 }
 
 /// Why an export failed.
@@ -191,6 +194,10 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
             Err(RegistryError::SubjectModeNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => None,
             Err(source) => return Err(read(format!("the mode of subject `{subject}`"))(source)),
         };
+        let settings = registry
+            .contract_config(Some(subject))
+            .await
+            .map_err(read(format!("the data-contract settings of subject `{subject}`")))?;
         subjects.push(SubjectExport {
             subject: subject.clone(),
             selected: selected.contains(subject),
@@ -199,6 +206,7 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
             deleted,
             level,
             mode,
+            settings,
         });
     }
     let global_level = registry

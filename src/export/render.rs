@@ -64,13 +64,13 @@ fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<Str
     };
     let mut text = String::new();
     let mode = subject.mode.and_then(subject_mode);
-    if subject.level.is_some() || mode.is_some() {
+    if subject.level.is_some() || mode.is_some() || !subject.settings.is_empty() {
         let config = SubjectConfig {
             metadata: metadata(),
             spec: SubjectConfigSpec {
                 subject: subject.subject.to_string(),
                 compatibility: subject.level.map(level_of),
-                normalize: None,
+                contract: subject.settings.clone(),
                 mode,
                 management_policy: Default::default(),
             },
@@ -113,6 +113,8 @@ fn schema_spec(version: &VersionedSchema) -> SchemaSpec {
                 version: i32::try_from(reference.version.get()).unwrap_or(i32::MAX),
             })
             .collect(),
+        metadata: version.contract.metadata.as_deref().cloned(),
+        rule_set: version.contract.rule_set.as_deref().cloned(),
         deletion_policy: DeletionPolicy::default(),
         management_policy: Default::default(),
     }
@@ -211,6 +213,7 @@ mod tests {
 
     fn version(subject: &str, number: i64, text: &str, references: Vec<SchemaReference>) -> VersionedSchema {
         VersionedSchema {
+            contract: Default::default(),
             subject: SubjectName::new(subject).unwrap(),
             version: Version::new(number).unwrap(),
             id: SchemaId::new(number).unwrap(),
@@ -223,6 +226,7 @@ mod tests {
 
     fn subject(name: &str, documents: Vec<VersionedSchema>) -> SubjectExport {
         SubjectExport {
+            settings: Default::default(),
             subject: SubjectName::new(name).unwrap(),
             selected: true,
             live: documents.iter().map(|d| d.version).collect(),

@@ -144,6 +144,7 @@ async fn write_versions(
             format: held.format,
             text: held.text.clone(),
             references: held.references.clone(),
+            contract: held.contract.clone(),
         };
         let options = RegisterOptions {
             id: Some(held.id),
@@ -209,6 +210,7 @@ mod tests {
 
     fn version(subject: &str, id: i64, text: &str) -> VersionedSchema {
         VersionedSchema {
+            contract: Default::default(),
             subject: SubjectName::new(subject).unwrap(),
             version: Version::FIRST,
             id: SchemaId::new(id).unwrap(),

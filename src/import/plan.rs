@@ -146,6 +146,7 @@ mod tests {
 
     fn version(subject: &str, number: i64, id: i64, references: &[(&str, i64)]) -> VersionedSchema {
         VersionedSchema {
+            contract: Default::default(),
             subject: SubjectName::new(subject).unwrap(),
             version: Version::new(number).unwrap(),
             id: SchemaId::new(id).unwrap(),
@@ -220,6 +221,7 @@ mod tests {
         target.ids.insert(
             first.id,
             SchemaContent {
+                contract: Default::default(),
                 format: Format::Avro,
                 text: "\"other\"".to_owned(),
                 references: Vec::new(),

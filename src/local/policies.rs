@@ -136,7 +136,7 @@ mod tests {
             SubjectConfigSpec {
                 subject: "team-b.c".to_owned(),
                 compatibility: None,
-                normalize: None,
+                contract: Default::default(),
                 mode: None,
                 management_policy: Default::default(),
             },

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use super::unstorable::{WithUnstorable, refused_as_unreadable};
 use crate::compat::Checker;
+use crate::registry::contract::ConfigPatch;
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::sqlite::{SqliteStore, snapshot_into};
 use crate::registry::{
@@ -312,6 +313,16 @@ pub async fn seed_scratch(
             Err(RegistryError::SubjectCompatibilityNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => {}
             Err(error) => return Err(read(format!("the compatibility level of subject `{subject}`"))(error)),
         }
+        let settings = source
+            .contract_config(Some(subject))
+            .await
+            .map_err(read(format!("the data-contract settings of subject `{subject}`")))?;
+        if !settings.is_empty() {
+            scratch
+                .update_contract_config(Some(subject), &ConfigPatch::replacing_with(&settings))
+                .await
+                .map_err(write(format!("the data-contract settings of subject `{subject}`")))?;
+        }
         match source.mode(Some(subject), false).await {
             Ok(mode) => {
                 scratch
@@ -331,6 +342,16 @@ pub async fn seed_scratch(
         .set_compatibility(None, level)
         .await
         .map_err(write("the global compatibility level".to_owned()))?;
+    let settings = source
+        .contract_config(None)
+        .await
+        .map_err(read("the global data-contract settings".to_owned()))?;
+    if !settings.is_empty() {
+        scratch
+            .update_contract_config(None, &ConfigPatch::replacing_with(&settings))
+            .await
+            .map_err(write("the global data-contract settings".to_owned()))?;
+    }
     let mode = match source
         .mode(None, true)
         .await
@@ -354,6 +375,7 @@ async fn import(scratch: &EmbeddedRegistry, version: &VersionedSchema) -> Result
         format: version.format,
         text: version.text.clone(),
         references: version.references.clone(),
+        contract: version.contract.clone(),
     };
     let options = RegisterOptions {
         id: Some(version.id),
@@ -385,6 +407,7 @@ mod tests {
 
     fn record(name: &str, fields: &str) -> NewSchema {
         NewSchema {
+            contract: Default::default(),
             format: Format::Avro,
             text: format!(r#"{{"type":"record","name":"{name}","fields":[{fields}]}}"#),
             references: Vec::new(),

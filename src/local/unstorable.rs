@@ -18,9 +18,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::compat::{Format, Mode};
+use crate::registry::contract::{ConfigPatch, ContractConfig};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::{
-    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
+    CompatibilityResult, Error, Guid, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
     SchemaId, Stats, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
     VersionedSchema,
 };
@@ -156,6 +157,22 @@ impl Registry for WithUnstorable<'_> {
 
     async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error> {
         self.scratch.delete_compatibility(subject).await
+    }
+
+    async fn schema_by_guid(&self, guid: Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error> {
+        self.scratch.schema_by_guid(guid).await
+    }
+
+    async fn contract_config(&self, subject: Option<&SubjectName>) -> Result<ContractConfig, Error> {
+        self.scratch.contract_config(subject).await
+    }
+
+    async fn update_contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+        patch: &ConfigPatch,
+    ) -> Result<ContractConfig, Error> {
+        self.scratch.update_contract_config(subject, patch).await
     }
 
     async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error> {

@@ -134,6 +134,12 @@ pub enum Error {
         /// The schemas that refer to it.
         referrers: Vec<SchemaId>,
     },
+    /// 42210: a rule set (of a schema, or a configured default or override) is not valid.
+    #[error("{reason}")]
+    InvalidRuleSet {
+        /// Every problem, each naming its rule.
+        reason: String,
+    },
     /// 42207.
     #[error("schema ID {id} already names a different schema")]
     IdMismatch {
@@ -275,6 +281,7 @@ impl Error {
             Error::IdMismatch { .. } => 42207,
             Error::InvalidSubject { .. } => 42208,
             Error::SchemaTooLarge { .. } => 42209,
+            Error::InvalidRuleSet { .. } => 42210,
             Error::Store { .. } => 50001,
             Error::Unsupported { .. } => 405,
         }
@@ -314,6 +321,7 @@ impl Error {
             Error::IdMismatch { .. } => "IdMismatch",
             Error::InvalidSubject { .. } => "InvalidSubject",
             Error::SchemaTooLarge { .. } => "SchemaTooLarge",
+            Error::InvalidRuleSet { .. } => "InvalidRuleSet",
             Error::Rejected { .. } => "RegistryRejected",
             Error::Unauthorized { .. } => "RegistryUnauthorized",
             Error::Forbidden { .. } => "RegistryForbidden",
@@ -341,6 +349,14 @@ impl Error {
             other => Error::InvalidSchema {
                 reason: error_chain(other),
             },
+        }
+    }
+}
+
+impl From<super::contract::InvalidRuleSet> for Error {
+    fn from(invalid: super::contract::InvalidRuleSet) -> Self {
+        Error::InvalidRuleSet {
+            reason: invalid.to_string(),
         }
     }
 }

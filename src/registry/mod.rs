@@ -7,9 +7,11 @@
 //! rustls client configurations of the connections the registry opens.
 
 pub mod api;
+pub mod contract;
 pub mod embedded;
 mod error;
 pub mod external;
+mod guid;
 pub mod tls;
 mod types;
 
@@ -18,6 +20,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use error::Error;
+pub use guid::{Guid, InvalidGuid};
 pub use types::{
     CompatibilityResult, NewSchema, RegisterOptions, Registered, RegistryMode, SchemaContent, SchemaId,
     SchemaReference, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
@@ -25,6 +28,7 @@ pub use types::{
 };
 
 use crate::compat::{Format, Mode};
+use contract::{ConfigPatch, ContractConfig};
 
 /// A Confluent-compatible schema registry.
 ///
@@ -91,8 +95,73 @@ pub trait Registry: Send + Sync {
     /// Sets a subject's (or the global) compatibility level.
     async fn set_compatibility(&self, subject: Option<&SubjectName>, level: Mode) -> Result<Mode, Error>;
 
-    /// Removes a subject's level (or resets the global one); returns the old level.
+    /// Removes a subject's level (or resets the global one); returns the old
+    /// level. A subject's data-contract settings go with it, as Confluent
+    /// removes a subject's whole configuration.
     async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error>;
+
+    /// The ID and content of the schema with this GUID, while some version
+    /// (even soft-deleted) holds it.
+    ///
+    /// # Errors
+    /// [`Error::SchemaNotFound`]; [`Error::Unsupported`] from a registry that
+    /// cannot look schemas up by GUID.
+    async fn schema_by_guid(&self, guid: Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error>;
+
+    /// A subject's own (or the global) data-contract settings: empty when it has none.
+    ///
+    /// # Errors
+    /// A transient error when the registry cannot be asked.
+    async fn contract_config(&self, subject: Option<&SubjectName>) -> Result<ContractConfig, Error>;
+
+    /// Applies `patch` to a subject's own (or the global) data-contract
+    /// settings; returns them as they are now.
+    ///
+    /// # Errors
+    /// [`Error::InvalidRuleSet`] for a rule set that is not valid;
+    /// [`Error::Unsupported`] from a registry without data contracts.
+    async fn update_contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+        patch: &ConfigPatch,
+    ) -> Result<ContractConfig, Error>;
+
+    /// The newest version of `subject` whose metadata holds every
+    /// `(key, value)` property (with none: the newest version that has
+    /// metadata), as Confluent's `GET /subjects/{s}/metadata` finds it.
+    ///
+    /// # Errors
+    /// [`Error::SubjectNotFound`]; [`Error::SchemaNotFound`] when no version matches.
+    async fn latest_with_metadata(
+        &self,
+        subject: &SubjectName,
+        properties: &[(String, String)],
+        include_deleted: bool,
+    ) -> Result<VersionedSchema, Error> {
+        let filter = if include_deleted {
+            VersionFilter::All
+        } else {
+            VersionFilter::Live
+        };
+        let versions = self.versions(subject, filter).await?;
+        for number in versions.into_iter().rev() {
+            let version = self
+                .version(subject, VersionSelector::Exact(number), include_deleted)
+                .await?;
+            let Some(metadata) = &version.contract.metadata else {
+                continue;
+            };
+            let holds = properties
+                .iter()
+                .all(|(key, value)| metadata.properties.get(key) == Some(value));
+            if holds {
+                return Ok(version);
+            }
+        }
+        Err(Error::SchemaNotFound {
+            what: format!("with the given metadata under subject `{subject}`"),
+        })
+    }
 
     /// The mode of a subject (`Some`) or the global one (`None`).
     async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error>;

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::Error;
+use super::contract::Contract;
 use crate::compat::{Format, Mode, Report};
 
 /// A subject name: any non-empty text without control characters.
@@ -185,6 +186,9 @@ pub struct NewSchema {
     pub text: String,
     /// The schemas it refers to.
     pub references: Vec<SchemaReference>,
+    /// Its metadata and rules as sent (before the subject's configured
+    /// defaults and overrides are merged in).
+    pub contract: Contract,
 }
 
 /// The content a schema ID names: what `GET /schemas/ids/{id}` returns.
@@ -197,6 +201,15 @@ pub struct SchemaContent {
     pub text: String,
     /// The schemas it refers to.
     pub references: Vec<SchemaReference>,
+    /// Its metadata and rules.
+    pub contract: Contract,
+}
+
+impl SchemaContent {
+    /// Its GUID, as Confluent computes it.
+    pub fn guid(&self) -> super::Guid {
+        super::Guid::of(&self.text, &self.references, &self.contract)
+    }
 }
 
 /// A stored version, as the API returns it.
@@ -214,8 +227,17 @@ pub struct VersionedSchema {
     pub text: String,
     /// The schemas it refers to.
     pub references: Vec<SchemaReference>,
+    /// Its metadata and rules.
+    pub contract: Contract,
     /// Whether the version is soft-deleted.
     pub deleted: bool,
+}
+
+impl VersionedSchema {
+    /// Its GUID, as Confluent computes it.
+    pub fn guid(&self) -> super::Guid {
+        super::Guid::of(&self.text, &self.references, &self.contract)
+    }
 }
 
 /// A (subject, version) pair.

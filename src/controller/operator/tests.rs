@@ -169,6 +169,8 @@ fn schema(text: &str, generation: i64, finalizer: bool) -> Schema {
     let mut schema = Schema::new(
         NAME,
         SchemaSpec {
+            metadata: None,
+            rule_set: None,
             subject: SUBJECT.to_owned(),
             schema_type: Default::default(),
             schema: Some(text.to_owned()),

@@ -2,17 +2,17 @@
 
 use crate::controller::level::LevelWrite;
 use crate::crd::conditions::Reason;
-use crate::registry::{Error, RegisterOptions, Registered, Registry};
+use crate::registry::{Error, RegisterOptions, Registered, Registry, VersionSelector};
 
-use super::decide::Plan;
+use super::decide::{Held, Plan};
 
 /// What acting on a plan did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// Nothing to write.
     Nothing,
-    /// The registry stored (or already held) the schema.
-    Registered(Registered),
+    /// The registry stored (or already held) the schema, and what it holds of it.
+    Registered(Registered, Held),
     /// The registry refused what the plan judged acceptable.
     Refused {
         /// The condition reason.
@@ -50,10 +50,21 @@ pub async fn act(plan: &Plan, registry: &dyn Registry) -> Result<Outcome, Error>
     if let Err(error) = written {
         return refusal(error);
     }
-    match registry.register(subject, schema, RegisterOptions::default()).await {
-        Ok(registered) => Ok(Outcome::Registered(registered)),
-        Err(error) => refusal(error),
-    }
+    let registered = match registry.register(subject, schema, RegisterOptions::default()).await {
+        Ok(registered) => registered,
+        Err(error) => return refusal(error),
+    };
+    // Read back what was stored: its GUID and merged metadata for the
+    // status, and whether the registry kept the contract at all.
+    let held = match registry
+        .version(subject, VersionSelector::Exact(registered.version), false)
+        .await
+    {
+        Ok(stored) => Held::of(&schema.contract, &stored),
+        Err(error) if error.is_transient() => return Err(error),
+        Err(_) => Held::default(),
+    };
+    Ok(Outcome::Registered(registered, held))
 }
 
 /// A transient error stays an error; anything else is the registry's refusal.

@@ -9,7 +9,8 @@ use crate::controller::view::{ObjectKey, SubjectView};
 use crate::crd::conditions::Reason;
 use crate::crd::{Schema, SchemaStatus};
 use crate::policy::{ProposedLevel, Verdict};
-use crate::registry::{NewSchema, RegistryMode, SchemaId, SubjectName, Version};
+use crate::registry::contract::{Contract, Metadata};
+use crate::registry::{NewSchema, RegistryMode, SchemaId, SubjectName, Version, VersionedSchema};
 
 use super::read::RegistrySubject;
 
@@ -121,6 +122,8 @@ pub enum Plan {
         fingerprint: String,
         /// The subject's newest version, when newer than any this resource registered.
         drifted_to: Option<Version>,
+        /// What the registry holds of it beyond its version and ID.
+        held: Held,
     },
     /// The version this unchanged spec was registered as is gone from the
     /// registry (deleted outside schemaops): report it, recreate nothing.
@@ -176,6 +179,29 @@ impl Plan {
             Plan::Reject { .. } => "Reject",
             Plan::PolicyViolation(_) => "PolicyViolation",
             Plan::Observe { .. } => "Observe",
+        }
+    }
+}
+
+/// What the registry holds of a registered schema beyond its version and
+/// ID: what the status shows, and whether the registry kept its contract.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Held {
+    /// Its GUID, as Confluent computes it.
+    pub guid: Option<String>,
+    /// Its metadata, with the subject's configured defaults and overrides merged in.
+    pub metadata: Option<Metadata>,
+    /// The spec asked for metadata or rules and the registry kept none (Karapace drops them).
+    pub contract_dropped: bool,
+}
+
+impl Held {
+    /// What `stored` holds of a schema registered with `asked`.
+    pub fn of(asked: &Contract, stored: &VersionedSchema) -> Held {
+        Held {
+            guid: Some(stored.guid().to_string()),
+            metadata: stored.contract.metadata.as_deref().cloned(),
+            contract_dropped: !asked.is_empty() && stored.contract.is_empty(),
         }
     }
 }
@@ -296,6 +322,7 @@ fn plan(inputs: &SchemaInputs, checker: &Checker, verdict: &mut Verdict) -> Plan
             id: holding.id,
             fingerprint,
             drifted_to,
+            held: Held::of(&schema.contract, holding),
         };
     }
     if let Some(version) = vanished_version(inputs) {
@@ -465,6 +492,7 @@ pub(crate) mod tests {
             candidate: Candidate::Usable {
                 subject: subject(),
                 schema: NewSchema {
+                    contract: Default::default(),
                     format: Format::Avro,
                     text: candidate.to_owned(),
                     references: Vec::new(),
@@ -480,7 +508,7 @@ pub(crate) mod tests {
         SubjectConfigSpec {
             subject: "rsvp-value".to_owned(),
             compatibility: Some(level),
-            normalize: None,
+            contract: Default::default(),
             mode: None,
             management_policy: Default::default(),
         }
@@ -521,6 +549,7 @@ pub(crate) mod tests {
     fn a_schema_the_subject_already_holds_is_adopted_without_a_check() {
         let mut held = registry(&[RSVP_V1], Mode::Backward, None);
         held.holding = Some(VersionedSchema {
+            contract: Default::default(),
             subject: subject(),
             version: Version::FIRST,
             id: SchemaId::new(7).unwrap(),
@@ -546,6 +575,7 @@ pub(crate) mod tests {
     fn a_newer_version_registered_by_hand_is_reported_as_drift() {
         let mut held = registry(&[RSVP_V1, RSVP_WITH_OPTIONAL], Mode::Backward, None);
         held.holding = Some(VersionedSchema {
+            contract: Default::default(),
             subject: subject(),
             version: Version::FIRST,
             id: SchemaId::new(1).unwrap(),
@@ -743,6 +773,8 @@ pub(crate) mod tests {
         let mut schema = Schema::new(
             "rsvp",
             crate::crd::SchemaSpec {
+                metadata: None,
+                rule_set: None,
                 subject: "rsvp-value".to_owned(),
                 schema_type: Default::default(),
                 schema: Some(RSVP_V1.to_owned()),
@@ -787,6 +819,7 @@ pub(crate) mod tests {
     fn a_policy_refuses_a_schema_registered_before_it_came() {
         let mut held = registry(&[RSVP_V1], Mode::BackwardTransitive, None);
         held.holding = Some(VersionedSchema {
+            contract: Default::default(),
             subject: subject(),
             version: Version::FIRST,
             id: SchemaId::new(1).unwrap(),

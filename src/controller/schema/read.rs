@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::compat::{Format, Mode, Reference, SchemaText};
 use crate::crd::{SchemaSpec, SchemaType};
+use crate::registry::contract::{Contract, ContractConfig};
 use crate::registry::{
     Error, NewSchema, Registry, RegistryMode, SchemaReference, SubjectName, Version, VersionFilter, VersionSelector,
     VersionedSchema,
@@ -124,6 +125,11 @@ fn prepare(spec: &SchemaSpec, text: Result<String, String>) -> Result<(SubjectNa
             format: format_of(spec.schema_type),
             text,
             references,
+            contract: Contract {
+                metadata: spec.metadata.clone().map(Box::new),
+                rule_set: spec.rule_set.clone().map(Box::new),
+            }
+            .normalized(),
         },
     ))
 }
@@ -146,9 +152,11 @@ pub async fn read_registry(
     let (level, _) = level::desired(view.config.as_ref(), global_level, subject_level);
     let holding = absent_if_missing(registry.lookup(subject, schema, false).await)?;
     let live_versions = absent_if_missing(registry.versions(subject, VersionFilter::Live).await)?.unwrap_or_default();
+    let settings = settings_in_scope(registry, subject, view, subject_level).await?;
+    let lineage = lineage(registry, subject, &settings, &schema.contract, &live_versions).await?;
     let mut previous = Vec::new();
-    for position in sorted(level.versions_to_check(live_versions.len())) {
-        let version = live_versions[position - 1];
+    for position in sorted(level.versions_to_check(lineage.len())) {
+        let version = lineage[position - 1];
         let stored = registry
             .version(subject, VersionSelector::Exact(version), false)
             .await?;
@@ -180,6 +188,63 @@ pub async fn read_registry(
         previous,
         references,
     })
+}
+
+/// The data-contract settings registrations to `subject` are under: the
+/// managing SubjectConfig's when it configures the subject, else the
+/// subject's own in the registry when it has a configuration, else the
+/// global ones (Confluent takes the whole configuration in scope).
+///
+/// # Errors
+/// The registry's error when it fails transiently.
+async fn settings_in_scope(
+    registry: &dyn Registry,
+    subject: &SubjectName,
+    view: &SubjectView,
+    subject_level: Option<Mode>,
+) -> Result<ContractConfig, Error> {
+    if let Some(config) = &view.config {
+        if config.compatibility.is_some() || !config.contract.is_empty() {
+            return Ok(config.contract.clone());
+        }
+        return registry.contract_config(None).await;
+    }
+    let own = registry.contract_config(Some(subject)).await?;
+    if !own.is_empty() || subject_level.is_some() {
+        return Ok(own);
+    }
+    registry.contract_config(None).await
+}
+
+/// The live versions a new version with contract `asked` is checked
+/// against: all of them, or with a compatibility group only those of its
+/// lineage (its merged contract's value of the group's property).
+///
+/// # Errors
+/// The registry's error when it fails transiently.
+async fn lineage(
+    registry: &dyn Registry,
+    subject: &SubjectName,
+    settings: &ContractConfig,
+    asked: &Contract,
+    live_versions: &[Version],
+) -> Result<Vec<Version>, Error> {
+    if settings.compatibility_group.is_none() {
+        return Ok(live_versions.to_vec());
+    }
+    let mut contracts = Vec::with_capacity(live_versions.len());
+    for version in live_versions {
+        let stored = registry
+            .version(subject, VersionSelector::Exact(*version), false)
+            .await?;
+        contracts.push((*version, stored.contract));
+    }
+    let mine = settings.merge(&asked.or_inherited(contracts.last().map(|(_, contract)| contract)));
+    Ok(contracts
+        .into_iter()
+        .filter(|(_, theirs)| settings.same_lineage(&mine, theirs))
+        .map(|(version, _)| version)
+        .collect())
 }
 
 fn sorted(mut positions: Vec<usize>) -> Vec<usize> {

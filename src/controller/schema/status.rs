@@ -11,7 +11,8 @@ use crate::crd::conditions::{
 use crate::crd::{CompatibilityStatus, IncompatibilityStatus, SchemaStatus};
 
 use super::act::Outcome;
-use super::decide::{Plan, SchemaInputs};
+use super::decide::{Held, Plan, SchemaInputs};
+use crate::registry::{SchemaId, Version};
 
 /// The longest message kept for one listed incompatibility.
 const MAX_FRAGMENT_BYTES: usize = 1024;
@@ -30,6 +31,8 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
         version: previous.version,
         id: previous.id,
         fingerprint: previous.fingerprint.clone(),
+        guid: previous.guid.clone(),
+        metadata: previous.metadata.clone(),
         conditions: owned_conditions(&previous.conditions),
         compatibility: None,
         observation: None,
@@ -69,6 +72,7 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
                 id,
                 fingerprint,
                 drifted_to,
+                held,
             },
             _,
         ) => {
@@ -81,6 +85,7 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             status.version = Some(version.get() as i32);
             status.id = Some(id.get() as i32);
             status.fingerprint = Some(fingerprint.clone());
+            show_held(&mut status, held);
             drift = drifted_to.map(|newest| {
                 format!(
                     "subject `{subject}` has version {newest}, registered outside schemaops; this Schema holds \
@@ -94,7 +99,12 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             let adopted = previous.version.is_none()
                 || previous_reason == Reason::Observed.as_str()
                 || (previous_reason == Reason::Adopted.as_str() && previous.version == Some(version.get() as i32));
-            if adopted {
+            if held.contract_dropped {
+                Verdict::Stalled(
+                    Reason::ContractsUnsupported,
+                    contract_dropped(subject.as_str(), *version, *id),
+                )
+            } else if adopted {
                 Verdict::Ready(
                     Reason::Adopted,
                     format!(
@@ -116,21 +126,29 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
                 report,
                 ..
             },
-            Outcome::Registered(registered),
+            Outcome::Registered(registered, held),
         ) => {
             status.version = Some(registered.version.get() as i32);
             status.id = Some(registered.id.get() as i32);
             status.fingerprint = Some(fingerprint.clone());
             status.compatibility = Some(compatibility(report));
-            // The same words as `AlreadyRegistered`, which the next reconcile
-            // renders: a different message would be one more status write.
-            Verdict::Ready(
-                Reason::Registered,
-                format!(
-                    "version {} of subject `{subject}` holds this schema (ID {})",
-                    registered.version, registered.id
-                ),
-            )
+            show_held(&mut status, held);
+            if held.contract_dropped {
+                Verdict::Stalled(
+                    Reason::ContractsUnsupported,
+                    contract_dropped(subject.as_str(), registered.version, registered.id),
+                )
+            } else {
+                // The same words as `AlreadyRegistered`, which the next reconcile
+                // renders: a different message would be one more status write.
+                Verdict::Ready(
+                    Reason::Registered,
+                    format!(
+                        "version {} of subject `{subject}` holds this schema (ID {})",
+                        registered.version, registered.id
+                    ),
+                )
+            }
         }
         (Plan::Register { report, .. }, Outcome::Refused { reason, message }) => {
             status.compatibility = Some(compatibility(report));
@@ -162,17 +180,21 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
                     version,
                     id,
                     fingerprint,
+                    held,
                     ..
                 } => {
                     status.version = Some(version.get() as i32);
                     status.id = Some(id.get() as i32);
                     status.fingerprint = Some(fingerprint.clone());
+                    show_held(&mut status, held);
                 }
                 other => {
                     // The spec's schema is not registered: the status shows no version of it.
                     status.version = None;
                     status.id = None;
                     status.fingerprint = None;
+                    status.guid = None;
+                    status.metadata = None;
                     if let Plan::Register { report, .. } | Plan::Reject { report, .. } = other {
                         status.compatibility = Some(compatibility(report));
                     }
@@ -191,6 +213,8 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
         status.version = None;
         status.id = None;
         status.fingerprint = None;
+        status.guid = None;
+        status.metadata = None;
     } else {
         status.subject = Some(inputs.subject.clone());
     }
@@ -245,6 +269,21 @@ pub fn render_unavailable(inputs: &SchemaInputs, message: &str, now: &Time) -> S
     }
     conditions.set(ConditionType::Reconciling, true, Reason::RegistryUnavailable, &message);
     status
+}
+
+/// Shows the registered version's GUID and merged metadata.
+fn show_held(status: &mut SchemaStatus, held: &Held) {
+    status.guid = held.guid.clone();
+    status.metadata = held.metadata.clone();
+}
+
+/// Why a registered Schema is not Ready on a registry that drops contracts.
+fn contract_dropped(subject: &str, version: Version, id: SchemaId) -> String {
+    format!(
+        "version {version} of subject `{subject}` holds this schema (ID {id}), but without its metadata and rule \
+         set: this registry does not keep data contracts (Karapace drops them), so serializers reading them from \
+         the registry will not find them"
+    )
 }
 
 /// Where the plan leaves the resource.
@@ -497,14 +536,24 @@ mod tests {
             version: Version::new(2).unwrap(),
             created: true,
         };
-        let status = render(&inputs, &plan, &Outcome::Registered(registered), &at(100));
+        let status = render(
+            &inputs,
+            &plan,
+            &Outcome::Registered(registered, Held::default()),
+            &at(100),
+        );
         assert_eq!((status.version, status.id), (Some(2), Some(4)));
         assert_eq!(condition(&status, "Ready").status, "True");
         assert_eq!(status.compatibility.as_ref().unwrap().total, 0);
         assert_eq!(status.fingerprint.map(|f| f.len()), Some(64));
         let event = transition(
             inputs.status.as_ref(),
-            &render(&inputs, &plan, &Outcome::Registered(registered), &at(1)),
+            &render(
+                &inputs,
+                &plan,
+                &Outcome::Registered(registered, Held::default()),
+                &at(1),
+            ),
         )
         .unwrap();
         assert_eq!(event.reason, "Registered");
@@ -561,7 +610,12 @@ mod tests {
             version: Version::new(2).unwrap(),
             created: true,
         };
-        inputs.status = Some(render(&inputs, &plan, &Outcome::Registered(registered), &at(100)));
+        inputs.status = Some(render(
+            &inputs,
+            &plan,
+            &Outcome::Registered(registered, Held::default()),
+            &at(100),
+        ));
         let status = render_unavailable(&inputs, "connection refused", &at(200));
         assert_eq!(condition(&status, "Ready").status, "True");
         assert_eq!(condition(&status, "Reconciling").status, "True");
@@ -658,6 +712,7 @@ mod tests {
     fn a_version_registered_before_schemaops_is_adopted_and_says_so() {
         let mut held = registry(&[RSVP_V1], Mode::Backward, None);
         held.holding = Some(crate::registry::VersionedSchema {
+            contract: Default::default(),
             subject: crate::controller::schema::decide::tests::subject(),
             version: Version::FIRST,
             id: SchemaId::new(9).unwrap(),

@@ -463,6 +463,7 @@ pub(crate) mod tests {
         let subject = SubjectName::new("orders-value").unwrap();
         source.set_mode(None, RegistryMode::Import, true).await.unwrap();
         let v5 = NewSchema {
+            contract: Default::default(),
             format: crate::compat::Format::Avro,
             text: r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#.to_owned(),
             references: Vec::new(),

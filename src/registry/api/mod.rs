@@ -3,6 +3,8 @@
 //! rule lives in the registry.
 
 mod auth;
+mod config;
+mod contracts;
 mod diff;
 mod error;
 pub mod history;
@@ -25,13 +27,11 @@ pub use auth::{Access, Auth, Credential, load_credentials};
 pub use error::ApiError;
 use error::ErrorBody;
 use openapi::{
-    BAD_REQUEST, CompatibilityLevelBody, CompatibilityUpdate, CompatibilityUpdated, CompatibilityVerdict,
-    DefaultToGlobal, Deleted, DeletedOnly, Empty, ModeBody, Paging, RegisteredId, STORE_FAILED, SchemaType,
-    SerializedFormat, SubjectPrefix, VersionParam,
+    BAD_REQUEST, CompatibilityVerdict, DefaultToGlobal, Deleted, DeletedOnly, Empty, ModeBody, Paging, RegisteredId,
+    STORE_FAILED, SchemaType, SerializedFormat, SubjectPrefix, VersionParam,
 };
 use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
-use crate::compat::Mode;
 use crate::policy::SharedPolicies;
 use crate::registry::{
     Error, RegisterOptions, Registry, RegistryMode, SchemaId, SubjectFilter, SubjectName, Version, VersionFilter,
@@ -67,8 +67,11 @@ pub fn router(state: ApiState) -> Router {
         .route("/schemas/ids/{id}/schema", get(raw_schema_by_id))
         .route("/schemas/ids/{id}/subjects", get(subjects_of_id))
         .route("/schemas/ids/{id}/versions", get(versions_of_id))
+        .route("/schemas/guids/{guid}", get(contracts::schema_by_guid))
+        .route("/schemas/guids/{guid}/ids", get(contracts::ids_of_guid))
         .route("/subjects", get(list_subjects))
         .route("/subjects/{subject}", post(lookup).delete(delete_subject))
+        .route("/subjects/{subject}/metadata", get(contracts::latest_with_metadata))
         .route("/subjects/{subject}/versions", get(list_versions).post(register))
         .route(
             "/subjects/{subject}/versions/{version}",
@@ -90,10 +93,17 @@ pub fn router(state: ApiState) -> Router {
             get(diff::version_matrix),
         )
         .route("/compatibility/subjects/{subject}/matrix", post(diff::draft_matrix))
-        .route("/config", get(get_config).put(put_config).delete(delete_config))
+        .route(
+            "/config",
+            get(config::get_config)
+                .put(config::put_config)
+                .delete(config::delete_config),
+        )
         .route(
             "/config/{subject}",
-            get(get_config).put(put_config).delete(delete_config),
+            get(config::get_config)
+                .put(config::put_config)
+                .delete(config::delete_config),
         )
         .route("/mode", get(get_mode).put(put_mode).delete(delete_mode))
         .route("/mode/{subject}", get(get_mode).put(put_mode).delete(delete_mode))
@@ -463,7 +473,7 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
                                       schema, a reference to a version that does not exist, or a check too \
                                       complex to decide; 42202: a reference's version is not valid; 42208: the \
                                       subject's or a reference's subject name is not valid; 42209: the schema is \
-                                      over the size limit; 42202 also: `version` is not valid; 42205: the \
+                                      over the size limit; 42210: its rule set is not valid; 42202 also: `version` is not valid; 42205: the \
                                       subject or registry is read-only, or an ID or version is given outside \
                                       IMPORT mode, or the ID is not valid; 42207: the ID names another schema",
          body = ErrorBody),
@@ -490,7 +500,8 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, query
         normalize: query.flag("normalize")?,
     };
     let registered = state.registry.register(&subject, &schema, options).await?;
-    Ok(json_response(&serde_json::json!({ "id": registered.id })))
+    let guid = state.registry.schema_by_id(registered.id).await?.guid();
+    Ok(json_response(&serde_json::json!({ "id": registered.id, "guid": guid })))
 }
 
 #[utoipa::path(
@@ -511,7 +522,7 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, query
                                       schema, a reference to a version that does not exist, or a check too \
                                       complex to decide; 42202: a reference's version is not valid; 42208: the \
                                       subject's or a reference's subject name is not valid; 42209: the schema is \
-                                      over the size limit",
+                                      over the size limit; 42210: its rule set is not valid",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -699,7 +710,7 @@ async fn delete_subject(State(state): State<ApiState>, Path(name): Path<String>,
                                       schema, a reference to a version that does not exist, or a check too \
                                       complex to decide; 42202: a reference's version is not valid; 42208: the \
                                       subject's or a reference's subject name is not valid; 42209: the schema is \
-                                      over the size limit (with verbose=true, an invalid schema, a missing \
+                                      over the size limit; 42210: its rule set is not valid (with verbose=true, an invalid schema, a missing \
                                       referenced version, a check too complex and a schema over the limit answer \
                                       200 with is_compatible false instead)",
          body = ErrorBody),
@@ -736,7 +747,7 @@ async fn check_all(state: State<ApiState>, Path(name): Path<String>, query: Quer
                                       schema, a reference to a version that does not exist, or a check too \
                                       complex to decide; 42202: a reference's version is not valid; 42208: the \
                                       subject's or a reference's subject name is not valid; 42209: the schema is \
-                                      over the size limit; 42202 also: the path's version is not valid (with \
+                                      over the size limit; 42210: its rule set is not valid; 42202 also: the path's version is not valid (with \
                                       verbose=true, an invalid schema, a missing referenced version, a check too \
                                       complex and a schema over the limit answer 200 with is_compatible false \
                                       instead)",
@@ -792,88 +803,6 @@ async fn check(
 
 fn optional_subject(name: Option<Path<String>>) -> Result<Option<SubjectName>, ApiError> {
     name.map(|Path(name)| subject(name)).transpose()
-}
-
-#[utoipa::path(
-    get,
-    path = "/config/{subject}",
-    tag = "config",
-    summary = "A subject's compatibility level",
-    params(("subject" = SubjectName, Path, description = "The subject"), DefaultToGlobal),
-    responses(
-        (status = 200, description = "The level", body = CompatibilityLevelBody),
-        (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40408: the subject has no level of its own (and defaultToGlobal is not \
-                                      true)", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
-        (status = 500, description = STORE_FAILED, body = ErrorBody),
-    )
-)]
-async fn get_config(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams) -> Reply {
-    let subject = optional_subject(name)?;
-    let level = state
-        .registry
-        .compatibility(subject.as_ref(), query.flag("defaultToGlobal")?)
-        .await?;
-    Ok(json_response(&serde_json::json!({ "compatibilityLevel": level })))
-}
-
-#[utoipa::path(
-    put,
-    path = "/config/{subject}",
-    tag = "config",
-    summary = "Set a subject's compatibility level",
-    params(("subject" = SubjectName, Path, description = "The subject")),
-    request_body = CompatibilityUpdate,
-    responses(
-        (status = 200, description = "The level set", body = CompatibilityUpdated,
-         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
-        (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 422, description = "42203: not a compatibility level, or one a SchemaPolicy forbids for the \
-                                      subject; 42208: not a valid subject name", body = ErrorBody),
-        (status = 500, description = STORE_FAILED, body = ErrorBody),
-    )
-)]
-async fn put_config(State(state): State<ApiState>, name: Option<Path<String>>, body: Body) -> Reply {
-    let subject = optional_subject(name)?;
-    let body: serde_json::Value = serde_json::from_slice(&read_body(&state, body).await?)
-        .map_err(|error| ApiError::bad_request(format!("malformed request body: {error}")))?;
-    let given = body
-        .get("compatibility")
-        .or_else(|| body.get("compatibilityLevel"))
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default();
-    let level = given.parse::<Mode>().map_err(|_| {
-        ApiError::from(Error::InvalidCompatibilityLevel {
-            given: given.to_owned(),
-        })
-    })?;
-    let passed = policy_gate::level(&state, subject.as_ref(), level)?;
-    let level = state.registry.set_compatibility(subject.as_ref(), level).await?;
-    Ok(passed.answer(json_response(&serde_json::json!({ "compatibility": level }))))
-}
-
-#[utoipa::path(
-    delete,
-    path = "/config/{subject}",
-    tag = "config",
-    summary = "Remove a subject's own compatibility level",
-    params(("subject" = SubjectName, Path, description = "The subject")),
-    responses(
-        (status = 200, description = "The level it had", body = CompatibilityLevelBody,
-         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
-        (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40408: the subject has no level of its own", body = ErrorBody),
-        (status = 422, description = "42203: a SchemaPolicy forbids the global level the subject would fall back \
-                                      to; 42208: not a valid subject name", body = ErrorBody),
-        (status = 500, description = STORE_FAILED, body = ErrorBody),
-    )
-)]
-async fn delete_config(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
-    let subject = optional_subject(name)?;
-    let passed = policy_gate::level_removal(&state, subject.as_ref()).await?;
-    let old = state.registry.delete_compatibility(subject.as_ref()).await?;
-    Ok(passed.answer(json_response(&serde_json::json!({ "compatibilityLevel": old }))))
 }
 
 #[utoipa::path(

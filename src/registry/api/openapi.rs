@@ -26,6 +26,7 @@ use utoipa::{IntoParams, Modify, OpenApi, PartialSchema, ToSchema};
 
 use super::error::ErrorBody;
 use super::wire::{CONTENT_TYPE, SchemaByIdResponse, SchemaRequest, SchemaResponse};
+use crate::registry::contract::{ConfigPatch, ContractConfig};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, SubjectVersion, Version};
 
 /// Where the document is served.
@@ -68,6 +69,9 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
         super::raw_schema_by_id,
         super::subjects_of_id,
         super::versions_of_id,
+        super::contracts::schema_by_guid,
+        super::contracts::ids_of_guid,
+        super::contracts::latest_with_metadata,
         super::list_subjects,
         super::lookup,
         super::delete_subject,
@@ -85,9 +89,9 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
         get_global_config,
         put_global_config,
         delete_global_config,
-        super::get_config,
-        super::put_config,
-        super::delete_config,
+        super::config::get_config,
+        super::config::put_config,
+        super::config::delete_config,
         get_global_mode,
         put_global_mode,
         delete_global_mode,
@@ -174,6 +178,8 @@ pub struct Empty {}
 pub struct RegisteredId {
     /// The schema's global ID.
     pub id: SchemaId,
+    /// The schema's GUID, as Confluent computes it.
+    pub guid: String,
 }
 
 /// The verdict of a compatibility test.
@@ -187,33 +193,39 @@ pub struct CompatibilityVerdict {
     pub messages: Option<Vec<String>>,
 }
 
-/// A compatibility level, as `GET` and `DELETE` on `/config` answer it.
+/// A configuration as `/config` answers it: the level, then the
+/// data-contract settings that are set.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CompatibilityLevelBody {
-    /// The level.
-    pub compatibility_level: CompatibilityLevel,
+pub struct ConfigBody {
+    /// The level, as `GET` and `DELETE` name it; absent when a subject has
+    /// settings but no level of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility_level: Option<CompatibilityLevel>,
+    /// The level set, as `PUT` names it; absent when only settings were changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<CompatibilityLevel>,
+    /// The data-contract settings.
+    #[serde(flatten)]
+    pub settings: ContractConfig,
 }
 
-/// A compatibility level to set; `compatibilityLevel` is read when
-/// `compatibility` is absent. Other fields (`normalize`, `alias`, …) are ignored.
+/// A change of configuration: a level (`compatibilityLevel` is read when
+/// `compatibility` is absent), data-contract settings, or both. A setting
+/// left out keeps its value; `null` clears it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(example = json!({"compatibility": "FULL"}))]
-pub struct CompatibilityUpdate {
+pub struct ConfigUpdate {
     /// The level.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<CompatibilityLevel>,
     /// The level, as `GET /config` spells the field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility_level: Option<CompatibilityLevel>,
-}
-
-/// The level that was set.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CompatibilityUpdated {
-    /// The level.
-    pub compatibility: CompatibilityLevel,
+    /// The data-contract settings to change.
+    #[serde(flatten)]
+    pub settings: ConfigPatch,
 }
 
 /// A registry or subject mode.
@@ -400,10 +412,10 @@ pub struct DefaultToGlobal {
     get,
     path = "/config",
     tag = "config",
-    summary = "The global compatibility level",
+    summary = "The global configuration: compatibility level and data-contract settings",
     params(DefaultToGlobal),
     responses(
-        (status = 200, description = "The level (BACKWARD unless set)", body = CompatibilityLevelBody),
+        (status = 200, description = "The level (BACKWARD unless set)", body = ConfigBody),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -415,14 +427,16 @@ fn get_global_config() {}
     put,
     path = "/config",
     tag = "config",
-    summary = "Set the global compatibility level",
-    request_body = CompatibilityUpdate,
+    summary = "Change the global configuration",
+    request_body = ConfigUpdate,
     responses(
-        (status = 200, description = "The level set", body = CompatibilityUpdated,
+        (status = 200, description = "The level set", body = ConfigBody,
          headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 422, description = "42203: not a compatibility level, or one a SchemaPolicy forbids (the \
-                                      global level is judged against every policy)", body = ErrorBody),
+        (status = 422, description = "42203: not a compatibility level (or neither a level nor a setting was \
+                                      given), or one a SchemaPolicy forbids (the global level is judged against \
+                                      every policy); 42210: a default or override rule set is not valid",
+         body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -435,7 +449,7 @@ fn put_global_config() {}
     tag = "config",
     summary = "Reset the global compatibility level to the default (BACKWARD)",
     responses(
-        (status = 200, description = "The level in force before", body = CompatibilityLevelBody,
+        (status = 200, description = "The level in force before", body = ConfigBody,
          headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
         (status = 422, description = "42203: a SchemaPolicy forbids BACKWARD, the level it resets to",
          body = ErrorBody),

@@ -13,6 +13,7 @@ use utoipa::ToSchema;
 
 use super::error::ApiError;
 use crate::compat::Format;
+use crate::registry::contract::{Contract, Metadata, RuleSet};
 use crate::registry::{
     NewSchema, Registry, SchemaContent, SchemaReference, SubjectName, Version, VersionSelector, VersionedSchema,
 };
@@ -31,7 +32,7 @@ pub fn json_response<T: Serialize>(value: &T) -> Response {
 }
 
 /// The body of a registration, lookup or compatibility request. Unknown
-/// fields (`metadata`, `ruleSet`, …) are accepted and ignored.
+/// fields are accepted and ignored.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(example = json!({"schema": "{\"type\":\"record\",\"name\":\"User\",\"fields\":[{\"name\":\"id\",\"type\":\"long\"}]}"}))]
 #[serde(rename_all = "camelCase")]
@@ -51,6 +52,12 @@ pub struct SchemaRequest {
     /// IMPORT mode: the version to use (-1 or absent: the next).
     #[serde(default)]
     pub version: Option<i64>,
+    /// Data-contract metadata: tags, properties, sensitive names.
+    #[serde(default)]
+    pub metadata: Option<Metadata>,
+    /// Data-contract rules.
+    #[serde(default)]
+    pub rule_set: Option<RuleSet>,
 }
 
 /// A reference as a request names it: `version` -1 means the latest
@@ -84,9 +91,13 @@ impl SchemaRequest {
     /// (a version of -1 becomes the subject's latest).
     ///
     /// # Errors
-    /// 42201 for an empty schema or an unknown schema type; the registry's
-    /// error when a referenced subject or version is invalid or missing.
+    /// 42201 for an empty schema or an unknown schema type; 42210 for a rule
+    /// set that is not valid; the registry's error when a referenced subject
+    /// or version is invalid or missing.
     pub async fn new_schema(&self, registry: &dyn Registry) -> Result<NewSchema, ApiError> {
+        if let Some(rules) = &self.rule_set {
+            rules.validate().map_err(crate::registry::Error::from)?;
+        }
         let text = match &self.schema {
             Some(text) if !text.is_empty() => text.clone(),
             _ => return Err(ApiError::empty_schema()),
@@ -121,6 +132,11 @@ impl SchemaRequest {
             format,
             text,
             references,
+            contract: Contract {
+                metadata: self.metadata.clone().map(Box::new),
+                rule_set: self.rule_set.clone().map(Box::new),
+            }
+            .normalized(),
         })
     }
 }
@@ -146,6 +162,15 @@ pub struct SchemaResponse<'a> {
     references: &'a [SchemaReference],
     /// The schema text.
     schema: &'a str,
+    /// Data-contract metadata; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<&'a Metadata>,
+    /// Data-contract rules; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule_set: Option<&'a RuleSet>,
+    /// The schema's GUID, as Confluent computes it.
+    #[schema(value_type = String, pattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")]
+    guid: String,
     /// Present (true) only for a soft-deleted version (with `deleted=true`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     deleted: bool,
@@ -160,6 +185,9 @@ impl<'a> From<&'a VersionedSchema> for SchemaResponse<'a> {
             schema_type: schema_type(schema.format),
             references: &schema.references,
             schema: &schema.text,
+            metadata: schema.contract.metadata.as_deref(),
+            rule_set: schema.contract.rule_set.as_deref(),
+            guid: schema.guid().to_string(),
             deleted: schema.deleted,
         }
     }
@@ -178,6 +206,15 @@ pub struct SchemaByIdResponse<'a> {
     /// The schemas it refers to; absent when none.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     references: &'a [SchemaReference],
+    /// Data-contract metadata; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<&'a Metadata>,
+    /// Data-contract rules; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule_set: Option<&'a RuleSet>,
+    /// The schema's GUID, as Confluent computes it.
+    #[schema(value_type = String, pattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")]
+    guid: String,
 }
 
 impl<'a> From<&'a SchemaContent> for SchemaByIdResponse<'a> {
@@ -186,6 +223,9 @@ impl<'a> From<&'a SchemaContent> for SchemaByIdResponse<'a> {
             schema: &content.text,
             schema_type: schema_type(content.format),
             references: &content.references,
+            metadata: content.contract.metadata.as_deref(),
+            rule_set: content.contract.rule_set.as_deref(),
+            guid: content.guid().to_string(),
         }
     }
 }

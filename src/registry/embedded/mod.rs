@@ -17,11 +17,12 @@ mod stored_text;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
 use async_trait::async_trait;
-use sha2::{Digest, Sha256};
 
 use self::cache::ParsedCache;
 use self::state::State;
 use self::store::{Applied, CatchUp, Change, SchemaRow, StaleRevision, Store, VersionRow};
+use super::Guid;
+use super::contract::{ConfigPatch, ContractConfig};
 use super::{
     CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
     SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
@@ -243,26 +244,30 @@ impl EmbeddedRegistry {
         })
     }
 
-    /// Parses a submitted schema and computes its identity.
+    /// Parses a submitted schema (and checks its rules); returns it with
+    /// its canonical form.
     async fn parse_new(&self, schema: &NewSchema) -> Result<(Arc<ParsedSchema>, String), Error> {
+        if let Some(rules) = &schema.contract.rule_set {
+            rules.validate()?;
+        }
         let text = Self::schema_text(&self.read(), &schema.text, &schema.references)?;
         let checker = self.checker;
         let format = schema.format;
         let parsed = blocking(move || checker.parse(format, SchemaRole::Candidate, &text))
             .await?
             .map_err(|error| Error::from_check(&error))?;
-        let fingerprint = identity(format, &parsed.canonical(), &schema.references);
-        Ok((Arc::new(parsed), fingerprint))
+        let canonical = parsed.canonical();
+        Ok((Arc::new(parsed), canonical))
     }
 
-    /// The text to store for `schema`, parsed as `parsed` with identity
-    /// `fingerprint` (see [`stored_text`]): a rewritten text only when it
-    /// parses back to the same identity, else the text as sent.
+    /// The text to store for `schema`, parsed as `parsed` with canonical
+    /// form `canonical` (see [`stored_text`]): a rewritten text only when it
+    /// parses back to the same canonical form, else the text as sent.
     async fn stored_text(
         &self,
         schema: &NewSchema,
         parsed: &Arc<ParsedSchema>,
-        fingerprint: &str,
+        canonical: &str,
         normalize: bool,
     ) -> Result<String, Error> {
         let plain = stored_text::plain_text(schema.format, &schema.text);
@@ -274,7 +279,7 @@ impl EmbeddedRegistry {
         let format = schema.format;
         let reparsed = blocking(move || checker.parse(format, SchemaRole::Candidate, &text)).await?;
         match reparsed {
-            Ok(again) if identity(format, &again.canonical(), &schema.references) == fingerprint => Ok(rewritten),
+            Ok(again) if again.canonical() == canonical => Ok(rewritten),
             outcome => {
                 tracing::warn!(
                     format = format.as_str(),
@@ -401,6 +406,7 @@ impl EmbeddedRegistry {
                     text: stored.to_owned(),
                     fingerprint: fingerprint.to_owned(),
                     references: schema.references.clone(),
+                    contract: decided.contract.clone(),
                 }));
             }
             changes.push(Change::PutSubject(subject_row));
@@ -431,21 +437,14 @@ impl EmbeddedRegistry {
     }
 }
 
-/// The identity of a schema: SHA-256 over its format, canonical form and references.
-fn identity(format: Format, canonical: &str, references: &[super::SchemaReference]) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(format.as_str().as_bytes());
-    hasher.update([0]);
-    hasher.update(canonical.as_bytes());
-    for reference in references {
-        hasher.update([0]);
-        hasher.update(reference.name.as_bytes());
-        hasher.update([0]);
-        hasher.update(reference.subject.as_str().as_bytes());
-        hasher.update([0]);
-        hasher.update(reference.version.get().to_be_bytes());
+/// A submitted schema with its canonical form, as the state judges it.
+fn candidate<'a>(schema: &'a NewSchema, canonical: &'a str) -> state::Candidate<'a> {
+    state::Candidate {
+        format: schema.format,
+        canonical,
+        references: &schema.references,
+        contract: &schema.contract,
     }
-    hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Runs CPU-heavy work (parsing, checking) off the async workers.
@@ -517,17 +516,9 @@ impl Registry for EmbeddedRegistry {
     ) -> Result<VersionedSchema, Error> {
         self.catch_up().await?;
         self.read().subject(subject)?;
-        let (_, fingerprint) = self.parse_new(schema).await?;
+        let (_, canonical) = self.parse_new(schema).await?;
         let state = self.read();
-        let found = state.by_fingerprint.get(&fingerprint).and_then(|id| {
-            let subject_state = state.subjects.get(subject)?;
-            subject_state
-                .versions
-                .iter()
-                .rev()
-                .find(|(_, entry)| entry.id == *id && (include_deleted || !entry.deleted))
-                .map(|(version, entry)| (*version, *entry))
-        });
+        let found = state.lookup(subject, &candidate(schema, &canonical), include_deleted);
         match found {
             Some((version, entry)) => state.versioned(subject, version, entry),
             None => Err(Error::SchemaNotFound {
@@ -546,12 +537,13 @@ impl Registry for EmbeddedRegistry {
         // what the subject holds then; under the lock, the registration goes
         // ahead only if that is still what it holds, else it is decided again.
         self.catch_up().await?;
-        let (candidate, fingerprint) = self.parse_new(schema).await?;
+        let (parsed, canonical) = self.parse_new(schema).await?;
+        let submitted = candidate(schema, &canonical);
         // Worked out once, and only when the registry may store new content.
         let mut stored: Option<String> = None;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             self.catch_up().await?;
-            let decided = self.read().registration_inputs(subject, &fingerprint);
+            let (decided, fingerprint) = self.read().registration_inputs(subject, &submitted);
             Self::refuse_writes_in(decided.mode, subject)?;
             let importing = decided.mode == RegistryMode::Import;
             if !importing && (options.id.is_some() || options.version.is_some()) {
@@ -570,7 +562,7 @@ impl Registry for EmbeddedRegistry {
             }
             if !importing {
                 let report = self
-                    .compare(decided.level, Arc::clone(&candidate), decided.live.clone())
+                    .compare(decided.level, Arc::clone(&parsed), decided.live.clone())
                     .await?;
                 if !report.is_compatible() {
                     return Err(Error::Incompatible { report });
@@ -578,15 +570,12 @@ impl Registry for EmbeddedRegistry {
             }
             // Content stored already (under another subject) keeps its text.
             if decided.known_id.is_none() && stored.is_none() {
-                stored = Some(
-                    self.stored_text(schema, &candidate, &fingerprint, options.normalize)
-                        .await?,
-                );
+                stored = Some(self.stored_text(schema, &parsed, &canonical, options.normalize).await?);
             }
             let text = stored.as_deref().unwrap_or(&schema.text);
             let registered = self
                 .write(|| async {
-                    if self.read().registration_inputs(subject, &fingerprint) != decided {
+                    if self.read().registration_inputs(subject, &submitted).0 != decided {
                         return Ok(None);
                     }
                     self.store_registration(subject, schema, options, &decided, &fingerprint, text)
@@ -595,7 +584,7 @@ impl Registry for EmbeddedRegistry {
                 })
                 .await?;
             if let Some(registered) = registered {
-                self.parsed.insert(registered.id, candidate, schema.text.len());
+                self.parsed.insert(registered.id, parsed, schema.text.len());
                 return Ok(registered);
             }
         }
@@ -612,19 +601,12 @@ impl Registry for EmbeddedRegistry {
         against: Option<VersionSelector>,
     ) -> Result<CompatibilityResult, Error> {
         self.catch_up().await?;
-        let (candidate, _) = self.parse_new(schema).await?;
+        let (parsed, canonical) = self.parse_new(schema).await?;
         let (level, versions) = {
             let state = self.read();
             let level = state.effective_compatibility(subject);
             match against {
-                None => (
-                    level,
-                    state
-                        .subjects
-                        .get(subject)
-                        .map(|s| s.live().collect())
-                        .unwrap_or_default(),
-                ),
+                None => (level, state.versions_to_check(subject, &candidate(schema, &canonical))),
                 Some(selector) => match state.select(subject, selector, false) {
                     Ok((version, entry)) => (level.against_one_version(), vec![(version, entry.id)]),
                     // No live version: against latest, nothing to break
@@ -641,7 +623,7 @@ impl Registry for EmbeddedRegistry {
                 },
             }
         };
-        let report = self.compare(level, candidate, versions).await?;
+        let report = self.compare(level, parsed, versions).await?;
         Ok(CompatibilityResult { level, report })
     }
 
@@ -672,10 +654,69 @@ impl Registry for EmbeddedRegistry {
 
     async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error> {
         self.write(move || async move {
-            let old = self.compatibility(subject, false).await?;
-            let change = self.setting_change(subject, Setting::Compatibility(None));
-            self.commit("remove the compatibility level", vec![change]).await?;
+            let has_settings = subject.is_some_and(|subject| {
+                self.read()
+                    .subjects
+                    .get(subject)
+                    .is_some_and(|own| !own.config.is_empty())
+            });
+            let old = match self.compatibility(subject, has_settings).await {
+                Ok(old) => old,
+                Err(error) => return Err(error),
+            };
+            let changes = match subject {
+                None => vec![
+                    Change::SetGlobalCompatibility(None),
+                    Change::SetGlobalConfig(ContractConfig::default()),
+                ],
+                Some(subject) => {
+                    let mut row = self.subject_row(subject);
+                    row.compatibility = None;
+                    row.config = ContractConfig::default();
+                    vec![Change::PutSubject(row)]
+                }
+            };
+            self.commit("remove the compatibility level", changes).await?;
             Ok(old)
+        })
+        .await
+    }
+
+    async fn schema_by_guid(&self, guid: Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error> {
+        self.catch_up().await?;
+        let state = self.read();
+        let not_found = || Error::SchemaNotFound {
+            what: format!("with GUID {guid}"),
+        };
+        let id = *state.by_guid.get(&guid).ok_or_else(not_found)?;
+        let content = state.schema(id).map_err(|_| not_found())?;
+        Ok((id, Arc::clone(content)))
+    }
+
+    async fn contract_config(&self, subject: Option<&SubjectName>) -> Result<ContractConfig, Error> {
+        self.catch_up().await?;
+        let state = self.read();
+        Ok(match subject {
+            None => state.config.clone(),
+            Some(subject) => state
+                .subjects
+                .get(subject)
+                .map(|own| own.config.clone())
+                .unwrap_or_default(),
+        })
+    }
+
+    async fn update_contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+        patch: &ConfigPatch,
+    ) -> Result<ContractConfig, Error> {
+        self.write(move || async move {
+            let current = self.contract_config(subject).await?;
+            let updated = patch.apply(&current)?;
+            let change = self.setting_change(subject, Setting::Contract(Box::new(updated.clone())));
+            self.commit("store the data-contract settings", vec![change]).await?;
+            Ok(updated)
         })
         .await
     }
@@ -870,10 +911,11 @@ impl Registry for EmbeddedRegistry {
     }
 }
 
-/// A setting of a subject or of the whole registry; `None` clears it.
+/// A setting of a subject or of the whole registry; `None` (or empty) clears it.
 enum Setting {
     Compatibility(Option<Mode>),
     Mode(Option<RegistryMode>),
+    Contract(Box<ContractConfig>),
 }
 
 impl EmbeddedRegistry {
@@ -882,11 +924,13 @@ impl EmbeddedRegistry {
         match (subject, setting) {
             (None, Setting::Compatibility(level)) => Change::SetGlobalCompatibility(level),
             (None, Setting::Mode(mode)) => Change::SetGlobalMode(mode),
+            (None, Setting::Contract(config)) => Change::SetGlobalConfig(*config),
             (Some(subject), setting) => {
                 let mut row = self.subject_row(subject);
                 match setting {
                     Setting::Compatibility(level) => row.compatibility = level,
                     Setting::Mode(mode) => row.mode = mode,
+                    Setting::Contract(config) => row.config = *config,
                 }
                 Change::PutSubject(row)
             }

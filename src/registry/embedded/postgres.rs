@@ -52,13 +52,16 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::store::{
     Applied, Batch, CatchUp, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow, check_same_schema,
+    config_json, contract_json, read_json,
 };
 use crate::compat::{Format, Mode};
 use crate::registry::tls;
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
-/// The layout this code writes (the `layout` row of `settings`).
-const LAYOUT_VERSION: i64 = 1;
+/// The layout this code writes (the `layout` row of `settings`): 2 added
+/// data contracts (`contract` on schemas, `config` on subjects), which an
+/// older database gains, empty, when opened.
+const LAYOUT_VERSION: i64 = 2;
 
 /// How many of the newest log entries compaction keeps; it runs each time
 /// this many more have been written, so the log holds at most twice as many.
@@ -75,12 +78,14 @@ CREATE TABLE IF NOT EXISTS schemas (
     fingerprint TEXT    NOT NULL UNIQUE,
     refs        TEXT    NOT NULL
 );
+ALTER TABLE schemas ADD COLUMN IF NOT EXISTS contract TEXT;
 CREATE TABLE IF NOT EXISTS subjects (
     name          TEXT    PRIMARY KEY,
     next_version  BIGINT  NOT NULL,
     compatibility TEXT,
     mode          TEXT
 );
+ALTER TABLE subjects ADD COLUMN IF NOT EXISTS config TEXT;
 CREATE TABLE IF NOT EXISTS versions (
     subject   TEXT    NOT NULL REFERENCES subjects(name),
     version   BIGINT  NOT NULL,
@@ -567,7 +572,7 @@ async fn apply_one(transaction: &Transaction<'_>, change: &Change) -> Result<(),
         Change::PutSchema(row) => {
             let inserted = transaction
                 .execute(
-                    "INSERT INTO schemas (id, format, text, fingerprint, refs) VALUES ($1, $2, $3, $4, $5)
+                    "INSERT INTO schemas (id, format, text, fingerprint, refs, contract) VALUES ($1, $2, $3, $4, $5, $6)
                      ON CONFLICT (id) DO NOTHING",
                     &[
                         &i64::from(row.id.get()),
@@ -575,6 +580,7 @@ async fn apply_one(transaction: &Transaction<'_>, change: &Change) -> Result<(),
                         &row.text,
                         &row.fingerprint,
                         &serde_json::to_string(&row.references)?,
+                        &contract_json(&row.contract)?,
                     ],
                 )
                 .await?;
@@ -592,13 +598,14 @@ async fn apply_one(transaction: &Transaction<'_>, change: &Change) -> Result<(),
         Change::PutSubject(row) => {
             transaction
                 .execute(
-                    "INSERT INTO subjects (name, next_version, compatibility, mode) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (name) DO UPDATE SET next_version = $2, compatibility = $3, mode = $4",
+                    "INSERT INTO subjects (name, next_version, compatibility, mode, config) VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (name) DO UPDATE SET next_version = $2, compatibility = $3, mode = $4, config = $5",
                     &[
                         &row.subject.as_str(),
                         &i64::from(row.next_version.get()),
                         &row.compatibility.map(Mode::as_str),
                         &row.mode.map(RegistryMode::as_str),
+                        &config_json(&row.config)?,
                     ],
                 )
                 .await?;
@@ -642,6 +649,9 @@ async fn apply_one(transaction: &Transaction<'_>, change: &Change) -> Result<(),
             set_setting(transaction, "compatibility", level.map(Mode::as_str)).await?;
         }
         Change::SetGlobalMode(mode) => set_setting(transaction, "mode", mode.map(RegistryMode::as_str)).await?,
+        Change::SetGlobalConfig(config) => {
+            set_setting(transaction, "config", config_json(config)?.as_deref()).await?;
+        }
     }
     Ok(())
 }
@@ -677,7 +687,7 @@ async fn read_snapshot(transaction: &Transaction<'_>) -> Result<Snapshot, StoreE
     let mut snapshot = Snapshot::default();
     for row in transaction
         .query(
-            "SELECT id, format, text, fingerprint, refs FROM schemas ORDER BY id",
+            "SELECT id, format, text, fingerprint, refs, contract FROM schemas ORDER BY id",
             &[],
         )
         .await?
@@ -690,10 +700,14 @@ async fn read_snapshot(transaction: &Transaction<'_>) -> Result<Snapshot, StoreE
             text: row.get(2),
             fingerprint: row.get(3),
             references: serde_json::from_str::<Vec<SchemaReference>>(&refs)?,
+            contract: read_json(row.get(5))?,
         });
     }
     for row in transaction
-        .query("SELECT name, next_version, compatibility, mode FROM subjects", &[])
+        .query(
+            "SELECT name, next_version, compatibility, mode, config FROM subjects",
+            &[],
+        )
         .await?
     {
         let compatibility: Option<String> = row.get(2);
@@ -703,6 +717,7 @@ async fn read_snapshot(transaction: &Transaction<'_>) -> Result<Snapshot, StoreE
             next_version: version(row.get(1))?,
             compatibility: compatibility.map(|level| level.parse::<Mode>()).transpose()?,
             mode: mode.map(|mode| mode.parse::<RegistryMode>()).transpose()?,
+            config: read_json(row.get(4))?,
         });
     }
     for row in transaction
@@ -726,7 +741,7 @@ async fn read_snapshot(transaction: &Transaction<'_>) -> Result<Snapshot, StoreE
     }
     for row in transaction
         .query(
-            "SELECT key, value FROM settings WHERE key IN ('compatibility', 'mode')",
+            "SELECT key, value FROM settings WHERE key IN ('compatibility', 'mode', 'config')",
             &[],
         )
         .await?
@@ -735,6 +750,7 @@ async fn read_snapshot(transaction: &Transaction<'_>) -> Result<Snapshot, StoreE
         let value: String = row.get(1);
         match key.as_str() {
             "compatibility" => snapshot.compatibility = Some(value.parse::<Mode>()?),
+            "config" => snapshot.config = read_json(Some(value))?,
             _ => snapshot.mode = Some(value.parse::<RegistryMode>()?),
         }
     }

@@ -30,13 +30,18 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::store::{
     Applied, Batch, CatchUp, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow, check_same_schema,
 };
+use super::store::{config_json, contract_json, read_json};
 use crate::compat::{Format, Mode};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
 /// The schema version this code writes (`PRAGMA user_version`): 2 added the
-/// `changes` log and `retired_versions`; a layout-1 file gains them, empty,
-/// when opened.
-const LAYOUT_VERSION: i64 = 2;
+/// `changes` log and `retired_versions`; 3 added data contracts (`contract`
+/// on schemas, `config` on subjects). An older file gains them, empty, when
+/// opened.
+const LAYOUT_VERSION: i64 = 3;
+
+/// The columns layout 3 added to tables an older file already has: (table, column).
+const CONTRACT_COLUMNS: [(&str, &str); 2] = [("schemas", "contract"), ("subjects", "config")];
 
 /// How many of the newest log entries compaction keeps; it runs each time
 /// this many more have been written, so the log holds at most twice as many.
@@ -48,13 +53,15 @@ CREATE TABLE IF NOT EXISTS schemas (
     format      TEXT    NOT NULL,
     text        TEXT    NOT NULL,
     fingerprint TEXT    NOT NULL UNIQUE,
-    refs        TEXT    NOT NULL
+    refs        TEXT    NOT NULL,
+    contract    TEXT
 );
 CREATE TABLE IF NOT EXISTS subjects (
     name          TEXT    PRIMARY KEY,
     next_version  INTEGER NOT NULL,
     compatibility TEXT,
-    mode          TEXT
+    mode          TEXT,
+    config        TEXT
 );
 CREATE TABLE IF NOT EXISTS versions (
     subject   TEXT    NOT NULL REFERENCES subjects(name),
@@ -129,6 +136,16 @@ impl SqliteStore {
             .into());
         }
         transaction.execute_batch(CREATE_TABLES)?;
+        for (table, column) in CONTRACT_COLUMNS {
+            let present: bool = transaction.query_row(
+                "SELECT count(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+                params![table, column],
+                |row| row.get(0),
+            )?;
+            if !present {
+                transaction.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} TEXT"))?;
+            }
+        }
         transaction.pragma_update(None, "user_version", LAYOUT_VERSION)?;
         transaction.commit()?;
         let watch = Watch {
@@ -325,14 +342,15 @@ fn apply_one(transaction: &rusqlite::Transaction<'_>, change: &Change) -> Result
     match change {
         Change::PutSchema(row) => {
             let inserted = transaction.execute(
-                "INSERT INTO schemas (id, format, text, fingerprint, refs) VALUES (?1, ?2, ?3, ?4, ?5)
+                "INSERT INTO schemas (id, format, text, fingerprint, refs, contract) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (id) DO NOTHING",
                 params![
                     row.id.get(),
                     row.format.as_str(),
                     row.text,
                     row.fingerprint,
-                    serde_json::to_string(&row.references)?
+                    serde_json::to_string(&row.references)?,
+                    contract_json(&row.contract)?
                 ],
             )?;
             if inserted == 0 {
@@ -346,13 +364,14 @@ fn apply_one(transaction: &rusqlite::Transaction<'_>, change: &Change) -> Result
         }
         Change::PutSubject(row) => {
             transaction.execute(
-                "INSERT INTO subjects (name, next_version, compatibility, mode) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (name) DO UPDATE SET next_version = ?2, compatibility = ?3, mode = ?4",
+                "INSERT INTO subjects (name, next_version, compatibility, mode, config) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (name) DO UPDATE SET next_version = ?2, compatibility = ?3, mode = ?4, config = ?5",
                 params![
                     row.subject.as_str(),
                     row.next_version.get(),
                     row.compatibility.map(Mode::as_str),
-                    row.mode.map(RegistryMode::as_str)
+                    row.mode.map(RegistryMode::as_str),
+                    config_json(&row.config)?
                 ],
             )?;
         }
@@ -380,6 +399,7 @@ fn apply_one(transaction: &rusqlite::Transaction<'_>, change: &Change) -> Result
         }
         Change::SetGlobalCompatibility(level) => set_setting(transaction, "compatibility", level.map(Mode::as_str))?,
         Change::SetGlobalMode(mode) => set_setting(transaction, "mode", mode.map(RegistryMode::as_str))?,
+        Change::SetGlobalConfig(config) => set_setting(transaction, "config", config_json(config)?.as_deref())?,
     }
     Ok(())
 }
@@ -400,7 +420,8 @@ fn read_snapshot(connection: &Connection) -> Result<Snapshot, StoreError> {
         revision: newest_revision(connection)?,
         ..Snapshot::default()
     };
-    let mut statement = connection.prepare("SELECT id, format, text, fingerprint, refs FROM schemas ORDER BY id")?;
+    let mut statement =
+        connection.prepare("SELECT id, format, text, fingerprint, refs, contract FROM schemas ORDER BY id")?;
     let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
         let id: i64 = row.get(0)?;
@@ -412,9 +433,10 @@ fn read_snapshot(connection: &Connection) -> Result<Snapshot, StoreError> {
             text: row.get(2)?,
             fingerprint: row.get(3)?,
             references: serde_json::from_str::<Vec<SchemaReference>>(&refs)?,
+            contract: read_json(row.get::<_, Option<String>>(5)?)?,
         });
     }
-    let mut statement = connection.prepare("SELECT name, next_version, compatibility, mode FROM subjects")?;
+    let mut statement = connection.prepare("SELECT name, next_version, compatibility, mode, config FROM subjects")?;
     let mut rows = statement.query([])?;
     while let Some(row) = rows.next()? {
         let compatibility: Option<String> = row.get(2)?;
@@ -424,6 +446,7 @@ fn read_snapshot(connection: &Connection) -> Result<Snapshot, StoreError> {
             next_version: Version::new(row.get(1)?)?,
             compatibility: compatibility.map(|level| level.parse::<Mode>()).transpose()?,
             mode: mode.map(|mode| mode.parse::<RegistryMode>()).transpose()?,
+            config: read_json(row.get::<_, Option<String>>(4)?)?,
         });
     }
     let mut statement = connection.prepare("SELECT subject, version, schema_id, deleted FROM versions")?;
@@ -455,6 +478,7 @@ fn read_snapshot(connection: &Connection) -> Result<Snapshot, StoreError> {
         .map(|level| level.parse::<Mode>())
         .transpose()?;
     snapshot.mode = setting("mode")?.map(|mode| mode.parse::<RegistryMode>()).transpose()?;
+    snapshot.config = read_json(setting("config")?)?;
     Ok(snapshot)
 }
 
@@ -465,6 +489,7 @@ mod tests {
 
     fn schema(id: i64, fingerprint: &str) -> Change {
         Change::PutSchema(SchemaRow {
+            contract: Default::default(),
             id: SchemaId::new(id).unwrap(),
             format: Format::Avro,
             text: "\"long\"".to_owned(),
@@ -475,6 +500,7 @@ mod tests {
 
     fn subject(name: &str) -> Change {
         Change::PutSubject(SubjectRow {
+            config: Default::default(),
             subject: SubjectName::new(name).unwrap(),
             next_version: Version::new(2).unwrap(),
             compatibility: None,
@@ -566,14 +592,17 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_layout_1_file_gains_the_log_and_keeps_its_rows() {
+    async fn a_layout_1_file_gains_the_log_and_data_contracts_and_keeps_its_rows() {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join("registry.db");
         {
             let connection = Connection::open(&path).unwrap();
-            connection
-                .execute_batch(&CREATE_TABLES.replace("CREATE TABLE IF NOT EXISTS changes", "CREATE TABLE old_changes"))
-                .unwrap();
+            let layout_1 = CREATE_TABLES
+                .replace("CREATE TABLE IF NOT EXISTS changes", "CREATE TABLE old_changes")
+                .replace(",\n    contract    TEXT", "")
+                .replace(",\n    config        TEXT", "");
+            assert!(!layout_1.contains("contract") && !layout_1.contains("config"));
+            connection.execute_batch(&layout_1).unwrap();
             connection
                 .execute_batch("DROP TABLE old_changes; PRAGMA user_version = 1;")
                 .unwrap();
@@ -588,9 +617,21 @@ mod tests {
         let snapshot = store.load().await.unwrap();
         assert_eq!(snapshot.schemas.len(), 1);
         assert_eq!(snapshot.revision, 0);
+        let mut with_contract = schema(8, "g");
+        if let Change::PutSchema(row) = &mut with_contract {
+            row.contract.metadata = Some(Box::default());
+            row.contract
+                .metadata
+                .as_mut()
+                .unwrap()
+                .properties
+                .insert("owner".into(), "a".into());
+        }
         assert_eq!(
-            store.apply_after(0, vec![schema(8, "g")]).await.unwrap(),
+            store.apply_after(0, vec![with_contract.clone()]).await.unwrap(),
             Applied::Committed { revision: 1 }
         );
+        let reloaded = SqliteStore::open(&path).unwrap().load().await.unwrap();
+        assert_eq!(Change::PutSchema(reloaded.schemas[1].clone()), with_contract);
     }
 }

@@ -8,10 +8,13 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::store::{Change, Snapshot, SubjectRow, VersionRow};
-use crate::compat::Mode;
+use sha2::{Digest, Sha256};
+
+use crate::compat::{Format, Mode};
+use crate::registry::contract::{Contract, ContractConfig};
 use crate::registry::{
-    Error, RegistryMode, SchemaContent, SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter,
-    VersionSelector, VersionedSchema,
+    Error, Guid, RegistryMode, SchemaContent, SchemaId, SchemaReference, SubjectFilter, SubjectName, SubjectVersion,
+    Version, VersionFilter, VersionSelector, VersionedSchema,
 };
 
 /// One version of a subject in memory.
@@ -30,6 +33,8 @@ pub(crate) struct Subject {
     pub(crate) next_version: Version,
     pub(crate) compatibility: Option<Mode>,
     pub(crate) mode: Option<RegistryMode>,
+    /// The subject's own data-contract settings.
+    pub(crate) config: ContractConfig,
 }
 
 impl Subject {
@@ -40,6 +45,7 @@ impl Subject {
             next_version: Version::FIRST,
             compatibility: None,
             mode: None,
+            config: ContractConfig::default(),
         }
     }
 
@@ -57,6 +63,7 @@ impl Subject {
             next_version: self.next_version,
             compatibility: self.compatibility,
             mode: self.mode,
+            config: self.config.clone(),
         }
     }
 }
@@ -73,8 +80,52 @@ pub(crate) struct RegistrationInputs {
     pub(crate) existing: Option<Version>,
     /// The subject's compatibility level in force.
     pub(crate) level: Mode,
-    /// The subject's live versions, oldest first.
+    /// The subject's live versions the candidate is checked against, oldest
+    /// first: all of them, or with a compatibility group only those of the
+    /// candidate's lineage.
     pub(crate) live: Vec<(Version, SchemaId)>,
+    /// The subject's newest live version, whose contract a registration
+    /// without one inherits.
+    pub(crate) latest: Option<(Version, SchemaId)>,
+    /// The data-contract settings in force.
+    pub(crate) config: ContractConfig,
+    /// The contract the registration stores.
+    pub(crate) contract: Contract,
+}
+
+/// A schema submitted for registration, lookup or a check, parsed.
+pub(crate) struct Candidate<'a> {
+    pub(crate) format: Format,
+    /// Its canonical form.
+    pub(crate) canonical: &'a str,
+    pub(crate) references: &'a [SchemaReference],
+    /// Its contract as sent.
+    pub(crate) contract: &'a Contract,
+}
+
+impl Candidate<'_> {
+    /// Its identity with `contract`: SHA-256 over the format, canonical
+    /// form, references and (when not empty) the contract, so a schema
+    /// without one keeps the identity it had before data contracts.
+    pub(crate) fn identity(&self, contract: &Contract) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(self.format.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(self.canonical.as_bytes());
+        for reference in self.references {
+            hasher.update([0]);
+            hasher.update(reference.name.as_bytes());
+            hasher.update([0]);
+            hasher.update(reference.subject.as_str().as_bytes());
+            hasher.update([0]);
+            hasher.update(reference.version.get().to_be_bytes());
+        }
+        if !contract.is_empty() {
+            hasher.update([1]);
+            hasher.update(serde_json::to_vec(contract).unwrap_or_default());
+        }
+        hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
+    }
 }
 
 /// Everything the registry holds.
@@ -85,6 +136,10 @@ pub(crate) struct State {
     pub(crate) subjects: BTreeMap<SubjectName, Subject>,
     pub(crate) compatibility: Option<Mode>,
     pub(crate) mode: Option<RegistryMode>,
+    /// The global data-contract settings.
+    pub(crate) config: ContractConfig,
+    /// Schemas by GUID: the first ID given to content with that GUID.
+    pub(crate) by_guid: FxHashMap<Guid, SchemaId>,
     /// Subject versions holding each schema, for lookups by ID.
     holders: FxHashMap<SchemaId, Vec<SubjectVersion>>,
     /// The newest store batch applied here.
@@ -99,6 +154,7 @@ impl State {
         let mut state = State {
             compatibility: snapshot.compatibility,
             mode: snapshot.mode,
+            config: snapshot.config,
             revision: snapshot.revision,
             ..State::default()
         };
@@ -133,11 +189,14 @@ impl State {
             Change::PutSchema(row) => {
                 self.by_fingerprint.insert(row.fingerprint.clone(), row.id);
                 self.schemas.entry(row.id).or_insert_with(|| {
-                    Arc::new(SchemaContent {
+                    let content = SchemaContent {
                         format: row.format,
                         text: row.text.clone(),
                         references: row.references.clone(),
-                    })
+                        contract: row.contract.clone(),
+                    };
+                    self.by_guid.entry(content.guid()).or_insert(row.id);
+                    Arc::new(content)
                 });
             }
             Change::PutSubject(row) => {
@@ -145,6 +204,7 @@ impl State {
                 subject.next_version = row.next_version;
                 subject.compatibility = row.compatibility;
                 subject.mode = row.mode;
+                subject.config = row.config.clone();
             }
             Change::PutVersion(VersionRow {
                 subject,
@@ -191,13 +251,47 @@ impl State {
             }
             Change::SetGlobalCompatibility(level) => self.compatibility = *level,
             Change::SetGlobalMode(mode) => self.mode = *mode,
+            Change::SetGlobalConfig(config) => self.config = config.clone(),
         }
     }
 
-    /// What registering the schema with `fingerprint` under `subject` is decided on.
-    pub(crate) fn registration_inputs(&self, subject: &SubjectName, fingerprint: &str) -> RegistrationInputs {
-        let known_id = self.by_fingerprint.get(fingerprint).copied();
+    /// What registering `candidate` under `subject` is decided on, and its
+    /// identity. Outside IMPORT mode its contract is merged as Confluent
+    /// merges it: the configured overrides over the candidate's own metadata
+    /// and rules (or, for each it lacks, the newest version's) over the
+    /// configured defaults.
+    pub(crate) fn registration_inputs(
+        &self,
+        subject: &SubjectName,
+        candidate: &Candidate<'_>,
+    ) -> (RegistrationInputs, String) {
+        let mode = self.effective_mode(subject);
         let held = self.subjects.get(subject);
+        let latest = held.and_then(|s| s.live().next_back());
+        let config = self.config_in_scope(subject).clone();
+        let as_sent = candidate.contract.clone().normalized();
+        // A version holding the schema as sent answers first, as Confluent's
+        // lookup before a registration finds it, unless settings would
+        // change what is stored.
+        let held_as_sent = (mode != RegistryMode::Import && !config.has_defaults_or_overrides())
+            .then(|| candidate.identity(&as_sent))
+            .filter(|fingerprint| {
+                let id = self.by_fingerprint.get(fingerprint);
+                held.is_some_and(|s| s.live().any(|(_, holding)| Some(&holding) == id))
+            });
+        let (contract, fingerprint) = match held_as_sent {
+            Some(fingerprint) => (as_sent, fingerprint),
+            None if mode == RegistryMode::Import => {
+                let fingerprint = candidate.identity(&as_sent);
+                (as_sent, fingerprint)
+            }
+            None => {
+                let merged = self.merged_contract(&config, latest, candidate.contract);
+                let fingerprint = candidate.identity(&merged);
+                (merged, fingerprint)
+            }
+        };
+        let known_id = self.by_fingerprint.get(&fingerprint).copied();
         let existing = known_id.and_then(|id| {
             held?
                 .live()
@@ -205,13 +299,101 @@ impl State {
                 .find(|(_, holding)| *holding == id)
                 .map(|(version, _)| version)
         });
-        RegistrationInputs {
-            mode: self.effective_mode(subject),
+        let inputs = RegistrationInputs {
+            mode,
             known_id,
             existing,
             level: self.effective_compatibility(subject),
-            live: held.map(|s| s.live().collect()).unwrap_or_default(),
+            live: self.lineage(held, &config, &contract),
+            latest,
+            config,
+            contract,
+        };
+        (inputs, fingerprint)
+    }
+
+    /// The contract `requested` becomes under `config`, inheriting from the
+    /// version `latest` what it lacks.
+    fn merged_contract(
+        &self,
+        config: &ContractConfig,
+        latest: Option<(Version, SchemaId)>,
+        requested: &Contract,
+    ) -> Contract {
+        let previous = latest
+            .and_then(|(_, id)| self.schemas.get(&id))
+            .map(|content| &content.contract);
+        config.merge(&requested.or_inherited(previous))
+    }
+
+    /// The live versions of `held` a schema with `contract` is checked
+    /// against under `config`: its lineage, with a compatibility group.
+    fn lineage(
+        &self,
+        held: Option<&Subject>,
+        config: &ContractConfig,
+        contract: &Contract,
+    ) -> Vec<(Version, SchemaId)> {
+        let Some(held) = held else {
+            return Vec::new();
+        };
+        held.live()
+            .filter(|(_, id)| {
+                self.schemas
+                    .get(id)
+                    .is_none_or(|content| config.same_lineage(contract, &content.contract))
+            })
+            .collect()
+    }
+
+    /// The data-contract settings in force for a subject: its own when it
+    /// has a configuration of its own (a level or any setting), else the
+    /// global ones, as Confluent takes the whole configuration in scope.
+    pub(crate) fn config_in_scope(&self, subject: &SubjectName) -> &ContractConfig {
+        match self.subjects.get(subject) {
+            Some(own) if own.compatibility.is_some() || !own.config.is_empty() => &own.config,
+            _ => &self.config,
         }
+    }
+
+    /// The version of `subject` holding the candidate: by its contract as
+    /// sent, else by the contract a registration would give it.
+    pub(crate) fn lookup(
+        &self,
+        subject: &SubjectName,
+        candidate: &Candidate<'_>,
+        include_deleted: bool,
+    ) -> Option<(Version, Entry)> {
+        let held = self.subjects.get(subject)?;
+        let find = |fingerprint: &str| {
+            let id = self.by_fingerprint.get(fingerprint)?;
+            held.versions
+                .iter()
+                .rev()
+                .find(|(_, entry)| entry.id == *id && (include_deleted || !entry.deleted))
+                .map(|(version, entry)| (*version, *entry))
+        };
+        find(&candidate.identity(&candidate.contract.clone().normalized())).or_else(|| {
+            let merged = self.merged_contract(
+                self.config_in_scope(subject),
+                held.live().next_back(),
+                candidate.contract,
+            );
+            find(&candidate.identity(&merged))
+        })
+    }
+
+    /// The live versions a compatibility check of the candidate under
+    /// `subject` reads (its lineage, with a compatibility group).
+    pub(crate) fn versions_to_check(
+        &self,
+        subject: &SubjectName,
+        candidate: &Candidate<'_>,
+    ) -> Vec<(Version, SchemaId)> {
+        let held = self.subjects.get(subject);
+        let config = self.config_in_scope(subject);
+        let contract = self.merged_contract(config, held.and_then(|s| s.live().next_back()), candidate.contract);
+        self.lineage(held, config, &contract)
     }
 
     /// The stored row of a subject, or a new one.
@@ -222,6 +404,7 @@ impl State {
                 next_version: Version::FIRST,
                 compatibility: None,
                 mode: None,
+                config: ContractConfig::default(),
             },
             |found| found.row(subject),
         )
@@ -406,6 +589,7 @@ impl State {
             format: row.format,
             text: row.text.clone(),
             references: row.references.clone(),
+            contract: row.contract.clone(),
             deleted: entry.deleted,
         })
     }
@@ -466,6 +650,7 @@ mod tests {
                 next_version: Version::new(3).unwrap(),
                 compatibility: None,
                 mode: None,
+                config: ContractConfig::default(),
             }
         );
     }

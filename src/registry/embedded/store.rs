@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::compat::{Format, Mode};
+use crate::registry::contract::{Contract, ContractConfig};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
 /// A stored schema: content-addressed by its fingerprint, never removed, so
@@ -25,10 +26,13 @@ pub struct SchemaRow {
     pub format: Format,
     /// The text as first registered.
     pub text: String,
-    /// SHA-256 over (format, canonical form, references): the schema's identity.
+    /// SHA-256 over (format, canonical form, references, contract): the schema's identity.
     pub fingerprint: String,
     /// The schemas it refers to.
     pub references: Vec<SchemaReference>,
+    /// Its metadata and rules (none in stores written before data contracts).
+    #[serde(default, skip_serializing_if = "Contract::is_empty")]
+    pub contract: Contract,
 }
 
 /// A subject's own settings and its version counter, kept after a hard
@@ -43,6 +47,9 @@ pub struct SubjectRow {
     pub compatibility: Option<Mode>,
     /// The subject's mode, when it has its own.
     pub mode: Option<RegistryMode>,
+    /// The subject's data-contract settings.
+    #[serde(default, skip_serializing_if = "ContractConfig::is_empty")]
+    pub config: ContractConfig,
 }
 
 /// One version of a subject.
@@ -73,6 +80,8 @@ pub struct Snapshot {
     pub compatibility: Option<Mode>,
     /// The global mode, when set.
     pub mode: Option<RegistryMode>,
+    /// The global data-contract settings.
+    pub config: ContractConfig,
     /// The newest committed batch it includes (0 for a store without a log).
     pub revision: u64,
 }
@@ -105,6 +114,8 @@ pub enum Change {
     SetGlobalCompatibility(Option<Mode>),
     /// Sets or clears the global mode.
     SetGlobalMode(Option<RegistryMode>),
+    /// Replaces the global data-contract settings (empty clears them).
+    SetGlobalConfig(ContractConfig),
 }
 
 /// Why the store failed.
@@ -209,5 +220,38 @@ pub trait Store: Send + Sync {
     async fn apply_after(&self, revision: u64, changes: Vec<Change>) -> Result<Applied, StoreError> {
         self.apply(changes).await?;
         Ok(Applied::Committed { revision: revision + 1 })
+    }
+}
+
+/// A schema's contract as a store keeps it: JSON, or NULL when empty.
+///
+/// # Errors
+/// When it cannot be serialized (it always can).
+pub fn contract_json(contract: &Contract) -> Result<Option<String>, StoreError> {
+    if contract.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(serde_json::to_string(contract)?))
+}
+
+/// Data-contract settings as a store keeps them: JSON, or NULL when empty.
+///
+/// # Errors
+/// When they cannot be serialized (they always can).
+pub fn config_json(config: &ContractConfig) -> Result<Option<String>, StoreError> {
+    if config.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(serde_json::to_string(config)?))
+}
+
+/// Reads a JSON column that NULL leaves at its default.
+///
+/// # Errors
+/// When the stored JSON does not read.
+pub fn read_json<T: Default + serde::de::DeserializeOwned>(text: Option<String>) -> Result<T, StoreError> {
+    match text {
+        None => Ok(T::default()),
+        Some(text) => Ok(serde_json::from_str(&text)?),
     }
 }

@@ -34,8 +34,9 @@ pub use transport::ConfigError;
 use transport::{About, Transport, segment};
 
 use crate::compat::{Checker, Format, Mode};
+use crate::registry::contract::{ConfigPatch, ContractConfig};
 use crate::registry::{
-    CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
+    CompatibilityResult, Error, Guid, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
     SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
 };
 
@@ -160,6 +161,33 @@ impl Registry for ExternalRegistry {
             .json(Method::GET, &format!("/schemas/ids/{id}"), &[], None, About::default())
             .await?;
         Ok(Arc::new(reply.into_content()?))
+    }
+
+    async fn schema_by_guid(&self, guid: Guid) -> Result<(SchemaId, Arc<SchemaContent>), Error> {
+        let content: wire::ContentReply = self
+            .transport
+            .json(
+                Method::GET,
+                &format!("/schemas/guids/{guid}"),
+                &[],
+                None,
+                About::default(),
+            )
+            .await?;
+        let ids: Vec<wire::ContextIdReply> = self
+            .transport
+            .json(
+                Method::GET,
+                &format!("/schemas/guids/{guid}/ids"),
+                &[],
+                None,
+                About::default(),
+            )
+            .await?;
+        let id = wire::default_context_id(&ids).ok_or_else(|| Error::SchemaNotFound {
+            what: format!("with GUID {guid} in the default context"),
+        })?;
+        Ok((id, Arc::new(content.into_content()?)))
     }
 
     async fn serialized_by_id(&self, id: SchemaId) -> Result<String, Error> {
@@ -416,6 +444,12 @@ impl Registry for ExternalRegistry {
             .json(Method::GET, &subject_path("/config", subject), &query, None, about)
             .await;
         match (reply, subject) {
+            (Ok(reply), Some(subject)) if !reply.has_level() && !fallback => {
+                Err(Error::SubjectCompatibilityNotConfigured {
+                    subject: subject.clone(),
+                })
+            }
+            (Ok(reply), Some(_)) if !reply.has_level() => self.compatibility(None, false).await,
             (Ok(reply), _) => reply.level(),
             // Servers before 7.0 say 40401 for "no level of its own".
             (Err(Error::SubjectNotFound { .. }), Some(subject)) if !fallback => {
@@ -451,6 +485,45 @@ impl Registry for ExternalRegistry {
             }),
             (Err(error), _) => Err(error),
         }
+    }
+
+    async fn contract_config(&self, subject: Option<&SubjectName>) -> Result<ContractConfig, Error> {
+        let about = About { subject, version: None };
+        let reply: Result<wire::ConfigReply, Error> = self
+            .transport
+            .json(Method::GET, &subject_path("/config", subject), &[], None, about)
+            .await;
+        match reply {
+            Ok(reply) => Ok(reply.settings),
+            Err(Error::SubjectNotFound { .. } | Error::SubjectCompatibilityNotConfigured { .. }) => {
+                Ok(ContractConfig::default())
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Sends the patch as Confluent's `PUT /config` takes it, then reads the
+    /// settings back: a registry that drops them (Karapace ignores fields it
+    /// does not know) is [`Error::Unsupported`], never a silent success.
+    async fn update_contract_config(
+        &self,
+        subject: Option<&SubjectName>,
+        patch: &ConfigPatch,
+    ) -> Result<ContractConfig, Error> {
+        let about = About { subject, version: None };
+        let body = serde_json::to_value(patch).unwrap_or_default();
+        let _: wire::ConfigReply = self
+            .transport
+            .json(Method::PUT, &subject_path("/config", subject), &[], Some(&body), about)
+            .await?;
+        let held = self.contract_config(subject).await?;
+        if patch.apply(&held)? != held {
+            return Err(Error::Unsupported {
+                url: self.transport.base().to_owned(),
+                feature: "data-contract settings",
+            });
+        }
+        Ok(held)
     }
 
     async fn mode(&self, subject: Option<&SubjectName>, fallback: bool) -> Result<RegistryMode, Error> {

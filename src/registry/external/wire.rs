@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use crate::compat::{Format, Mode};
+use crate::registry::contract::{Contract, ContractConfig, Metadata, RuleSet};
 use crate::registry::{
     Error, NewSchema, RegisterOptions, RegistryMode, SchemaContent, SchemaId, SchemaReference, SubjectName, Version,
     VersionedSchema,
@@ -18,6 +19,12 @@ pub fn schema_body(schema: &NewSchema, options: RegisterOptions) -> serde_json::
     }
     if !schema.references.is_empty() {
         body["references"] = serde_json::to_value(&schema.references).unwrap_or_default();
+    }
+    if let Some(metadata) = &schema.contract.metadata {
+        body["metadata"] = serde_json::to_value(metadata).unwrap_or_default();
+    }
+    if let Some(rules) = &schema.contract.rule_set {
+        body["ruleSet"] = serde_json::to_value(rules).unwrap_or_default();
     }
     if let Some(id) = options.id {
         body["id"] = id.get().into();
@@ -41,6 +48,10 @@ pub struct SchemaReply {
     #[serde(default)]
     references: Vec<SchemaReference>,
     #[serde(default)]
+    metadata: Option<Metadata>,
+    #[serde(default)]
+    rule_set: Option<RuleSet>,
+    #[serde(default)]
     deleted: bool,
 }
 
@@ -61,6 +72,11 @@ impl SchemaReply {
             format: format(self.schema_type.as_deref())?,
             text: self.schema,
             references: self.references,
+            contract: Contract {
+                metadata: self.metadata.map(Box::new),
+                rule_set: self.rule_set.map(Box::new),
+            }
+            .normalized(),
             deleted: self.deleted,
         })
     }
@@ -76,6 +92,10 @@ pub struct ContentReply {
     pub schema: String,
     #[serde(default)]
     references: Vec<SchemaReference>,
+    #[serde(default)]
+    metadata: Option<Metadata>,
+    #[serde(default)]
+    rule_set: Option<RuleSet>,
 }
 
 impl ContentReply {
@@ -88,8 +108,33 @@ impl ContentReply {
             format: format(self.schema_type.as_deref())?,
             text: self.schema,
             references: self.references,
+            contract: Contract {
+                metadata: self.metadata.map(Box::new),
+                rule_set: self.rule_set.map(Box::new),
+            }
+            .normalized(),
         })
     }
+}
+
+/// One entry of `GET /schemas/guids/{guid}/ids`.
+#[derive(Debug, Deserialize)]
+pub struct ContextIdReply {
+    #[serde(default)]
+    context: Option<String>,
+    id: i64,
+}
+
+/// The ID a GUID has in the default context, from that listing.
+pub fn default_context_id(ids: &[ContextIdReply]) -> Option<SchemaId> {
+    ids.iter()
+        .find(|entry| {
+            entry
+                .context
+                .as_deref()
+                .is_none_or(|context| context == "." || context.is_empty())
+        })
+        .and_then(|entry| SchemaId::new(entry.id))
 }
 
 /// `POST /subjects/{s}/versions`: `{"id"}`, and on newer servers the version.
@@ -110,9 +155,18 @@ pub struct ConfigReply {
     compatibility_level: Option<String>,
     #[serde(default)]
     compatibility: Option<String>,
+    /// The data-contract settings it carries (none from a registry without them).
+    #[serde(flatten)]
+    pub settings: ContractConfig,
 }
 
 impl ConfigReply {
+    /// Whether it names a level at all (a subject with only data-contract
+    /// settings has a configuration without one).
+    pub fn has_level(&self) -> bool {
+        self.compatibility_level.is_some() || self.compatibility.is_some()
+    }
+
     /// The level it names.
     ///
     /// # Errors
