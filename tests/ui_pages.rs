@@ -145,6 +145,7 @@ async fn bad_input_gets_a_page_that_says_so() {
             "version 7",
         ),
         ("/ui/no/such/page", StatusCode::NOT_FOUND, "there is no such page"),
+        ("/ui/subjects/%FF%FE", StatusCode::BAD_REQUEST, "UTF-8"),
     ] {
         let answer = get(&app, uri).await;
         assert_eq!(answer.status, status, "{uri}: {}", answer.body);
@@ -200,6 +201,14 @@ async fn the_sandbox_judges_a_draft_and_registers_nothing() {
     assert!(broken.body.contains("The draft cannot be checked"), "{}", broken.body);
     let versions = get(&app, "/subjects/solid/versions").await;
     assert_eq!(versions.body, "[1,2,3]", "a draft is never registered");
+    let without_schema = Request::post("/ui/subjects/solid/sandbox")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from("schema_type=AVRO"))
+        .unwrap();
+    let answer = send(&app, without_schema).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+    assert!(answer.body.contains("missing field `schema`"), "{}", answer.body);
+    assert_eq!(answer.headers["content-type"], "text/html; charset=utf-8");
 }
 
 #[tokio::test]

@@ -2,11 +2,11 @@
 //! break, each with its verdict for BACKWARD and FORWARD and the check's
 //! explanation, beside the two texts with the changed lines marked.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::{Problem, subject_name, verdict};
+use super::{Problem, SubjectPath, verdict};
 use crate::compat::diff::{Break, Change};
 use crate::compat::{Direction, Format};
 use crate::registry::api::ApiState;
@@ -31,11 +31,10 @@ fn selector(text: &str) -> Result<VersionSelector, Problem> {
 /// `GET /ui/subjects/{subject}/diff`.
 pub async fn show(
     State(state): State<ApiState>,
-    Path(name): Path<String>,
+    SubjectPath(subject): SubjectPath,
     Query(query): Query<DiffQuery>,
 ) -> Result<Page, Problem> {
     let registry = state.registry.as_ref();
-    let subject = subject_name(name)?;
     let numbers = registry.versions(&subject, VersionFilter::All).await?;
     let to = match &query.to {
         Some(text) => selector(text)?,

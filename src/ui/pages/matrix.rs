@@ -2,11 +2,11 @@
 //! in the sandbox) against every earlier version, per direction, and the
 //! verdict of every mode, the level in force marked.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::{Problem, findings, subject_name, verdict};
+use super::{Problem, SubjectPath, findings, verdict};
 use crate::registry::VersionSelector;
 use crate::registry::api::ApiState;
 use crate::registry::api::history::{MATRIX_VERSIONS, Matrix, matrix_of_version};
@@ -22,10 +22,9 @@ pub struct MatrixQuery {
 /// `GET /ui/subjects/{subject}/matrix`.
 pub async fn show(
     State(state): State<ApiState>,
-    Path(name): Path<String>,
+    SubjectPath(subject): SubjectPath,
     Query(query): Query<MatrixQuery>,
 ) -> Result<Page, Problem> {
-    let subject = subject_name(name)?;
     let selector = match &query.version {
         Some(text) => text.parse::<VersionSelector>()?,
         None => VersionSelector::Latest,

@@ -7,7 +7,9 @@ pub mod sandbox;
 pub mod subject;
 pub mod subjects;
 
+use axum::extract::{FromRequestParts, Path};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::html::Html;
@@ -65,9 +67,19 @@ impl IntoResponse for Problem {
     }
 }
 
-/// The subject named in a path.
-pub fn subject_name(name: String) -> Result<SubjectName, Problem> {
-    Ok(SubjectName::new(name)?)
+/// The subject named in the path of a page; a path that does not decode,
+/// or a name that is not valid, is a page that says so.
+pub struct SubjectPath(pub SubjectName);
+
+impl<S: Send + Sync> FromRequestParts<S> for SubjectPath {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Problem> {
+        let Path(name) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| Problem::bad_request(rejection.body_text()))?;
+        Ok(SubjectPath(SubjectName::new(name)?))
+    }
 }
 
 /// `GET /ui` goes to the list.

@@ -3,11 +3,12 @@
 //! nothing is registered.
 
 use axum::Form;
-use axum::extract::{Path, State};
+use axum::extract::State;
+use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::{Problem, subject_name};
+use super::{Problem, SubjectPath};
 use crate::compat::Format;
 use crate::registry::api::ApiState;
 use crate::registry::api::history::matrix_of_text;
@@ -24,8 +25,7 @@ pub struct Draft {
 }
 
 /// `GET /ui/subjects/{subject}/sandbox`: the form, holding the latest version's text.
-pub async fn show(State(state): State<ApiState>, Path(name): Path<String>) -> Result<Page, Problem> {
-    let subject = subject_name(name)?;
+pub async fn show(State(state): State<ApiState>, SubjectPath(subject): SubjectPath) -> Result<Page, Problem> {
     let (text, format) = match state.registry.version(&subject, VersionSelector::Latest, false).await {
         Ok(latest) => (latest.text, latest.format),
         Err(Error::SubjectNotFound { .. } | Error::VersionNotFound { .. }) => (String::new(), Format::Avro),
@@ -44,10 +44,10 @@ pub async fn show(State(state): State<ApiState>, Path(name): Path<String>) -> Re
 /// `POST /ui/subjects/{subject}/sandbox`: the draft's verdicts, under the form.
 pub async fn try_draft(
     State(state): State<ApiState>,
-    Path(name): Path<String>,
-    Form(draft): Form<Draft>,
+    SubjectPath(subject): SubjectPath,
+    posted: Result<Form<Draft>, FormRejection>,
 ) -> Result<Page, Problem> {
-    let subject = subject_name(name)?;
+    let Form(draft) = posted.map_err(|rejection| Problem::bad_request(rejection.body_text()))?;
     let mut html = Html::new();
     let format = if draft.schema_type.is_empty() {
         Ok(Format::Avro)

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 
-use super::{Problem, subject_name};
+use super::{Problem, SubjectPath};
 use crate::registry::{SubjectVersion, VersionFilter, VersionSelector, VersionedSchema};
 use crate::ui::UiState;
 use crate::ui::html::{Html, segment};
@@ -17,9 +17,8 @@ use crate::ui::owners::{Owner, OwnerState};
 const MAX_VERSIONS: usize = 500;
 
 /// `GET /ui/subjects/{subject}`.
-pub async fn show(State(state): State<UiState>, Path(name): Path<String>) -> Result<Page, Problem> {
+pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPath) -> Result<Page, Problem> {
     let registry = state.api.registry.as_ref();
-    let subject = subject_name(name)?;
     let owners = state.owners.as_ref().map(|owners| owners.of_subject(subject.as_str()));
     let mut numbers = registry.versions(&subject, VersionFilter::All).await?;
     let hidden = numbers.len().saturating_sub(MAX_VERSIONS);
