@@ -11,6 +11,8 @@
 //!
 //! Sits above [`crate::registry::api`]: it reads through the same
 //! [`ApiState`] and the comparisons of [`crate::registry::api::history`].
+//! Under the operator it also reads the operator's cache of Schema
+//! objects ([`owners`]) to say which one holds each version.
 
 mod assets;
 pub mod html;
