@@ -21,4 +21,5 @@ pub mod metrics;
 pub mod policy;
 pub mod registry;
 pub mod telemetry;
+pub mod ui;
 pub mod webhook;

@@ -377,6 +377,29 @@ async fn an_incompatible_edit_is_refused_with_its_explanation_and_a_fix_register
         vec![1, 2],
         "nothing incompatible reached the registry"
     );
+    if matches!(backend, Backend::Embedded) {
+        // The operator's pages (issue 21) name the Schema object that holds
+        // version 2 and say why it is stalled.
+        let page = support::http_client()
+            .get(format!(
+                "{}/ui/subjects/{}",
+                cluster.registry_url(),
+                cluster.subject("platonic-solid-value")
+            ))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(page.contains("<table id=\"owners\">"), "{page}");
+        assert!(page.contains("/platonic-solid</td><td>2</td>"), "{page}");
+        assert!(page.contains("Stalled</span> IncompatibleSchema"), "{page}");
+        assert!(
+            page.contains("READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3"),
+            "{page}"
+        );
+    }
 
     // The fix: the new field gets a default.
     cluster.apply_text(

@@ -144,27 +144,9 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     let (_, policy_changes, keep_policies_current) = policy_watch::watch(&client, policies.clone(), wait_for_stop());
     tokio::spawn(keep_policies_current);
 
-    let api = {
-        let registry = Arc::clone(&registry);
-        let stop = wait_for_stop();
-        let body_limit = config.body_limit;
-        let limits = config.server_limits;
-        let metrics = Arc::clone(&metrics);
-        let policies = policies.policies();
-        async move {
-            if let Some(listener) = registry_listener {
-                let state = ApiState {
-                    registry,
-                    body_limit,
-                    auth: None,
-                    policies: Some(policies),
-                };
-                // Counted here, scraped on the health port.
-                let app = instrument(router(state), metrics, false);
-                http_server::serve(listener, app, limits, stop).await;
-            }
-        }
-    };
+    // The registry port is set up below, once the Schema cache exists: its
+    // pages show which Schema object manages each version.
+    let api_metrics = Arc::clone(&metrics);
     let health = http_server::serve(
         health_listener,
         health_router(Arc::clone(&ready), Arc::clone(&metrics)),
@@ -202,6 +184,29 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                 subject_configs: controllers.subject_configs(),
             };
             (view, None)
+        }
+    };
+    let api = {
+        let registry = Arc::clone(&registry);
+        let owners: Arc<dyn crate::ui::owners::Owners> = Arc::new(view.schemas.clone());
+        let stop = wait_for_stop();
+        let body_limit = config.body_limit;
+        let limits = config.server_limits;
+        let metrics = api_metrics;
+        let policies = policies.policies();
+        async move {
+            if let Some(listener) = registry_listener {
+                let state = ApiState {
+                    registry,
+                    body_limit,
+                    auth: None,
+                    policies: Some(policies),
+                };
+                // Counted here, scraped on the health port.
+                let pages = crate::ui::router(state.clone(), Some(owners));
+                let app = instrument(router(state).merge(pages), metrics, false);
+                http_server::serve(listener, app, limits, stop).await;
+            }
         }
     };
     let admission = Arc::new(webhook::Admission {

@@ -134,7 +134,12 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         shutdown_signal().await;
         tracing::info!("Shutting down; letting in-flight requests finish");
     };
-    let app = instrument(router(state), metrics, true);
+    // The web pages under /ui/, beside the REST API, with the same credentials.
+    let app = instrument(
+        router(state.clone()).merge(crate::ui::router(state, None)),
+        metrics,
+        true,
+    );
     http_server::serve(listener, app, config.server_limits, shutdown).await;
     Ok(Verdict::Compatible)
 }

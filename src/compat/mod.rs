@@ -39,6 +39,7 @@
 
 pub mod avro;
 pub mod cases;
+pub mod diff;
 pub mod json;
 mod json_tree;
 mod mode;

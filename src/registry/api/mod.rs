@@ -6,7 +6,9 @@ mod auth;
 mod config;
 mod contexts;
 mod contracts;
+mod diff;
 mod error;
+pub mod history;
 mod negotiation;
 pub mod openapi;
 mod policy_gate;
@@ -83,6 +85,15 @@ pub fn router(state: ApiState) -> Router {
         )
         .route("/compatibility/subjects/{subject}/versions", post(check_all))
         .route("/compatibility/subjects/{subject}/versions/{version}", post(check_one))
+        .route(
+            "/subjects/{subject}/versions/{version}/diff/{other}",
+            get(diff::diff_versions),
+        )
+        .route(
+            "/compatibility/subjects/{subject}/versions/{version}/matrix",
+            get(diff::version_matrix),
+        )
+        .route("/compatibility/subjects/{subject}/matrix", post(diff::draft_matrix))
         .route(
             "/config",
             get(config::get_config)

@@ -29,6 +29,7 @@ use tokio::sync::OnceCell;
 
 pub use capabilities::{Capabilities, PROBE_SUBJECT};
 pub use config::{ExternalAuth, ExternalConfig};
+pub use engine::reference_texts;
 pub use transport::ConfigError;
 use transport::{About, Transport, segment};
 

@@ -1,0 +1,86 @@
+//! The registry's web pages, under `/ui/`: the subjects, a subject's
+//! history and references, the semantic diff of two versions, the
+//! compatibility matrix, and a draft sandbox that registers nothing.
+//!
+//! Rendered on the server ([`html`] escapes every piece of text that is
+//! not markup written here); a little plain JavaScript filters lists; the
+//! stylesheet and script are compiled into the binary. Every answer
+//! carries a strict Content-Security-Policy ([`layout::CONTENT_SECURITY_POLICY`]),
+//! so a page loads nothing from anywhere but its own origin. Pages need
+//! the same read credentials as the REST API.
+//!
+//! Sits above [`crate::registry::api`]: it reads through the same
+//! [`ApiState`] and the comparisons of [`crate::registry::api::history`].
+//! Under the operator it also reads the operator's cache of Schema
+//! objects ([`owners`]) to say which one holds each version.
+
+mod assets;
+pub mod html;
+pub mod layout;
+pub mod owners;
+mod pages;
+mod textdiff;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{FromRef, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::registry::api::{Access, ApiState};
+
+/// What the pages read: the registry as the API serves it, and, under the
+/// operator, the Schema objects that manage each subject.
+#[derive(Clone)]
+pub struct UiState {
+    api: ApiState,
+    owners: Option<Arc<dyn owners::Owners>>,
+}
+
+impl FromRef<UiState> for ApiState {
+    fn from_ref(state: &UiState) -> ApiState {
+        state.api.clone()
+    }
+}
+
+/// The pages' routes, to merge beside the REST API's; `owners` tells which
+/// Schema objects manage a subject (the operator's cache), when known.
+pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Router {
+    Router::new()
+        .route("/ui", get(pages::redirect_to_list))
+        .route("/ui/", get(pages::subjects::show))
+        .route("/ui/subjects/{subject}", get(pages::subject::show))
+        .route("/ui/subjects/{subject}/diff", get(pages::diff::show))
+        .route("/ui/subjects/{subject}/matrix", get(pages::matrix::show))
+        .route(
+            "/ui/subjects/{subject}/sandbox",
+            get(pages::sandbox::show).post(pages::sandbox::try_draft),
+        )
+        .route("/ui/assets/ui.css", get(assets::stylesheet))
+        .route("/ui/assets/ui.js", get(assets::script))
+        .route("/ui/{*rest}", get(pages::not_found))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), readers_only))
+        .with_state(UiState { api: state, owners })
+}
+
+/// 401 with a basic-auth challenge unless the request may read.
+async fn readers_only(State(state): State<ApiState>, request: Request, next: Next) -> Response {
+    let allowed = state
+        .auth
+        .as_ref()
+        .is_none_or(|auth| auth.allows(request.headers().get(header::AUTHORIZATION), Access::Read));
+    if allowed {
+        return next.run(request).await;
+    }
+    let mut response = (StatusCode::UNAUTHORIZED, "read credentials are needed").into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Basic realm=\"schemaops\""),
+    );
+    layout::secure(headers);
+    response
+}

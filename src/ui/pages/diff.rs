@@ -1,0 +1,263 @@
+//! The semantic diff of two versions: the changes grouped by what they
+//! break, each with its verdict for BACKWARD and FORWARD and the check's
+//! explanation, beside the two texts with the changed lines marked.
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+use super::{Problem, SubjectPath, verdict};
+use crate::compat::diff::{Break, Change};
+use crate::compat::{Direction, Format};
+use crate::registry::api::ApiState;
+use crate::registry::api::history::diff_versions;
+use crate::registry::{SubjectName, Version, VersionFilter, VersionSelector};
+use crate::ui::html::{Html, segment};
+use crate::ui::layout::{Page, Place, page};
+use crate::ui::textdiff::{Mark, mark_lines};
+
+/// `?from=&to=`: version numbers or `latest`; by default the latest and
+/// the version before it.
+#[derive(Debug, Deserialize)]
+pub struct DiffQuery {
+    from: Option<String>,
+    to: Option<String>,
+}
+
+fn selector(text: &str) -> Result<VersionSelector, Problem> {
+    Ok(text.parse::<VersionSelector>()?)
+}
+
+/// `GET /ui/subjects/{subject}/diff`.
+pub async fn show(
+    State(state): State<ApiState>,
+    SubjectPath(subject): SubjectPath,
+    Query(query): Query<DiffQuery>,
+) -> Result<Page, Problem> {
+    let registry = state.registry.as_ref();
+    let numbers = registry.versions(&subject, VersionFilter::All).await?;
+    let to = match &query.to {
+        Some(text) => selector(text)?,
+        None => VersionSelector::Latest,
+    };
+    let from = match &query.from {
+        Some(text) => selector(text)?,
+        None => {
+            let to_number = match to {
+                VersionSelector::Exact(version) => version,
+                VersionSelector::Latest => {
+                    registry
+                        .version(&subject, VersionSelector::Latest, false)
+                        .await?
+                        .version
+                }
+            };
+            match numbers.iter().rev().find(|number| **number < to_number) {
+                Some(earlier) => VersionSelector::Exact(*earlier),
+                None => {
+                    return Err(Problem::bad_request(format!(
+                        "subject `{subject}` has no version before {to_number} to compare with"
+                    )));
+                }
+            }
+        }
+    };
+    let found = diff_versions(registry, &subject, from, to).await?;
+    let (from_number, to_number) = (found.from.version.get(), found.to.version.get());
+    let title = format!("{subject}: version {from_number} → {to_number}");
+
+    let mut html = Html::new();
+    picker(&mut html, &subject, &numbers, from_number, to_number);
+    let breaks = |direction| found.changes.iter().any(|change| change.breaks(direction));
+    let (backward, forward) = (breaks(Direction::Backward), breaks(Direction::Forward));
+    html.raw("<p id=\"summary\">Version ")
+        .number(to_number)
+        .raw(" against version ")
+        .number(from_number)
+        .raw(": BACKWARD ");
+    verdict(&mut html, backward);
+    html.raw(" · FORWARD ");
+    verdict(&mut html, forward);
+    html.raw(" · FULL ");
+    verdict(&mut html, backward || forward);
+    html.raw("</p><p class=\"muted\">BACKWARD: consumers on version ")
+        .number(to_number)
+        .raw(" read data written with version ")
+        .number(from_number)
+        .raw(". FORWARD: consumers still on version ")
+        .number(from_number)
+        .raw(" read data written with version ")
+        .number(to_number)
+        .raw(".</p>");
+    changes(&mut html, &found.changes);
+    texts(
+        &mut html,
+        found.from.format,
+        &found.from.text,
+        &found.to.text,
+        from_number,
+        to_number,
+    );
+    Ok(page(StatusCode::OK, &title, &Place::Subject(subject.as_str()), html))
+}
+
+/// The form that picks the two versions.
+fn picker(html: &mut Html, subject: &SubjectName, numbers: &[Version], from: u32, to: u32) {
+    html.raw("<form class=\"inline\" method=\"get\" action=\"/ui/subjects/")
+        .text(&segment(subject.as_str()))
+        .raw("/diff\">");
+    for (name, label, chosen) in [("from", "Earlier version", from), ("to", "Later version", to)] {
+        html.raw("<div><label for=\"pick-")
+            .text(name)
+            .raw("\">")
+            .text(label)
+            .raw("</label><select id=\"pick-")
+            .text(name)
+            .raw("\" name=\"")
+            .text(name)
+            .raw("\">");
+        for number in numbers {
+            html.raw("<option value=\"").number(number.get()).raw("\"");
+            if number.get() == chosen {
+                html.raw(" selected");
+            }
+            html.raw(">").number(number.get()).raw("</option>");
+        }
+        html.raw("</select></div>");
+    }
+    html.raw("<button type=\"submit\">Compare</button></form>");
+}
+
+/// A group of changes: its element ID, its heading, and which changes belong.
+type Group = (&'static str, &'static str, fn(&Change) -> bool);
+
+/// The changes, grouped: breaking both directions, one, or neither.
+fn changes(html: &mut Html, changes: &[Change]) {
+    html.raw("<h2>Changes</h2>");
+    if changes.is_empty() {
+        html.raw("<p class=\"notice\">No changes: the two versions are the same schema.</p>");
+        return;
+    }
+    let groups: [Group; 4] = [
+        ("breaks-both", "Breaking BACKWARD and FORWARD", |c| {
+            c.breaks(Direction::Backward) && c.breaks(Direction::Forward)
+        }),
+        ("breaks-backward", "Breaking BACKWARD only", |c| {
+            c.breaks(Direction::Backward) && !c.breaks(Direction::Forward)
+        }),
+        ("breaks-forward", "Breaking FORWARD only", |c| {
+            !c.breaks(Direction::Backward) && c.breaks(Direction::Forward)
+        }),
+        ("compatible", "Compatible both ways", |c| {
+            !c.breaks(Direction::Backward) && !c.breaks(Direction::Forward)
+        }),
+    ];
+    for (id, heading, belongs) in groups {
+        let members: Vec<&Change> = changes.iter().filter(|change| belongs(change)).collect();
+        if members.is_empty() {
+            continue;
+        }
+        html.raw("<h3>")
+            .text(heading)
+            .raw(" (")
+            .number(members.len() as u64)
+            .raw(")</h3>");
+        html.raw("<table class=\"changes\" id=\"")
+            .text(id)
+            .raw(
+                "\"><thead><tr><th scope=\"col\">Change</th><th scope=\"col\">Element</th><th scope=\"col\">Path</th>\
+                 <th scope=\"col\">BACKWARD</th><th scope=\"col\">FORWARD</th><th scope=\"col\">Why</th></tr></thead><tbody>",
+            );
+        for change in members {
+            let backward = change.breaks(Direction::Backward);
+            let forward = change.breaks(Direction::Forward);
+            html.raw("<tr class=\"change\" data-kind=\"")
+                .text(&change.kind.to_string())
+                .raw("\" data-element=\"")
+                .text(&change.element)
+                .raw("\" data-backward=\"")
+                .raw(if backward { "breaks" } else { "compatible" })
+                .raw("\" data-forward=\"")
+                .raw(if forward { "breaks" } else { "compatible" })
+                .raw("\"><td><code>")
+                .text(&change.kind.to_string())
+                .raw("</code></td><td>")
+                .text(&change.element)
+                .raw("</td><td><code>")
+                .text(&change.path.to_string())
+                .raw("</code></td><td>");
+            verdict(html, backward);
+            html.raw("</td><td>");
+            verdict(html, forward);
+            html.raw("</td><td>");
+            if !change.detail.is_empty() {
+                html.text(&change.detail);
+            }
+            reasons(html, "BACKWARD", &change.backward);
+            reasons(html, "FORWARD", &change.forward);
+            html.raw("</td></tr>");
+        }
+        html.raw("</tbody></table>");
+    }
+}
+
+fn reasons(html: &mut Html, direction: &str, reasons: &[Break]) {
+    if reasons.is_empty() {
+        return;
+    }
+    html.raw("<ul class=\"why\">");
+    for reason in reasons {
+        html.raw("<li><strong>")
+            .text(direction)
+            .raw("</strong> <code>")
+            .text(&reason.kind.to_string())
+            .raw("</code>: ")
+            .text(&reason.message)
+            .raw("</li>");
+    }
+    html.raw("</ul>");
+}
+
+/// A schema's text laid out one element per line where the format allows it.
+fn laid_out(format: Format, text: &str) -> String {
+    match format {
+        Format::Avro | Format::Json => serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|value| serde_json::to_string_pretty(&value).ok())
+            .unwrap_or_else(|| text.to_owned()),
+        Format::Protobuf => text.to_owned(),
+    }
+}
+
+/// The two texts side by side, changed lines marked.
+fn texts(html: &mut Html, format: Format, before: &str, after: &str, from: u32, to: u32) {
+    let (before, after) = (laid_out(format, before), laid_out(format, after));
+    html.raw("<h2>Texts</h2>");
+    let Some((left, right)) = mark_lines(&before, &after) else {
+        html.raw("<p class=\"muted\">The texts are too long to mark line by line.</p>");
+        return;
+    };
+    html.raw("<div class=\"texts\">");
+    for (label, number, lines) in [("Version ", from, left), ("Version ", to, right)] {
+        html.raw("<section><h3>")
+            .text(label)
+            .number(number)
+            .raw("</h3><pre tabindex=\"0\">");
+        for (mark, line) in lines {
+            let (class, sign) = match mark {
+                Mark::Same => ("same", " "),
+                Mark::Removed => ("removed", "-"),
+                Mark::Added => ("added", "+"),
+            };
+            html.raw("<span class=\"")
+                .raw(class)
+                .raw("\" data-mark=\"")
+                .raw(sign)
+                .raw("\">")
+                .text(line)
+                .raw("</span>");
+        }
+        html.raw("</pre></section>");
+    }
+    html.raw("</div>");
+}

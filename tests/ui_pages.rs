@@ -1,0 +1,339 @@
+//! The web pages (issue 21) through the router, with no socket: escaping
+//! of hostile names, the error pages, the security headers, the read
+//! credentials, the diff's verdicts and a sandbox that registers nothing.
+//! The same pages in a real browser: `tests/ui_browser.rs`.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use schemaops::compat::Checker;
+use schemaops::registry::api::{ApiState, Auth, Credential, router};
+use schemaops::registry::embedded::EmbeddedRegistry;
+use schemaops::registry::embedded::sqlite::SqliteStore;
+use serde_json::json;
+use tower::ServiceExt as _;
+
+const HOSTILE: &str = "<script>alert(1)</script>";
+
+fn solid(extra: &str) -> String {
+    format!(
+        r#"{{"type":"record","name":"PlatonicSolid","fields":[{{"name":"name","type":"string"}},
+        {{"name":"vertices","type":["null","int"],"default":null}}{extra}]}}"#
+    )
+}
+
+async fn app(auth: Option<Arc<Auth>>) -> (Router, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+    let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth,
+        policies: None,
+    };
+    (router(state.clone()).merge(schemaops::ui::router(state, None)), dir)
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: axum::http::HeaderMap,
+    body: String,
+}
+
+async fn send(app: &Router, request: Request<Body>) -> Answer {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    Answer { status, headers, body }
+}
+
+async fn get(app: &Router, uri: &str) -> Answer {
+    send(app, Request::get(uri).body(Body::empty()).unwrap()).await
+}
+
+async fn api(app: &Router, method: &str, uri: &str, body: serde_json::Value) {
+    let request = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("content-type", "application/json")
+        .header("authorization", "Bearer writer-token")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let answer = send(app, request).await;
+    assert_eq!(answer.status, StatusCode::OK, "{method} {uri}: {}", answer.body);
+}
+
+/// v1, v2 under BACKWARD; v3 (a field without a default) under NONE.
+async fn history(app: &Router) {
+    api(app, "POST", "/subjects/solid/versions", json!({ "schema": solid("") })).await;
+    api(
+        app,
+        "POST",
+        "/subjects/solid/versions",
+        json!({ "schema": solid(r#",{"name":"faces","type":"int","default":4}"#) }),
+    )
+    .await;
+    api(app, "PUT", "/config/solid", json!({"compatibility": "NONE"})).await;
+    let v3 = solid(r#",{"name":"faces","type":"int","default":4},{"name":"edges","type":"int"}"#);
+    api(app, "POST", "/subjects/solid/versions", json!({ "schema": v3 })).await;
+    api(app, "PUT", "/config/solid", json!({"compatibility": "BACKWARD"})).await;
+}
+
+fn assert_secured(answer: &Answer) {
+    let policy = answer.headers["content-security-policy"].to_str().unwrap();
+    assert!(policy.starts_with("default-src 'none'"), "{policy}");
+    assert!(
+        policy.contains("script-src 'self'") && !policy.contains("unsafe-inline"),
+        "{policy}"
+    );
+    assert_eq!(answer.headers["x-content-type-options"], "nosniff");
+}
+
+#[tokio::test]
+async fn a_subject_named_like_a_script_is_shown_as_text_everywhere() {
+    let (app, _dir) = app(None).await;
+    let encoded = "%3Cscript%3Ealert%281%29%3C%2Fscript%3E";
+    api(
+        &app,
+        "POST",
+        &format!("/subjects/{encoded}/versions"),
+        json!({"schema": "\"string\""}),
+    )
+    .await;
+    for uri in [
+        "/ui/".to_owned(),
+        format!("/ui/subjects/{encoded}"),
+        format!("/ui/subjects/{encoded}/matrix"),
+        format!("/ui/subjects/{encoded}/sandbox"),
+    ] {
+        let answer = get(&app, &uri).await;
+        assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
+        assert_secured(&answer);
+        assert!(!answer.body.contains(HOSTILE), "{uri} carries the name unescaped");
+        assert!(answer.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_page_that_says_so() {
+    let (app, _dir) = app(None).await;
+    history(&app).await;
+    for (uri, status, says) in [
+        (
+            "/ui/subjects/nobody",
+            StatusCode::NOT_FOUND,
+            "subject `nobody` not found",
+        ),
+        (
+            "/ui/subjects/solid/diff?from=1&to=9",
+            StatusCode::NOT_FOUND,
+            "version 9 of subject `solid` not found",
+        ),
+        (
+            "/ui/subjects/solid/diff?from=one",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "the version `one` is not valid",
+        ),
+        (
+            "/ui/subjects/solid/matrix?version=7",
+            StatusCode::NOT_FOUND,
+            "version 7",
+        ),
+        ("/ui/no/such/page", StatusCode::NOT_FOUND, "there is no such page"),
+        ("/ui/subjects/%FF%FE", StatusCode::BAD_REQUEST, "UTF-8"),
+    ] {
+        let answer = get(&app, uri).await;
+        assert_eq!(answer.status, status, "{uri}: {}", answer.body);
+        assert_eq!(answer.headers["content-type"], "text/html; charset=utf-8", "{uri}");
+        assert_secured(&answer);
+        assert!(answer.body.contains(says), "{uri}: {}", answer.body);
+    }
+}
+
+#[tokio::test]
+async fn the_diff_page_marks_edges_as_breaking_backward_and_not_forward() {
+    let (app, _dir) = app(None).await;
+    history(&app).await;
+    let answer = get(&app, "/ui/subjects/solid/diff?from=2&to=3").await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(
+        answer.body.contains(
+            "data-kind=\"FIELD_ADDED_WITHOUT_DEFAULT\" data-element=\"edges\" data-backward=\"breaks\" \
+             data-forward=\"compatible\""
+        ),
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer.body.contains("<span class=\"added\" data-mark=\"+\">"),
+        "the new line is marked"
+    );
+    let timeline = get(&app, "/ui/subjects/solid").await;
+    assert!(timeline.body.contains("data-version=\"3\"") && timeline.body.contains("diff 2 → 3"));
+}
+
+#[tokio::test]
+async fn the_sandbox_judges_a_draft_and_registers_nothing() {
+    let (app, _dir) = app(None).await;
+    history(&app).await;
+    let form = |schema: &str| {
+        let body = format!("schema_type=AVRO&schema={}", schemaops::ui::html::segment(schema));
+        Request::post("/ui/subjects/solid/sandbox")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let answer = send(&app, form(&solid(r#",{"name":"faces","type":"string"}"#))).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(
+        answer.body.contains("BACKWARD, the draft is incompatible"),
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("data-mode=\"FORWARD\" data-verdict=\"breaks\""));
+    let broken = send(&app, form("{not a schema")).await;
+    assert_eq!(broken.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(broken.body.contains("The draft cannot be checked"), "{}", broken.body);
+    let versions = get(&app, "/subjects/solid/versions").await;
+    assert_eq!(versions.body, "[1,2,3]", "a draft is never registered");
+    let without_schema = Request::post("/ui/subjects/solid/sandbox")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from("schema_type=AVRO"))
+        .unwrap();
+    let answer = send(&app, without_schema).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+    assert!(answer.body.contains("missing field `schema`"), "{}", answer.body);
+    assert_eq!(answer.headers["content-type"], "text/html; charset=utf-8");
+}
+
+#[tokio::test]
+async fn pages_need_the_apis_read_credentials() {
+    let reader = Credential::parse("reader-token").unwrap();
+    let writer = Credential::parse("writer-token").unwrap();
+    let (app, _dir) = app(Auth::new(&[reader], &[writer]).map(Arc::new)).await;
+    let anonymous = get(&app, "/ui/").await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        anonymous.headers["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .starts_with("Basic")
+    );
+    let request = Request::get("/ui/").header("authorization", "Bearer reader-token");
+    let allowed = send(&app, request.body(Body::empty()).unwrap()).await;
+    assert_eq!(allowed.status, StatusCode::OK);
+    let sandbox = Request::post("/ui/subjects/s/sandbox")
+        .header("authorization", "Bearer reader-token")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from("schema=%22int%22"))
+        .unwrap();
+    assert_eq!(
+        send(&app, sandbox).await.status,
+        StatusCode::OK,
+        "a reader may try drafts"
+    );
+}
+
+#[tokio::test]
+async fn one_unreadable_stored_schema_breaks_neither_the_list_nor_the_subject_page() {
+    let dir = {
+        let (app, dir) = app(None).await;
+        history(&app).await;
+        api(&app, "POST", "/subjects/other/versions", json!({"schema": "\"int\""})).await;
+        dir
+    };
+    // A stored text the engine cannot read (as after a hand edit, or an
+    // engine grown stricter), written behind the registry's back.
+    let connection = rusqlite::Connection::open(dir.path().join("registry.db")).unwrap();
+    let changed = connection
+        .execute(
+            "UPDATE schemas SET text = '{\"type\": \"record\", broken' WHERE id = 2",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(connection);
+    let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+    let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth: None,
+        policies: None,
+    };
+    let app = schemaops::ui::router(state, None);
+    let list = get(&app, "/ui/").await;
+    assert_eq!(list.status, StatusCode::OK, "{}", list.body);
+    assert!(list.body.contains("data-subject=\"solid\"") && list.body.contains("data-subject=\"other\""));
+    assert_eq!(get(&app, "/ui/subjects/solid").await.status, StatusCode::OK);
+    let diff = get(&app, "/ui/subjects/solid/diff?from=2&to=3").await;
+    assert_eq!(diff.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", diff.body);
+    assert!(
+        diff.body.contains("version 2 of subject `solid` cannot be read"),
+        "{}",
+        diff.body
+    );
+    assert!(!diff.body.contains("panicked"));
+    let fine = get(&app, "/ui/subjects/solid/diff?from=1&to=3").await;
+    assert_eq!(fine.status, StatusCode::OK, "the other versions still compare");
+}
+
+/// The operator's cache, as the pages see it: one stalled Schema object.
+struct StalledOwner;
+
+impl schemaops::ui::owners::Owners for StalledOwner {
+    fn of_subject(&self, subject: &str) -> Vec<schemaops::ui::owners::Owner> {
+        use schemaops::ui::owners::{Owner, OwnerState};
+        if subject != "solid" {
+            return Vec::new();
+        }
+        vec![Owner {
+            object: "default/<b>solid</b>".to_owned(),
+            version: Some(2),
+            state: OwnerState::Stalled {
+                reason: "IncompatibleSchema".to_owned(),
+                message: "refused under BACKWARD".to_owned(),
+            },
+            incompatibilities: vec!["READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges".to_owned()],
+            total: 3,
+        }]
+    }
+}
+
+#[tokio::test]
+async fn under_the_operator_a_subject_shows_its_schema_objects_and_their_state() {
+    let (api_app, dir) = app(None).await;
+    history(&api_app).await;
+    let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+    let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth: None,
+        policies: None,
+    };
+    let app = schemaops::ui::router(state, Some(Arc::new(StalledOwner)));
+    let page = get(&app, "/ui/subjects/solid").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("<table id=\"owners\">"), "{}", page.body);
+    assert!(page.body.contains("default/&lt;b&gt;solid&lt;/b&gt;"));
+    assert!(
+        page.body
+            .contains("Stalled</span> IncompatibleSchema: refused under BACKWARD")
+    );
+    assert!(
+        page.body
+            .contains("READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges")
+    );
+    assert!(page.body.contains("and 2 more"));
+    let without = get(&api_app, "/ui/subjects/solid").await;
+    assert!(
+        !without.body.contains("id=\"owners\""),
+        "schemaops registry has no Schema objects"
+    );
+}
