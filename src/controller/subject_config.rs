@@ -49,8 +49,14 @@ pub async fn read_settings(registry: &dyn Registry, subject: &SubjectName) -> Re
         Err(error) if error.is_unanswered() => return Err(error),
         Err(_) => None,
     };
+    // What the subject falls back to without a level of its own: its
+    // context's, `:.__GLOBAL:`'s, or the registry's global level.
+    let global_level = match subject_level {
+        None => registry.compatibility(Some(subject), true).await?,
+        Some(_) => registry.compatibility(None, true).await?,
+    };
     Ok(RegistrySettings {
-        global_level: registry.compatibility(None, true).await?,
+        global_level,
         subject_level,
         global_mode: registry.mode(None, true).await?,
         subject_mode,
