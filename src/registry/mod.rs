@@ -115,6 +115,33 @@ pub trait Registry: Send + Sync {
     /// A transient error when the registry cannot be asked.
     async fn contract_config(&self, subject: Option<&SubjectName>) -> Result<ContractConfig, Error>;
 
+    /// The data-contract settings registrations to `subject` are under: the
+    /// first configuration found on the subject itself, then on the subjects
+    /// it falls back to (its context's, then `:.__GLOBAL:`), else the global
+    /// settings — Confluent takes a whole configuration in scope. A subject
+    /// has a configuration when it has a level or any setting of its own.
+    ///
+    /// # Errors
+    /// A transient error when the registry cannot be asked.
+    async fn contract_config_in_scope(&self, subject: &SubjectName) -> Result<ContractConfig, Error> {
+        let mut chain = vec![subject.clone()];
+        for fallback in context::fallbacks(subject.as_str()) {
+            chain.push(SubjectName::new(fallback)?);
+        }
+        for candidate in &chain {
+            let settings = self.contract_config(Some(candidate)).await?;
+            let has_level = match self.compatibility(Some(candidate), false).await {
+                Ok(_) => true,
+                Err(error) if error.is_unanswered() => return Err(error),
+                Err(_) => false,
+            };
+            if has_level || !settings.is_empty() {
+                return Ok(settings);
+            }
+        }
+        self.contract_config(None).await
+    }
+
     /// Applies `patch` to a subject's own (or the global) data-contract
     /// settings; returns them as they are now.
     ///

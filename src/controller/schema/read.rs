@@ -158,7 +158,7 @@ pub async fn read_registry(
     let (level, _) = level::desired(view.config.as_ref(), global_level, subject_level);
     let holding = absent_if_missing(registry.lookup(subject, schema, false).await)?;
     let live_versions = absent_if_missing(registry.versions(subject, VersionFilter::Live).await)?.unwrap_or_default();
-    let settings = settings_in_scope(registry, subject, view, subject_level).await?;
+    let settings = settings_in_scope(registry, subject, view).await?;
     let lineage = lineage(registry, subject, &settings, &schema.contract, &live_versions).await?;
     let mut previous = Vec::new();
     for position in sorted(level.versions_to_check(lineage.len())) {
@@ -197,9 +197,9 @@ pub async fn read_registry(
 }
 
 /// The data-contract settings registrations to `subject` are under: the
-/// managing SubjectConfig's when it configures the subject, else the
-/// subject's own in the registry when it has a configuration, else the
-/// global ones (Confluent takes the whole configuration in scope).
+/// managing SubjectConfig's when it configures the subject, else those in
+/// scope in the registry (the subject's own, its context's, `:.__GLOBAL:`'s,
+/// or the global ones).
 ///
 /// # Errors
 /// The registry's error when it fails transiently.
@@ -207,19 +207,11 @@ async fn settings_in_scope(
     registry: &dyn Registry,
     subject: &SubjectName,
     view: &SubjectView,
-    subject_level: Option<Mode>,
 ) -> Result<ContractConfig, Error> {
-    if let Some(config) = &view.config {
-        if config.compatibility.is_some() || !config.contract.is_empty() {
-            return Ok(config.contract.clone());
-        }
-        return registry.contract_config(None).await;
+    match &view.config {
+        Some(config) if config.compatibility.is_some() || !config.contract.is_empty() => Ok(config.contract.clone()),
+        _ => registry.contract_config_in_scope(subject).await,
     }
-    let own = registry.contract_config(Some(subject)).await?;
-    if !own.is_empty() || subject_level.is_some() {
-        return Ok(own);
-    }
-    registry.contract_config(None).await
 }
 
 /// The live versions a new version with contract `asked` is checked

@@ -10,7 +10,7 @@ use super::wire::{QueryParams, json_response};
 use super::{ApiState, Reply, optional_subject, policy_gate, read_body};
 use crate::compat::Mode;
 use crate::registry::contract::{ConfigPatch, ContractConfig};
-use crate::registry::{Error, Registry, SubjectName, context};
+use crate::registry::{Error, SubjectName};
 
 /// A configuration as `GET`, `PUT` and `DELETE` answer it: the level under
 /// `level_field`, then the data-contract settings that are set.
@@ -20,21 +20,6 @@ fn config_json(level_field: &str, level: Option<Mode>, config: &ContractConfig) 
         fields.insert(level_field.to_owned(), serde_json::Value::from(level.as_str()));
     }
     body
-}
-
-/// The data-contract settings a subject without a configuration of its own
-/// is under: those of the first subject it falls back to that has a
-/// configuration (its context's, then `:.__GLOBAL:`), else the global ones.
-async fn settings_in_scope(registry: &dyn Registry, subject: &SubjectName) -> Result<ContractConfig, Error> {
-    for fallback in context::fallbacks(subject.as_str()) {
-        let fallback = SubjectName::new(fallback)?;
-        let settings = registry.contract_config(Some(&fallback)).await?;
-        let has_level = registry.compatibility(Some(&fallback), false).await.is_ok();
-        if has_level || !settings.is_empty() {
-            return Ok(settings);
-        }
-    }
-    registry.contract_config(None).await
 }
 
 #[utoipa::path(
@@ -67,7 +52,7 @@ pub(super) async fn get_config(State(state): State<ApiState>, name: Option<Path<
         Err(Error::SubjectCompatibilityNotConfigured { .. }) if fallback => {
             // The configuration in force: its context's, `:.__GLOBAL:`'s, or the global one.
             let level = registry.compatibility(Some(named), true).await?;
-            let settings = settings_in_scope(registry, named).await?;
+            let settings = registry.contract_config_in_scope(named).await?;
             return Ok(json_response(&config_json(
                 "compatibilityLevel",
                 Some(level),

@@ -709,6 +709,11 @@ impl Registry for EmbeddedRegistry {
         })
     }
 
+    async fn contract_config_in_scope(&self, subject: &SubjectName) -> Result<ContractConfig, Error> {
+        self.catch_up().await?;
+        Ok(self.read().config_in_scope(subject).clone())
+    }
+
     async fn update_contract_config(
         &self,
         subject: Option<&SubjectName>,
