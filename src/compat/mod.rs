@@ -304,9 +304,11 @@ pub fn check_parsed(mode: Mode, candidate: &ParsedSchema, previous: &[&ParsedSch
 fn for_each_version<T: Send>(versions: &[usize], size: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
     /// Below this many nodes times versions, one thread is faster.
     const PARALLEL_WORK: usize = 50_000;
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let threads = cores.min(versions.len() / 4);
-    if threads < 2 || size.saturating_mul(versions.len()) < PARALLEL_WORK {
+    if size.saturating_mul(versions.len()) < PARALLEL_WORK {
+        return versions.iter().map(|&version| work(version)).collect();
+    }
+    let threads = cores().min(versions.len() / 4);
+    if threads < 2 {
         return versions.iter().map(|&version| work(version)).collect();
     }
     let work = &work;
@@ -320,6 +322,14 @@ fn for_each_version<T: Send>(versions: &[usize], size: usize, work: impl Fn(usiz
             .flat_map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .collect()
     })
+}
+
+/// How many threads this process may run at once, read once: the standard
+/// library reads the cgroup's CPU quota from files on every call, which cost
+/// more than a whole check of a small schema.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// Every incompatibility between `candidate` and one earlier version, in
