@@ -14,7 +14,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
-use super::stack::{deep, walk};
+use super::stack::deep;
 
 /// The deepest nesting of arrays and objects a document may have: the
 /// default of Jackson (`StreamReadConstraints`, since 2.15), which Java Avro
@@ -48,11 +48,15 @@ pub(crate) struct SyntaxError {
 
 impl<'a> Json<'a> {
     /// Reads a whole JSON text.
+    #[cfg(test)]
     pub(crate) fn parse(text: &'a str) -> Result<Self, SyntaxError> {
-        walk(nesting(text), || Self::parse_here(text))
+        super::stack::walk(nesting(text), || Self::parse_in_walk(text))
     }
 
-    fn parse_here(text: &'a str) -> Result<Self, SyntaxError> {
+    /// Reads a whole JSON text inside a `walk` that already has the stack
+    /// for [`nesting`]`(text)` levels (the caller scanned the text once for
+    /// its own walk; a second scan would cost as much as a tenth of the parse).
+    pub(crate) fn parse_in_walk(text: &'a str) -> Result<Self, SyntaxError> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         deserializer.disable_recursion_limit();
         let parsed = Nested { depth: 0 }

@@ -165,7 +165,7 @@ impl Parser {
         let nesting = nesting(text);
         self.nesting = self.nesting.max(nesting);
         walk(nesting, || {
-            let value = Json::parse(text).map_err(syntax_error)?;
+            let value = Json::parse_in_walk(text).map_err(syntax_error)?;
             let root = self.parse_type(value, "", &Location::ROOT).map_err(problem_error)?;
             self.check_defaults().map_err(problem_error)?;
             Ok(root)
