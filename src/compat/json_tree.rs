@@ -126,20 +126,15 @@ impl<'a> Json<'a> {
 /// stack up front. Brackets inside strings do not count; the text need not
 /// be valid JSON.
 pub(crate) fn nesting(text: &str) -> usize {
+    let bytes = text.as_bytes();
     let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at = string_end(bytes, at + 1);
+                continue;
             }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
@@ -150,8 +145,23 @@ pub(crate) fn nesting(text: &str) -> usize {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        at += 1;
     }
     deepest
+}
+
+/// Where the string whose content starts at `at` ends: just past its closing
+/// quote, or at the end of the text when it has none. Searches for the quote
+/// and for escapes with `memchr`, several bytes at a time.
+fn string_end(bytes: &[u8], mut at: usize) -> usize {
+    loop {
+        match memchr::memchr2(b'"', b'\\', bytes.get(at..).unwrap_or_default()) {
+            None => return bytes.len(),
+            Some(found) if bytes[at + found] == b'"' => return at + found + 1,
+            // The backslash and the character it escapes.
+            Some(found) => at += found + 2,
+        }
+    }
 }
 
 /// The members of a JSON object, in document order.
@@ -172,7 +182,7 @@ impl<'a, const N: usize> Attributes<'a, N> {
         let mut known: [Option<Json<'a>>; N] = std::array::from_fn(|_| None);
         let mut rest = Vec::new();
         for (key, value) in members {
-            match keys.iter().position(|known_key| *known_key == key) {
+            match slot(keys, &key) {
                 Some(slot) => known[slot] = Some(value),
                 None => {
                     rest.retain(|(other, _): &(Cow<'a, str>, Json<'a>)| *other != key);
@@ -185,7 +195,7 @@ impl<'a, const N: usize> Attributes<'a, N> {
 
     /// Takes the value of a known key, if the object has it.
     pub(crate) fn take(&mut self, key: &str) -> Option<Json<'a>> {
-        let slot = self.keys.iter().position(|known_key| *known_key == key);
+        let slot = slot(self.keys, key);
         debug_assert!(
             slot.is_some(),
             "`{key}` is not one of the keys this object was sorted by"
@@ -202,6 +212,14 @@ impl<'a, const N: usize> Attributes<'a, N> {
             .filter_map(|(value, key)| value.map(|value| (Cow::Borrowed(*key), value)))
             .chain(self.rest)
     }
+}
+
+/// The position of `key` among `keys`. Lengths and first bytes are compared
+/// before whole keys, which spares most calls to `memcmp`.
+fn slot(keys: &[&str], key: &str) -> Option<usize> {
+    let first = key.as_bytes().first();
+    keys.iter()
+        .position(|known| known.len() == key.len() && known.as_bytes().first() == first && *known == key)
 }
 
 /// Reads one value with `depth` arrays and objects around it.
@@ -376,6 +394,13 @@ mod tests {
         assert_eq!(nesting(r#"{"a":[[1],{"b":"[[[\"[{"}],"c":[]}"#), 3);
         assert_eq!(nesting(&"[".repeat(5000)), MAX_NESTING + 1);
         assert_eq!(nesting("]]]["), 1, "unbalanced text does not underflow");
+        assert_eq!(
+            nesting(r#"[{"a\\":"[\\\"{"}]"#),
+            2,
+            "escaped quotes and backslashes stay in the string"
+        );
+        assert_eq!(nesting(r#"[{"open [[["#), 2, "an unterminated string runs to the end");
+        assert_eq!(nesting("[\"\\"), 1, "a backslash at the very end");
     }
 
     #[test]

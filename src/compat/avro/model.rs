@@ -1,6 +1,7 @@
 //! The parsed form of an Avro schema: an arena of type nodes in which a named
 //! type is one node that every use points to, so recursion needs no special case.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
@@ -218,7 +219,7 @@ pub(crate) struct Record {
 
 impl Record {
     /// A record of `fields`, each given with its name.
-    pub(crate) fn new(name: Name, fields: Vec<(String, Field)>) -> Self {
+    pub(crate) fn new(name: Name, fields: Vec<(Cow<'_, str>, Field)>) -> Self {
         let mut names = String::with_capacity(fields.iter().map(|(field_name, _)| field_name.len()).sum());
         let fields: Vec<Field> = fields
             .into_iter()

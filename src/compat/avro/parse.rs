@@ -389,7 +389,7 @@ impl Parser {
         // name, before they are read.
         let placeholder = Record::new(name.clone(), Vec::new());
         let id = self.define(Type::Record(Box::new(placeholder)), BTreeMap::new(), location)?;
-        let mut parsed: Vec<(String, Field)> = Vec::with_capacity(fields.len());
+        let mut parsed: Vec<(Cow<'_, str>, Field)> = Vec::with_capacity(fields.len());
         for (index, field) in fields.into_iter().enumerate() {
             let field_location = fields_location.index(index);
             let (field_name, field) = self.parse_field(field, name.namespace(), &field_location)?;
@@ -414,7 +414,12 @@ impl Parser {
         Ok(id)
     }
 
-    fn parse_field(&mut self, field: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<(String, Field)> {
+    fn parse_field<'j>(
+        &mut self,
+        field: Json<'j>,
+        namespace: &str,
+        location: &Location<'_>,
+    ) -> Parsed<(Cow<'j, str>, Field)> {
         let Json::Object(members) = field else {
             return Err(Problem::at(
                 location,
@@ -423,7 +428,7 @@ impl Parser {
         };
         let mut object = Attributes::sort(members, &FIELD_KEYS);
         let name = match object.take("name") {
-            Some(Json::String(name)) if is_valid_name(&name) => name.into_owned(),
+            Some(Json::String(name)) if is_valid_name(&name) => name,
             Some(Json::String(name)) => {
                 return Err(Problem::at(
                     &location.key("name"),
