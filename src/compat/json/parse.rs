@@ -206,17 +206,15 @@ fn canonical(value: &Value) -> String {
 /// A 128-bit fingerprint of a schema's JSON text, independent of layout.
 pub(crate) type Digest = [u64; 2];
 
-/// Two independent hashes of the value (serde_json's maps are sorted, so
-/// key order does not matter).
+/// A 128-bit SipHash-1-3 of the value, in one pass (serde_json's maps are
+/// sorted, so key order does not matter).
 fn digest(value: &Value) -> Digest {
-    use std::hash::{Hash, Hasher};
-    let hash = |seed: u8| {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        seed.hash(&mut hasher);
-        value.hash(&mut hasher);
-        hasher.finish()
-    };
-    [hash(0), hash(1)]
+    use siphasher::sip128::{Hasher128 as _, SipHasher13};
+    use std::hash::Hash as _;
+    let mut hasher = SipHasher13::new();
+    value.hash(&mut hasher);
+    let hash = hasher.finish128();
+    [hash.h1, hash.h2]
 }
 
 /// Every `$id` (`id` in draft 4) and anchor of the document, with the
