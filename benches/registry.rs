@@ -160,7 +160,10 @@ fn endpoints(ids: usize, subjects: usize) -> [Endpoint; 2] {
         },
         Endpoint {
             name: "GET /subjects/{s}/versions/latest (random subjects)",
-            lua_path: format!("\"/subjects/bench-\" .. math.random(0, {}) .. \"-value/versions/latest\"", subjects - 1),
+            lua_path: format!(
+                "\"/subjects/bench-\" .. math.random(0, {}) .. \"-value/versions/latest\"",
+                subjects - 1
+            ),
             paths: (0..subjects)
                 .map(|subject| format!("/subjects/bench-{subject}-value/versions/latest"))
                 .collect(),
