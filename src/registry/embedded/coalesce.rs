@@ -21,7 +21,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio::sync::{Mutex, watch};
+use tokio::sync::{Mutex, MutexGuard, watch};
 
 use crate::registry::Error;
 
@@ -54,8 +54,12 @@ impl Default for Coalesced {
     }
 }
 
-/// Reports a catch-up's end when dropped: failed unless marked otherwise.
+/// The right to run a catch-up; when dropped, frees it, then reports the
+/// catch-up's end (failed unless marked otherwise). In that order: a waiter
+/// woken by the report must find the right free, or it would wait for a
+/// report that never comes.
 struct Ending<'a> {
+    running: Option<MutexGuard<'a, ()>>,
     ended: &'a watch::Sender<Ended>,
     number: u64,
     succeeded: bool,
@@ -63,6 +67,7 @@ struct Ending<'a> {
 
 impl Drop for Ending<'_> {
     fn drop(&mut self) {
+        drop(self.running.take());
         let (number, succeeded) = (self.number, self.succeeded);
         self.ended.send_modify(|ended| {
             ended.count += 1;
@@ -92,9 +97,9 @@ impl Coalesced {
             if ended.borrow_and_update().succeeded > arrived {
                 return Ok(());
             }
-            if let Ok(_running) = self.running.try_lock() {
-                // Declared after the lock, so it reports before the lock frees.
+            if let Ok(running) = self.running.try_lock() {
                 let mut ending = Ending {
+                    running: Some(running),
                     ended: &self.ended,
                     number: self.started.fetch_add(1, Ordering::SeqCst) + 1,
                     succeeded: false,
@@ -152,6 +157,36 @@ mod tests {
         }
         let trips = trips.load(Ordering::SeqCst);
         assert!((1..=3).contains(&trips), "{trips} round trips for 50 callers");
+    }
+
+    /// Callers arriving without pause on several threads: a waiter woken by
+    /// a catch-up's end must find the right to run the next one free.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn callers_on_several_threads_never_hang() {
+        let coalesced = Arc::new(Coalesced::default());
+        let mut callers = Vec::new();
+        for _ in 0..16 {
+            let coalesced = Arc::clone(&coalesced);
+            callers.push(tokio::spawn(async move {
+                for _ in 0..300 {
+                    coalesced
+                        .run(|| async {
+                            tokio::task::yield_now().await;
+                            Ok(())
+                        })
+                        .await
+                        .unwrap();
+                }
+            }));
+        }
+        let all = async {
+            for caller in callers {
+                caller.await.unwrap();
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), all)
+            .await
+            .expect("every caller finishes");
     }
 
     #[tokio::test]
