@@ -13,7 +13,10 @@
 //! Needs `wrk` and `nginx` (Debian packages); says so and stops without them.
 //! `cargo bench --bench registry [-- --versions N --seconds S --store DSN]`:
 //! with `--store postgres://…` (an empty database) the registry runs on
-//! PostgreSQL instead of SQLite, so the two can be compared.
+//! PostgreSQL instead of SQLite, so the two can be compared. A throwaway
+//! server does, started as `tests/support/postgres.rs` starts one (as the
+//! `postgres` user: `initdb --auth trust`, `pg_ctl start` on a free port,
+//! then `CREATE DATABASE`). README.md's benchmark section has the figures.
 
 #[path = "../tests/support/http.rs"]
 mod http;
