@@ -7,7 +7,7 @@
 //! (`controller::schema`) knows nothing of this module; the controller
 //! wrapper and an HTTP middleware record.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
@@ -20,6 +20,8 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+
+use rustc_hash::FxHashMap;
 
 use crate::crd::ResourceKind;
 use crate::crd::conditions::Reason;
@@ -104,6 +106,19 @@ pub struct Metrics {
     policy_violations: Family<PolicyLabels, Counter>,
     requests: Family<RequestLabels, Counter>,
     request_duration: HistogramFamily<EndpointLabels>,
+    /// The request metrics already created, by endpoint: a request finds
+    /// its counter and histogram without building labels (strings) or
+    /// locking the families.
+    request_handles: RwLock<FxHashMap<String, Vec<RequestHandles>>>,
+}
+
+/// One endpoint's request metrics for a method and status.
+#[derive(Debug)]
+struct RequestHandles {
+    method: &'static str,
+    status: u16,
+    count: Counter,
+    duration: Histogram,
 }
 
 impl Default for Metrics {
@@ -164,6 +179,7 @@ impl Metrics {
             policy_violations,
             requests,
             request_duration,
+            request_handles: RwLock::default(),
         }
     }
 
@@ -202,18 +218,42 @@ impl Metrics {
     /// Records one registry API request. `endpoint` is a route template
     /// (or [`UNMATCHED_ENDPOINT`]), never a raw path.
     pub fn request(&self, endpoint: &str, method: &axum::http::Method, status: StatusCode, elapsed: Duration) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                endpoint: endpoint.to_owned(),
-                method: method_label(method).to_owned(),
-                status: status.as_u16(),
+        let method = method_label(method);
+        let status = status.as_u16();
+        let elapsed = elapsed.as_secs_f64();
+        let found = |handles: &FxHashMap<String, Vec<RequestHandles>>| {
+            handles.get(endpoint).and_then(|handles| {
+                handles
+                    .iter()
+                    .find(|handle| handle.method == method && handle.status == status)
+                    .map(|handle| {
+                        handle.count.inc();
+                        handle.duration.observe(elapsed);
+                    })
             })
-            .inc();
-        self.request_duration
-            .get_or_create(&EndpointLabels {
+        };
+        if found(&self.request_handles.read().unwrap_or_else(PoisonError::into_inner)).is_some() {
+            return;
+        }
+        let mut handles = self.request_handles.write().unwrap_or_else(PoisonError::into_inner);
+        if found(&handles).is_some() {
+            return;
+        }
+        let handle = RequestHandles {
+            method,
+            status,
+            count: self.requests.get_or_create_owned(&RequestLabels {
                 endpoint: endpoint.to_owned(),
-            })
-            .observe(elapsed.as_secs_f64());
+                method: method.to_owned(),
+                status,
+            }),
+            duration: self.request_duration.get_or_create_owned(&EndpointLabels {
+                endpoint: endpoint.to_owned(),
+            }),
+        };
+        handle.count.inc();
+        handle.duration.observe(elapsed);
+        handles.entry(endpoint.to_owned()).or_default().push(handle);
     }
 
     /// Everything, in the text exposition format.
@@ -287,9 +327,14 @@ impl Collector for StoreSize {
 pub async fn track_requests(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
-    let endpoint = endpoint_label(request.extensions().get::<MatchedPath>()).to_owned();
+    let matched = request.extensions().get::<MatchedPath>().cloned();
     let response = next.run(request).await;
-    metrics.request(&endpoint, &method, response.status(), started.elapsed());
+    metrics.request(
+        endpoint_label(matched.as_ref()),
+        &method,
+        response.status(),
+        started.elapsed(),
+    );
     response
 }
 

@@ -12,8 +12,9 @@
 //! the body) until its response has been written.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::Router;
 use hyper::server::conn::http1;
@@ -51,7 +52,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let activity = Activity::new(limits);
-    let mut expiry = activity.subscribe();
+    let watchdog = activity.clone();
     let io = TokioIo::new(Watched {
         stream,
         activity: activity.clone(),
@@ -76,7 +77,7 @@ where
                 return;
             }
             // Dropping the connection closes the socket.
-            () = expired(&mut expiry) => {
+            () = expired(&watchdog) => {
                 tracing::debug!("Closing a connection that sent no request in time");
                 return;
             }
@@ -100,9 +101,15 @@ enum Phase {
 }
 
 /// A connection's phase, shared by its socket, its service and its watchdog.
+///
+/// Changing the phase only stores it: the watchdog is never woken for it
+/// (that would cost a task wake-up and a timer reset for every request).
+/// Instead it re-reads the phase whenever its timer fires, and never sleeps
+/// past the earliest deadline a phase set meanwhile could have (see
+/// [`expired`]).
 #[derive(Clone)]
 struct Activity {
-    phase: Arc<watch::Sender<Phase>>,
+    phase: Arc<Mutex<Phase>>,
     limits: ServerLimits,
 }
 
@@ -111,37 +118,47 @@ impl Activity {
     fn new(limits: ServerLimits) -> Self {
         let until = Instant::now() + limits.header_read_timeout;
         Self {
-            phase: Arc::new(watch::Sender::new(Phase::Head { until })),
+            phase: Arc::new(Mutex::new(Phase::Head { until })),
             limits,
         }
     }
 
-    fn subscribe(&self) -> watch::Receiver<Phase> {
-        self.phase.subscribe()
+    fn modify(&self, change: impl FnOnce(&mut Phase)) {
+        // A phase is plain data, always whole: a poisoned lock still holds one.
+        change(&mut self.phase.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    fn phase(&self) -> Phase {
+        *self.phase.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Bytes arrived: an idle connection starts reading a head.
     fn bytes_arrived(&self) {
-        let until = Instant::now() + self.limits.header_read_timeout;
-        self.phase.send_if_modified(|phase| match phase {
-            Phase::Idle { .. } => {
-                *phase = Phase::Head { until };
-                true
+        let header_read_timeout = self.limits.header_read_timeout;
+        self.modify(|phase| {
+            if let Phase::Idle { .. } = phase {
+                *phase = Phase::Head {
+                    until: Instant::now() + header_read_timeout,
+                };
             }
-            Phase::Head { .. } | Phase::Busy { .. } => false,
         });
     }
 
     /// A request head was read; the connection is busy until the returned
     /// guard is dropped (with the response's body).
     fn start_request(&self) -> InFlight {
-        self.phase.send_modify(|phase| {
+        self.modify(|phase| {
             *phase = match *phase {
                 Phase::Busy { requests } => Phase::Busy { requests: requests + 1 },
                 Phase::Idle { .. } | Phase::Head { .. } => Phase::Busy { requests: 1 },
             };
         });
         InFlight(self.clone())
+    }
+
+    /// The shortest deadline any phase gets, counted from when it is set.
+    fn shortest_timeout(&self) -> Duration {
+        self.limits.header_read_timeout.min(self.limits.idle_timeout)
     }
 }
 
@@ -152,7 +169,7 @@ pub(super) struct InFlight(Activity);
 impl Drop for InFlight {
     fn drop(&mut self) {
         let until = Instant::now() + self.0.limits.idle_timeout;
-        self.0.phase.send_modify(|phase| {
+        self.0.modify(|phase| {
             *phase = match *phase {
                 Phase::Busy { requests } if requests > 1 => Phase::Busy { requests: requests - 1 },
                 _ => Phase::Idle { until },
@@ -162,25 +179,20 @@ impl Drop for InFlight {
 }
 
 /// Resolves once the phase's deadline passes without the phase changing.
-async fn expired(phase: &mut watch::Receiver<Phase>) {
+///
+/// Each sleep ends at the current phase's deadline or one shortest timeout
+/// from now, whichever comes first: a phase set during the sleep has a
+/// deadline at least one shortest timeout after it was set, so no deadline
+/// is overslept, and a busy connection is looked at again that often.
+async fn expired(activity: &Activity) {
     loop {
-        let until = match *phase.borrow_and_update() {
-            Phase::Idle { until } | Phase::Head { until } => Some(until),
-            Phase::Busy { .. } => None,
+        let now = Instant::now();
+        let until = match activity.phase() {
+            Phase::Idle { until } | Phase::Head { until } if until <= now => return,
+            Phase::Idle { until } | Phase::Head { until } => until,
+            Phase::Busy { .. } => now + activity.shortest_timeout(),
         };
-        let changed = async {
-            if phase.changed().await.is_err() {
-                // Every sender is gone with the connection itself.
-                std::future::pending::<()>().await;
-            }
-        };
-        match until {
-            Some(until) => tokio::select! {
-                () = tokio::time::sleep_until(until) => return,
-                () = changed => {}
-            },
-            None => changed.await,
-        }
+        tokio::time::sleep_until(until.min(now + activity.shortest_timeout())).await;
     }
 }
 
@@ -233,8 +245,6 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     /// Short limits, so that the tests run in real time.
@@ -255,9 +265,8 @@ mod tests {
     #[tokio::test]
     async fn a_new_connection_must_send_its_head_within_the_header_timeout() {
         let activity = Activity::new(limits());
-        let mut phase = activity.subscribe();
         let started = Instant::now();
-        expired(&mut phase).await;
+        expired(&activity).await;
         assert!(
             roughly(started.elapsed(), Duration::from_millis(100)),
             "{:?}",
@@ -268,14 +277,13 @@ mod tests {
     #[tokio::test]
     async fn after_a_response_the_idle_timeout_applies_until_a_byte_arrives_then_the_header_timeout() {
         let activity = Activity::new(limits());
-        let mut phase = activity.subscribe();
         drop(activity.start_request());
         let answered = Instant::now();
         tokio::time::sleep(Duration::from_millis(250)).await;
         activity.bytes_arrived();
         tokio::time::sleep(Duration::from_millis(50)).await;
         activity.bytes_arrived();
-        expired(&mut phase).await;
+        expired(&activity).await;
         assert!(
             roughly(answered.elapsed(), Duration::from_millis(350)),
             "{:?}",
@@ -286,9 +294,9 @@ mod tests {
     #[tokio::test]
     async fn a_busy_connection_has_no_deadline_until_its_response_is_written() {
         let activity = Activity::new(limits());
-        let mut phase = activity.subscribe();
         let request = activity.start_request();
-        let watchdog = tokio::spawn(async move { expired(&mut phase).await });
+        let watched = activity.clone();
+        let watchdog = tokio::spawn(async move { expired(&watched).await });
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(!watchdog.is_finished(), "no deadline while a request is served");
         drop(request);

@@ -3,6 +3,7 @@
 //! rule lives in the registry.
 
 mod auth;
+mod bodies;
 mod config;
 mod contexts;
 mod contracts;
@@ -60,11 +61,17 @@ type Reply = Result<Response, ApiError>;
 
 /// The REST API's routes.
 pub fn router(state: ApiState) -> Router {
+    let bodies = Arc::new(bodies::Bodies::default());
+    let by_id = {
+        let bodies = Arc::clone(&bodies);
+        move |state, id, query| schema_by_id(state, id, query, bodies)
+    };
+    let one_version = move |state, path, query| get_version(state, path, query, bodies);
     let routes = Router::new()
         .route("/", get(root))
         .route("/schemas/types", get(schema_types))
         .route("/schemas", get(list_schemas))
-        .route("/schemas/ids/{id}", get(schema_by_id))
+        .route("/schemas/ids/{id}", get(by_id))
         .route("/schemas/ids/{id}/schema", get(raw_schema_by_id))
         .route("/schemas/ids/{id}/subjects", get(subjects_of_id))
         .route("/schemas/ids/{id}/versions", get(versions_of_id))
@@ -76,7 +83,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/subjects/{subject}/versions", get(list_versions).post(register))
         .route(
             "/subjects/{subject}/versions/{version}",
-            get(get_version).delete(delete_version),
+            get(one_version).delete(delete_version),
         )
         .route("/subjects/{subject}/versions/{version}/schema", get(raw_version))
         .route(
@@ -239,7 +246,12 @@ async fn schema_types(State(state): State<ApiState>) -> Response {
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
-async fn schema_by_id(State(state): State<ApiState>, Path(id): Path<String>, query: QueryParams) -> Reply {
+async fn schema_by_id(
+    State(state): State<ApiState>,
+    Path(id): Path<String>,
+    query: QueryParams,
+    bodies: Arc<bodies::Bodies>,
+) -> Reply {
     let id = schema_id(&id)?;
     let found = state.registry.schema_by_id(id).await?;
     if serialized_requested(&query, found.format) {
@@ -247,7 +259,7 @@ async fn schema_by_id(State(state): State<ApiState>, Path(id): Path<String>, que
         content.text = state.registry.serialized_by_id(id).await?;
         return Ok(json_response(&wire::SchemaByIdResponse::from(&content)));
     }
-    Ok(json_response(&wire::SchemaByIdResponse::from(found.as_ref())))
+    Ok(bodies.by_id(id, &found))
 }
 
 /// Whether a request asks for Protobuf's serialized form (`format=serialized`).
@@ -557,6 +569,7 @@ async fn get_version(
     State(state): State<ApiState>,
     Path((name, number)): Path<(String, String)>,
     query: QueryParams,
+    bodies: Arc<bodies::Bodies>,
 ) -> Reply {
     let mut found = state
         .registry
@@ -564,8 +577,9 @@ async fn get_version(
         .await?;
     if serialized_requested(&query, found.format) {
         found.text = state.registry.serialized_by_id(found.id).await?;
+        return Ok(json_response(&SchemaResponse::from(&found)));
     }
-    Ok(json_response(&SchemaResponse::from(&found)))
+    Ok(bodies.version(found))
 }
 
 #[utoipa::path(

@@ -8,6 +8,7 @@
 //! versions are never reused, even after hard deletes.
 
 mod cache;
+mod coalesce;
 pub mod postgres;
 pub mod sqlite;
 mod state;
@@ -55,6 +56,8 @@ pub struct EmbeddedRegistry {
     store: Arc<dyn Store>,
     checker: Checker,
     parsed: ParsedCache,
+    /// Shares catch-ups between concurrent reads.
+    catch_ups: coalesce::Coalesced,
     /// False when this registry stands in for one without per-subject modes
     /// (`check` against Karapace): then it behaves as that one does.
     subject_modes: std::sync::atomic::AtomicBool,
@@ -82,6 +85,7 @@ impl EmbeddedRegistry {
             store,
             checker,
             parsed: ParsedCache::default(),
+            catch_ups: coalesce::Coalesced::default(),
             subject_modes: std::sync::atomic::AtomicBool::new(true),
         })
     }
@@ -113,10 +117,18 @@ impl EmbeddedRegistry {
         self.state.read().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Makes every write committed before this call (by any process)
+    /// visible in memory. Concurrent callers share store round trips (see
+    /// [`coalesce`]): under load, one catch-up serves every read that
+    /// arrived before it started.
+    async fn catch_up(&self) -> Result<(), Error> {
+        self.catch_ups.run(|| self.catch_up_now()).await
+    }
+
     /// Applies the batches other processes committed since the last one
     /// seen, or loads everything again when the store's log no longer
     /// reaches back that far.
-    async fn catch_up(&self) -> Result<(), Error> {
+    async fn catch_up_now(&self) -> Result<(), Error> {
         let revision = self.read().revision;
         let catch_up = self
             .store

@@ -268,19 +268,26 @@ fn compact_log(transaction: &rusqlite::Transaction<'_>, through: u64) -> Result<
     set_setting(transaction, "log_compacted_through", Some(&through.to_string()))
 }
 
-/// The batches after `revision`, or [`CatchUp::Reload`] when compaction
-/// deleted some of them.
-fn batches_since(watch: &mut Watch, revision: u64) -> Result<CatchUp, StoreError> {
-    // data_version changes when another connection (of this process or
-    // another) commits; while it stands still and the caller has seen what
-    // was newest then, nothing can be new.
+/// Whether nothing can have been committed after `revision`, with the
+/// `PRAGMA data_version` that tells. data_version changes when another
+/// connection (of this process or another) commits; while it stands still
+/// and the caller has seen what was newest then, nothing can be new. It is
+/// read from memory (the WAL index), without a query of the tables.
+fn nothing_new(watch: &Watch, revision: u64) -> Result<(bool, i64), StoreError> {
     let data_version: i64 = watch
         .connection
         .pragma_query_value(None, "data_version", |row| row.get(0))?;
-    if watch
+    let quiet = watch
         .quiet_at
-        .is_some_and(|(version, newest)| version == data_version && revision >= newest)
-    {
+        .is_some_and(|(version, newest)| version == data_version && revision >= newest);
+    Ok((quiet, data_version))
+}
+
+/// The batches after `revision`, or [`CatchUp::Reload`] when compaction
+/// deleted some of them.
+fn batches_since(watch: &mut Watch, revision: u64) -> Result<CatchUp, StoreError> {
+    let (quiet, data_version) = nothing_new(watch, revision)?;
+    if quiet {
         return Ok(CatchUp::Batches(Vec::new()));
     }
     let transaction = watch.connection.transaction()?;
@@ -330,6 +337,15 @@ impl Store for SqliteStore {
     }
 
     async fn changes_since(&self, revision: u64) -> Result<CatchUp, StoreError> {
+        // The usual answer, nothing new, takes one `PRAGMA data_version`: a
+        // read of the WAL index, cheaper than the hand-off to the blocking
+        // pool, so it is asked here when the watch is free. Anything else
+        // (reading the log) runs on the blocking pool.
+        if let Ok(watch) = self.watch.try_lock()
+            && nothing_new(&watch, revision)?.0
+        {
+            return Ok(CatchUp::Batches(Vec::new()));
+        }
         with_locked(Arc::clone(&self.watch), move |watch| batches_since(watch, revision)).await
     }
 
