@@ -314,8 +314,9 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         let _ = receiver.wait_for(|stopped| *stopped).await;
     };
 
-    let config_controller = Controller::new(configs_api.clone(), watcher::Config::default());
-    let schema_controller = Controller::new(schemas_api, watcher::Config::default());
+    let config_controller =
+        Controller::new(configs_api.clone(), watcher::Config::default()).with_config(controller_config());
+    let schema_controller = Controller::new(schemas_api, watcher::Config::default()).with_config(controller_config());
     let schema_store = schema_controller.store();
     let config_store = config_controller.store();
 
@@ -454,15 +455,6 @@ where
     }
 }
 
-fn schemas_where(store: &Store<Schema>, wanted: impl Fn(&Schema) -> bool) -> Vec<ObjectRef<Schema>> {
-    store
-        .state()
-        .iter()
-        .filter(|schema| wanted(schema))
-        .map(|schema| ObjectRef::from_obj(schema.as_ref()))
-        .collect()
-}
-
 /// Every failed reconcile is retried, later each time it fails in a row.
 fn error_policy<K: Resource<DynamicType = ()>>(object: Arc<K>, error: &Error, context: Arc<Context>) -> Action {
     let key = ObjectKey::of(object.meta());
@@ -562,9 +554,11 @@ async fn publish<K: Resource<DynamicType = ()>>(
 mod configs;
 mod policies;
 mod schemas;
+mod throughput;
 
 use configs::reconcile_config;
 use schemas::reconcile_schema;
+use throughput::{controller_config, schemas_where};
 
 /// How a reconcile ended, for the metrics: an error; a retry sooner than
 /// the resync (the registry failed, a write conflict); or done.
