@@ -126,7 +126,7 @@ impl Context {
 
     /// The view of `subject` from the caches; a claim `policy` forbids does not count.
     fn view(&self, subject: &str, policy: &PolicyContext) -> SubjectView {
-        let schemas = self.schemas.state();
+        let schemas = schemas_naming(&self.schemas, subject);
         let configs = self.configs.state();
         SubjectView::of_claimable(
             subject,
@@ -150,7 +150,7 @@ impl Context {
                 action: "list the SubjectConfigs",
                 source,
             })?;
-        let schemas = self.schemas.state();
+        let schemas = schemas_naming(&self.schemas, subject);
         Ok(SubjectView::of_claimable(
             subject,
             schemas.iter().map(AsRef::as_ref),
@@ -322,7 +322,7 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
 
     let by_subject = schema_store.clone();
     let by_config_map = schema_store.clone();
-    let by_claim = schema_store.clone();
+    let claims = Mutex::new(claims::Claims::default());
     let schema_controller = schema_controller
         // A Schema that changes or goes may release its subject to another
         // claimant, or stop referring to a subject whose deletion waits.
@@ -330,12 +330,8 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
             scope.api::<Schema>(&client),
             watcher::Config::default(),
             move |changed: Schema| {
-                let changed_key = ObjectKey::of(&changed.metadata);
-                schemas_where(&by_claim, |schema| {
-                    let claims_same = schema.spec.subject == changed.spec.subject;
-                    let referred_to = changed.spec.references.iter().any(|r| r.subject == schema.spec.subject);
-                    (claims_same || referred_to) && ObjectKey::of(&schema.metadata) != changed_key
-                })
+                let mut claims = claims.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                claims.observe(&changed)
             },
         )
         .watches(configs_api, watcher::Config::default(), move |config: SubjectConfig| {
@@ -551,6 +547,7 @@ async fn publish<K: Resource<DynamicType = ()>>(
     }
 }
 
+mod claims;
 mod configs;
 mod policies;
 mod schemas;
@@ -558,7 +555,7 @@ mod throughput;
 
 use configs::reconcile_config;
 use schemas::reconcile_schema;
-use throughput::{controller_config, schemas_where};
+use throughput::{controller_config, schemas_naming, schemas_where};
 
 /// How a reconcile ended, for the metrics: an error; a retry sooner than
 /// the resync (the registry failed, a write conflict); or done.
