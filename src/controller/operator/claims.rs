@@ -10,20 +10,60 @@
 //! skips references to objects it does not hold).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use kube::ResourceExt as _;
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::crd::Schema;
 
-/// The Schemas by the subject they claim.
+/// The Schemas by the subject they claim, and by the subjects their references name.
 #[derive(Debug, Default)]
 pub(super) struct Claims {
     by_subject: HashMap<String, HashSet<ObjectRef<Schema>>>,
     subject_of: HashMap<ObjectRef<Schema>, String>,
+    referrers: HashMap<String, HashSet<ObjectRef<Schema>>>,
+    references_of: HashMap<ObjectRef<Schema>, Vec<String>>,
+}
+
+/// The cached Schemas that claim `subject` or refer to it: what a view of
+/// the subject reads. Taken from the index when it holds as many Schemas as
+/// the cache (it has seen the initial list, and no deletion it missed makes
+/// it lag), else from a scan of the whole cache, as before the index; a
+/// Schema the index has not seen yet is one the cache may lack as well, and
+/// its arrival wakes its rivals again.
+pub(super) fn schemas_naming(store: &Store<Schema>, claims: &Mutex<Claims>, subject: &str) -> Vec<Arc<Schema>> {
+    let keys = {
+        let claims = claims.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        (claims.subject_of.len() == store.len()).then(|| claims.naming(subject))
+    };
+    match keys {
+        Some(keys) => keys.iter().filter_map(|key| store.get(key)).collect(),
+        None => store.state_filter(|schema| {
+            schema.spec.subject == subject
+                || schema
+                    .spec
+                    .references
+                    .iter()
+                    .any(|reference| reference.subject == subject)
+        }),
+    }
 }
 
 impl Claims {
+    /// The Schemas that claim `subject` or whose references name it.
+    fn naming(&self, subject: &str) -> Vec<ObjectRef<Schema>> {
+        let mut keys: Vec<ObjectRef<Schema>> = [&self.by_subject, &self.referrers]
+            .into_iter()
+            .filter_map(|index| index.get(subject))
+            .flatten()
+            .cloned()
+            .collect();
+        keys.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        keys.dedup();
+        keys
+    }
+
     /// Records `changed` (or its deletion) and returns the other Schemas to
     /// wake: those claiming its subject, and those claiming a subject its
     /// references name.
@@ -44,6 +84,32 @@ impl Claims {
             if let Some(subject) = claimed {
                 self.by_subject.entry(subject.clone()).or_default().insert(key.clone());
                 self.subject_of.insert(key.clone(), subject);
+            }
+        }
+        let referenced: Vec<String> = if deleted {
+            Vec::new()
+        } else {
+            changed
+                .spec
+                .references
+                .iter()
+                .map(|reference| reference.subject.clone())
+                .collect()
+        };
+        if self.references_of.get(&key).map_or(&[][..], Vec::as_slice) != referenced.as_slice() {
+            for previous in self.references_of.remove(&key).unwrap_or_default() {
+                if let Some(referrers) = self.referrers.get_mut(&previous) {
+                    referrers.remove(&key);
+                    if referrers.is_empty() {
+                        self.referrers.remove(&previous);
+                    }
+                }
+            }
+            for subject in &referenced {
+                self.referrers.entry(subject.clone()).or_default().insert(key.clone());
+            }
+            if !referenced.is_empty() {
+                self.references_of.insert(key.clone(), referenced);
             }
         }
         let mut subjects: Vec<&str> = vec![changed.spec.subject.as_str()];
@@ -114,6 +180,18 @@ mod tests {
         );
         // Itself never, however often it changes.
         assert_eq!(names(claims.observe(&schema("a", "s", &[]))), ["b"]);
+    }
+
+    #[test]
+    fn naming_a_subject_are_its_claimants_and_referrers() {
+        let mut claims = Claims::default();
+        claims.observe(&schema("a", "s", &[]));
+        claims.observe(&schema("user", "u", &["s"]));
+        claims.observe(&schema("other", "t", &[]));
+        assert_eq!(names(claims.naming("s")), ["a", "user"]);
+        claims.observe(&schema("user", "u", &[]));
+        assert_eq!(names(claims.naming("s")), ["a"]);
+        assert!(claims.naming("nothing").is_empty());
     }
 
     #[test]

@@ -92,6 +92,8 @@ pub struct Context {
     registry: Arc<dyn Registry>,
     checker: Checker,
     schemas: Store<Schema>,
+    /// The cached Schemas by subject, kept by the watch that wakes rivals.
+    claims: Arc<Mutex<claims::Claims>>,
     configs: Store<SubjectConfig>,
     recorder: Recorder,
     resync: Duration,
@@ -106,8 +108,10 @@ impl Context {
     #[cfg(test)]
     fn for_tests(client: Client, registry: Arc<dyn Registry>, checker: Checker, schemas: &[Schema]) -> Self {
         let mut schema_writer = kube::runtime::reflector::store::Writer::<Schema>::default();
+        let mut claims = claims::Claims::default();
         for schema in schemas {
             schema_writer.apply_watcher_event(&watcher::Event::Apply(schema.clone()));
+            claims.observe(schema);
         }
         Self {
             recorder: Recorder::new(client.clone(), "schemaops".into()),
@@ -116,6 +120,7 @@ impl Context {
             registry,
             checker,
             schemas: schema_writer.as_reader(),
+            claims: Arc::new(Mutex::new(claims)),
             configs: kube::runtime::reflector::store::Writer::<SubjectConfig>::default().as_reader(),
             resync: Duration::from_secs(300),
             failures: Mutex::new(HashMap::new()),
@@ -126,7 +131,7 @@ impl Context {
 
     /// The view of `subject` from the caches; a claim `policy` forbids does not count.
     fn view(&self, subject: &str, policy: &PolicyContext) -> SubjectView {
-        let schemas = schemas_naming(&self.schemas, subject);
+        let schemas = schemas_naming(&self.schemas, &self.claims, subject);
         let configs = self.configs.state();
         SubjectView::of_claimable(
             subject,
@@ -150,7 +155,7 @@ impl Context {
                 action: "list the SubjectConfigs",
                 source,
             })?;
-        let schemas = schemas_naming(&self.schemas, subject);
+        let schemas = schemas_naming(&self.schemas, &self.claims, subject);
         Ok(SubjectView::of_claimable(
             subject,
             schemas.iter().map(AsRef::as_ref),
@@ -322,7 +327,8 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
 
     let by_subject = schema_store.clone();
     let by_config_map = schema_store.clone();
-    let claims = Mutex::new(claims::Claims::default());
+    let claims = Arc::new(Mutex::new(claims::Claims::default()));
+    let rivals = Arc::clone(&claims);
     let schema_controller = schema_controller
         // A Schema that changes or goes may release its subject to another
         // claimant, or stop referring to a subject whose deletion waits.
@@ -330,8 +336,8 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
             scope.api::<Schema>(&client),
             watcher::Config::default(),
             move |changed: Schema| {
-                let mut claims = claims.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                claims.observe(&changed)
+                let mut rivals = rivals.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                rivals.observe(&changed)
             },
         )
         .watches(configs_api, watcher::Config::default(), move |config: SubjectConfig| {
@@ -371,6 +377,7 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         registry,
         checker: settings.checker,
         schemas: schema_store.clone(),
+        claims,
         configs: config_store.clone(),
         resync: settings.resync,
         failures: Mutex::new(HashMap::new()),
@@ -553,9 +560,10 @@ mod policies;
 mod schemas;
 mod throughput;
 
+use claims::schemas_naming;
 use configs::reconcile_config;
 use schemas::reconcile_schema;
-use throughput::{controller_config, schemas_naming, schemas_where};
+use throughput::{controller_config, schemas_where};
 
 /// How a reconcile ended, for the metrics: an error; a retry sooner than
 /// the resync (the registry failed, a write conflict); or done.

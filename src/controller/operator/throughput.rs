@@ -8,8 +8,6 @@
 //! with the queue. A bounded number of reconciles in flight keeps both flat;
 //! the rest wait in the controller's queue, deduplicated by object.
 
-use std::sync::Arc;
-
 use kube::runtime::controller;
 use kube::runtime::reflector::{ObjectRef, Store};
 
@@ -32,17 +30,4 @@ pub(super) fn schemas_where(store: &Store<Schema>, wanted: impl Fn(&Schema) -> b
         .iter()
         .map(|schema| ObjectRef::from_obj(schema.as_ref()))
         .collect()
-}
-
-/// The cached Schemas that claim `subject` or refer to it: all that a view
-/// of the subject reads, without copying the whole cache for each reconcile.
-pub(super) fn schemas_naming(store: &Store<Schema>, subject: &str) -> Vec<Arc<Schema>> {
-    store.state_filter(|schema| {
-        schema.spec.subject == subject
-            || schema
-                .spec
-                .references
-                .iter()
-                .any(|reference| reference.subject == subject)
-    })
 }
