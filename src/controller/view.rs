@@ -93,13 +93,17 @@ impl SubjectView {
         let mut schema_claims = Vec::new();
         let mut referrers = Vec::new();
         for schema in schemas {
-            let key = ObjectKey::of(&schema.metadata);
-            if schema.spec.subject == subject && may_claim(ResourceKind::Schema, &key) {
-                schema_claims.push(Claim {
-                    key,
-                    holds: schema.status.as_ref().and_then(|s| s.subject.as_deref()) == Some(subject),
-                    created: created(&schema.metadata),
-                });
+            // Most resources name another subject: their keys are not built (this runs over
+            // every Schema known, for each reconcile).
+            if schema.spec.subject == subject {
+                let key = ObjectKey::of(&schema.metadata);
+                if may_claim(ResourceKind::Schema, &key) {
+                    schema_claims.push(Claim {
+                        key,
+                        holds: schema.status.as_ref().and_then(|s| s.subject.as_deref()) == Some(subject),
+                        created: created(&schema.metadata),
+                    });
+                }
             }
             if schema
                 .spec
@@ -114,8 +118,11 @@ impl SubjectView {
         let mut config_claims = Vec::new();
         let mut specs = Vec::new();
         for config in configs {
+            if config.spec.subject != subject {
+                continue;
+            }
             let key = ObjectKey::of(&config.metadata);
-            if config.spec.subject == subject && may_claim(ResourceKind::SubjectConfig, &key) {
+            if may_claim(ResourceKind::SubjectConfig, &key) {
                 config_claims.push(Claim {
                     key: key.clone(),
                     holds: config.status.as_ref().and_then(|s| s.subject.as_deref()) == Some(subject),

@@ -92,6 +92,8 @@ pub struct Context {
     registry: Arc<dyn Registry>,
     checker: Checker,
     schemas: Store<Schema>,
+    /// The cached Schemas by subject, kept by the watch that wakes rivals.
+    claims: Arc<Mutex<claims::Claims>>,
     configs: Store<SubjectConfig>,
     recorder: Recorder,
     resync: Duration,
@@ -106,8 +108,10 @@ impl Context {
     #[cfg(test)]
     fn for_tests(client: Client, registry: Arc<dyn Registry>, checker: Checker, schemas: &[Schema]) -> Self {
         let mut schema_writer = kube::runtime::reflector::store::Writer::<Schema>::default();
+        let mut claims = claims::Claims::default();
         for schema in schemas {
             schema_writer.apply_watcher_event(&watcher::Event::Apply(schema.clone()));
+            claims.observe(schema);
         }
         Self {
             recorder: Recorder::new(client.clone(), "schemaops".into()),
@@ -116,6 +120,7 @@ impl Context {
             registry,
             checker,
             schemas: schema_writer.as_reader(),
+            claims: Arc::new(Mutex::new(claims)),
             configs: kube::runtime::reflector::store::Writer::<SubjectConfig>::default().as_reader(),
             resync: Duration::from_secs(300),
             failures: Mutex::new(HashMap::new()),
@@ -126,7 +131,7 @@ impl Context {
 
     /// The view of `subject` from the caches; a claim `policy` forbids does not count.
     fn view(&self, subject: &str, policy: &PolicyContext) -> SubjectView {
-        let schemas = self.schemas.state();
+        let schemas = schemas_naming(&self.schemas, &self.claims, subject);
         let configs = self.configs.state();
         SubjectView::of_claimable(
             subject,
@@ -150,7 +155,7 @@ impl Context {
                 action: "list the SubjectConfigs",
                 source,
             })?;
-        let schemas = self.schemas.state();
+        let schemas = schemas_naming(&self.schemas, &self.claims, subject);
         Ok(SubjectView::of_claimable(
             subject,
             schemas.iter().map(AsRef::as_ref),
@@ -314,14 +319,16 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         let _ = receiver.wait_for(|stopped| *stopped).await;
     };
 
-    let config_controller = Controller::new(configs_api.clone(), watcher::Config::default());
-    let schema_controller = Controller::new(schemas_api, watcher::Config::default());
+    let config_controller =
+        Controller::new(configs_api.clone(), watcher::Config::default()).with_config(controller_config());
+    let schema_controller = Controller::new(schemas_api, watcher::Config::default()).with_config(controller_config());
     let schema_store = schema_controller.store();
     let config_store = config_controller.store();
 
     let by_subject = schema_store.clone();
     let by_config_map = schema_store.clone();
-    let by_claim = schema_store.clone();
+    let claims = Arc::new(Mutex::new(claims::Claims::default()));
+    let rivals = Arc::clone(&claims);
     let schema_controller = schema_controller
         // A Schema that changes or goes may release its subject to another
         // claimant, or stop referring to a subject whose deletion waits.
@@ -329,12 +336,8 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
             scope.api::<Schema>(&client),
             watcher::Config::default(),
             move |changed: Schema| {
-                let changed_key = ObjectKey::of(&changed.metadata);
-                schemas_where(&by_claim, |schema| {
-                    let claims_same = schema.spec.subject == changed.spec.subject;
-                    let referred_to = changed.spec.references.iter().any(|r| r.subject == schema.spec.subject);
-                    (claims_same || referred_to) && ObjectKey::of(&schema.metadata) != changed_key
-                })
+                let mut rivals = rivals.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                rivals.observe(&changed)
             },
         )
         .watches(configs_api, watcher::Config::default(), move |config: SubjectConfig| {
@@ -374,6 +377,7 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         registry,
         checker: settings.checker,
         schemas: schema_store.clone(),
+        claims,
         configs: config_store.clone(),
         resync: settings.resync,
         failures: Mutex::new(HashMap::new()),
@@ -452,15 +456,6 @@ where
         Ok((object, _)) => tracing::trace!(%object, "Reconciled"),
         Err(error) => tracing::debug!(error = &error as &dyn std::error::Error, "Reconcile not done"),
     }
-}
-
-fn schemas_where(store: &Store<Schema>, wanted: impl Fn(&Schema) -> bool) -> Vec<ObjectRef<Schema>> {
-    store
-        .state()
-        .iter()
-        .filter(|schema| wanted(schema))
-        .map(|schema| ObjectRef::from_obj(schema.as_ref()))
-        .collect()
 }
 
 /// Every failed reconcile is retried, later each time it fails in a row.
@@ -559,12 +554,16 @@ async fn publish<K: Resource<DynamicType = ()>>(
     }
 }
 
+mod claims;
 mod configs;
 mod policies;
 mod schemas;
+mod throughput;
 
+use claims::schemas_naming;
 use configs::reconcile_config;
 use schemas::reconcile_schema;
+use throughput::{controller_config, schemas_where};
 
 /// How a reconcile ended, for the metrics: an error; a retry sooner than
 /// the resync (the registry failed, a write conflict); or done.

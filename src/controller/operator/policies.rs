@@ -25,6 +25,7 @@ pub(super) fn each_change(changes: tokio::sync::watch::Receiver<u64>) -> impl fu
 /// The controller of every SchemaPolicy (they are cluster-scoped).
 pub(super) fn status_controller(client: &Client) -> Controller<SchemaPolicy> {
     Controller::new(Api::<SchemaPolicy>::all(client.clone()), watcher::Config::default())
+        .with_config(super::controller_config())
 }
 
 /// Writes one policy's status.

@@ -63,6 +63,8 @@ pub(crate) struct Shared {
     log: bool,
     /// `127.0.0.1:PORT`, for discovery.
     address: String,
+    /// How many requests have been answered, for benches.
+    requests: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -88,6 +90,7 @@ fn router(app: App) -> axum::Router {
 /// A running in-memory API server. Dropping it shuts it down.
 pub struct TestApiServer {
     url: String,
+    app: App,
     kubeconfig: PathBuf,
     cache: PathBuf,
     _directory: tempfile::TempDir,
@@ -109,13 +112,17 @@ impl TestApiServer {
             changes,
             log: std::env::var("SCHEMAOPS_APISERVER_LOG").is_ok_and(|value| value == "1"),
             address,
+            requests: std::sync::atomic::AtomicU64::new(0),
         });
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shared = Arc::clone(&app);
         let thread = std::thread::Builder::new()
             .name("test-apiserver".into())
             .spawn(move || {
+                // Its threads are named after it, so that a bench can tell its CPU time apart.
                 let runtime = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(2)
+                    .thread_name("test-apiserver")
                     .enable_all()
                     .build()
                     .expect("a tokio runtime");
@@ -140,6 +147,7 @@ impl TestApiServer {
         std::fs::write(&kubeconfig, kubeconfig_text(&url)).expect("writing the kubeconfig");
         TestApiServer {
             url,
+            app: shared,
             kubeconfig,
             cache,
             _directory: directory,
@@ -151,6 +159,11 @@ impl TestApiServer {
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// How many requests the server has answered (watches count once, when they start).
+    pub fn requests(&self) -> u64 {
+        self.app.requests.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A kubeconfig pointing at the server: namespace `default`, no authentication.

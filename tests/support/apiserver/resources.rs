@@ -1,5 +1,7 @@
 //! What kinds the server serves: the built-in ones and every kind a CRD defines.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::store::Store;
@@ -35,7 +37,7 @@ pub struct Resource {
     /// `additionalPrinterColumns` of a CRD version.
     pub printer_columns: Vec<Value>,
     /// The `openAPIV3Schema` of a CRD version (for list-map keys).
-    pub schema: Option<Value>,
+    pub schema: Option<Arc<Value>>,
     /// Whether a CRD defines it.
     pub custom: bool,
 }
@@ -198,7 +200,7 @@ pub fn from_crd(crd: &Value) -> Vec<Resource> {
         Some(singular) if !singular.is_empty() => singular.to_string(),
         _ => kind.to_lowercase(),
     };
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
+    let versions = spec["versions"].as_array().map(Vec::as_slice).unwrap_or_default();
     versions
         .iter()
         .filter(|version| version["served"].as_bool().unwrap_or(true))
@@ -216,7 +218,7 @@ pub fn from_crd(crd: &Value) -> Vec<Resource> {
                 .as_array()
                 .cloned()
                 .unwrap_or_default(),
-            schema: version["schema"].get("openAPIV3Schema").cloned(),
+            schema: version["schema"].get("openAPIV3Schema").cloned().map(Arc::new),
             custom: true,
         })
         .collect()
@@ -225,17 +227,21 @@ pub fn from_crd(crd: &Value) -> Vec<Resource> {
 /// Every served resource: built-ins first, then those of the CRDs, in name order.
 pub fn all(store: &Store) -> Vec<Resource> {
     let mut resources = builtins();
-    for crd in store.list(CRD_GROUP, CRD_PLURAL, None) {
-        resources.extend(from_crd(crd));
-    }
+    resources.extend_from_slice(store.crd_resources());
     resources
 }
 
 /// The resource served at `group/version/plural`.
+///
+/// Called for every request and every wake of every watch: the CRDs' resources are kept by the
+/// store, with their schemas shared.
 pub fn find(store: &Store, group: &str, version: &str, plural: &str) -> Option<Resource> {
-    all(store)
+    let wanted =
+        |resource: &Resource| resource.group == group && resource.version == version && resource.plural == plural;
+    builtins()
         .into_iter()
-        .find(|resource| resource.group == group && resource.version == version && resource.plural == plural)
+        .find(wanted)
+        .or_else(|| store.crd_resources().iter().find(|resource| wanted(resource)).cloned())
 }
 
 /// The status a CRD gets from the server's controllers: Established, NamesAccepted, acceptedNames.

@@ -1,15 +1,23 @@
 //! One generic store for every kind, keyed by (group, plural, namespace, name), with a
 //! global resourceVersion counter and a bounded history of changes for watches.
+//!
+//! Lists read one key range (not every object), and the history holds shared changes, so a
+//! watch that wakes takes references rather than copies: at 10,000 objects and tens of thousands
+//! of changes, neither a list nor a watch costs in proportion to the whole store.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::apply::FieldPath;
+use super::resources::{self, CRD_GROUP, CRD_PLURAL, Resource};
 use super::time;
 
-/// How many changes watches can replay.
-pub const HISTORY: usize = 10_000;
+/// How many changes watches can replay. A real API server keeps about five minutes of etcd
+/// history; a burst of 10,000 objects (each created, finalized, given a status and an event)
+/// makes more than 40,000 changes in well under that, so the window is larger than that.
+pub const HISTORY: usize = 200_000;
 
 /// Where an object is kept. Versions of one kind share storage.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -66,12 +74,15 @@ pub struct Change {
 pub struct Store {
     objects: BTreeMap<ObjectKey, Value>,
     revision: u64,
-    history: VecDeque<Change>,
+    history: VecDeque<Arc<Change>>,
     /// The newest revision no longer in the history: watches from before it are expired.
     compacted: u64,
     /// Field paths each apply manager last applied, by (object, manager, subresource).
     pub managers: BTreeMap<(ObjectKey, String, String), BTreeSet<FieldPath>>,
     next_uid: u64,
+    /// The resources the CRDs define, rebuilt when a CRD changes: every request looks its
+    /// resource up, and reading it from the CRD each time would copy the CRD's schema.
+    crd_resources: Vec<Resource>,
 }
 
 impl Store {
@@ -84,6 +95,7 @@ impl Store {
             compacted: 0,
             managers: BTreeMap::new(),
             next_uid: 0,
+            crd_resources: Vec::new(),
         };
         for name in ["default", "kube-system", "kube-public"] {
             let revision = store.next_revision();
@@ -143,15 +155,38 @@ impl Store {
 
     /// Every object of one kind, in one namespace or all, in (namespace, name) order.
     pub fn list(&self, group: &str, plural: &str, namespace: Option<&str>) -> Vec<&Value> {
+        // Keys sort by (group, plural, namespace, name): one kind, or one kind in one namespace,
+        // is a contiguous range starting at the empty name.
+        let start = ObjectKey {
+            group: group.to_owned(),
+            plural: plural.to_owned(),
+            namespace: namespace.unwrap_or_default().to_owned(),
+            name: String::new(),
+        };
         self.objects
-            .iter()
-            .filter(|(key, _)| {
+            .range(start..)
+            .take_while(|(key, _)| {
                 key.group == group
                     && key.plural == plural
                     && namespace.is_none_or(|namespace| key.namespace == namespace)
             })
             .map(|(_, object)| object)
             .collect()
+    }
+
+    /// The resources the CRDs define, in CRD name order.
+    pub fn crd_resources(&self) -> &[Resource] {
+        &self.crd_resources
+    }
+
+    /// The apply managers of one object: ((object, manager, subresource), owned paths).
+    pub fn managers_of<'a>(
+        &'a self,
+        key: &'a ObjectKey,
+    ) -> impl Iterator<Item = (&'a (ObjectKey, String, String), &'a BTreeSet<FieldPath>)> + 'a {
+        self.managers
+            .range((key.clone(), String::new(), String::new())..)
+            .take_while(move |((object, _, _), _)| object == key)
     }
 
     /// The keys of the objects that pass `keep`.
@@ -183,7 +218,10 @@ impl Store {
     /// Removes an object; `last` is its final state (with the deletion's resourceVersion).
     pub fn remove(&mut self, key: &ObjectKey, last: Value, revision: u64) {
         let previous = self.objects.remove(key);
-        self.managers.retain(|(object, _, _), _| object != key);
+        let managers: Vec<_> = self.managers_of(key).map(|(owner, _)| owner.clone()).collect();
+        for owner in managers {
+            self.managers.remove(&owner);
+        }
         self.record(Change {
             revision,
             kind: ChangeKind::Deleted,
@@ -194,7 +232,14 @@ impl Store {
     }
 
     fn record(&mut self, change: Change) {
-        self.history.push_back(change);
+        if change.key.group == CRD_GROUP && change.key.plural == CRD_PLURAL {
+            self.crd_resources = self
+                .list(CRD_GROUP, CRD_PLURAL, None)
+                .into_iter()
+                .flat_map(resources::from_crd)
+                .collect();
+        }
+        self.history.push_back(Arc::new(change));
         while self.history.len() > HISTORY {
             if let Some(dropped) = self.history.pop_front() {
                 self.compacted = dropped.revision;
@@ -202,13 +247,27 @@ impl Store {
         }
     }
 
-    /// The changes after `revision`, or `None` when the history no longer reaches back that far.
-    pub fn changes_since(&self, revision: u64) -> Option<Vec<Change>> {
+    /// The changes after `revision` that pass `keep`, or `None` when the history no longer
+    /// reaches back that far.
+    pub fn changes_since(&self, revision: u64, keep: impl Fn(&Change) -> bool) -> Option<Vec<Arc<Change>>> {
         if revision < self.compacted {
             return None;
         }
         let start = self.history.partition_point(|change| change.revision <= revision);
-        Some(self.history.iter().skip(start).cloned().collect())
+        Some(
+            self.history
+                .range(start..)
+                .filter(|change| keep(change))
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// The newest revision in the history after `revision` (`revision` when there is none).
+    pub fn last_change_after(&self, revision: u64) -> u64 {
+        self.history
+            .back()
+            .map_or(revision, |change| change.revision.max(revision))
     }
 }
 

@@ -51,6 +51,8 @@ pub(super) fn list(call: &Call, target: &Target) -> Result<Response> {
         .map(|object| present(object.clone(), &target.resource))
         .collect();
     let revision = store.revision();
+    // Rendering a large list needs no lock: other requests go on meanwhile.
+    drop(store);
     match Shape::of(call) {
         Shape::Table(include) => return Ok(ok(&table::table(&target.resource, &items, Some(revision), &include))),
         Shape::Metadata => {
@@ -204,7 +206,7 @@ pub(super) fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Re
             "the name of the object ({other}) does not match the name on the URL ({name})"
         )));
     }
-    let list_maps = ListMaps::from_schema(target.resource.schema.as_ref());
+    let list_maps = ListMaps::from_schema(target.resource.schema.as_deref());
     let subresource = if target.status { "status" } else { "" }.to_string();
     let status_field = Segment::Field("status".into());
     let status = target.status;
@@ -245,11 +247,8 @@ pub(super) fn apply_patch(call: &Call, target: &Target, name: &str) -> Result<Re
     check_revision(target, name, &old, &config)?;
     let previous = store.managers.get(&manager_key).cloned().unwrap_or_default();
     let mut others: Vec<((ObjectKey, String, String), BTreeSet<FieldPath>)> = store
-        .managers
-        .iter()
-        .filter(|((object, manager, subresource), _)| {
-            *object == key && !(manager == &manager_key.1 && subresource == &manager_key.2)
-        })
+        .managers_of(&key)
+        .filter(|((_, manager, subresource), _)| !(manager == &manager_key.1 && subresource == &manager_key.2))
         .map(|(owner, paths)| (owner.clone(), paths.clone()))
         .collect();
     let view = present(old.clone(), &target.resource);

@@ -151,7 +151,7 @@ pub fn serve(
             store.revision()
         } else {
             let revision = revision.unwrap_or_default();
-            if store.changes_since(revision).is_none() {
+            if store.changes_since(revision, |_| false).is_none() {
                 first.push(line(&expired(revision, store.revision())));
                 finished = true;
             }
@@ -178,8 +178,12 @@ pub fn serve(
             let (batch, served) = {
                 let store = app.lock();
                 let resource = &scope.resource;
+                let batch = store
+                    .changes_since(last, |change| scope.covers(change))
+                    .map(|batch| (batch, store.last_change_after(last)))
+                    .ok_or_else(|| expired(last, store.revision()));
                 (
-                    store.changes_since(last).ok_or_else(|| expired(last, store.revision())),
+                    batch,
                     resources::find(&store, &resource.group, &resource.version, &resource.plural).is_some(),
                 )
             };
@@ -188,9 +192,10 @@ pub fn serve(
                     let _ = sender.send(line(&error)).await;
                     return;
                 }
-                Ok(batch) => {
+                Ok((batch, newest)) => {
+                    // Changes to other kinds are skipped under the lock; the watch has seen them.
+                    last = newest;
                     for change in batch {
-                        last = change.revision;
                         if let Some(event) = scope.event(&change)
                             && sender.send(line(&event)).await.is_err()
                         {
