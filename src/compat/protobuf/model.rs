@@ -354,16 +354,19 @@ impl Builder {
         let id = self.schema.messages.len();
         self.schema.types.insert(full_name.clone(), TypeId::Message(id));
         // Real oneofs keep their names; synthetic ones (proto3 `optional`) vanish.
-        let synthetic: Vec<bool> = (0..message.oneof_decl.len())
-            .map(|index| {
-                let members: Vec<_> = message
-                    .field
-                    .iter()
-                    .filter(|field| field.oneof_index == i32::try_from(index).ok())
-                    .collect();
-                !members.is_empty() && members.iter().all(|field| field.proto3_optional())
-            })
-            .collect();
+        // One pass over the fields: per oneof, (has members, every member is proto3 `optional`).
+        let mut members = vec![(false, true); message.oneof_decl.len()];
+        for field in &message.field {
+            let slot = field
+                .oneof_index
+                .and_then(|index| usize::try_from(index).ok())
+                .and_then(|index| members.get_mut(index));
+            if let Some((any, all_optional)) = slot {
+                *any = true;
+                *all_optional &= field.proto3_optional();
+            }
+        }
+        let synthetic: Vec<bool> = members.iter().map(|&(any, all_optional)| any && all_optional).collect();
         let mut oneofs = Vec::new();
         let mut oneof_slot = Vec::new();
         for (index, oneof) in message.oneof_decl.iter().enumerate() {
