@@ -12,7 +12,8 @@
 //!   which each schema refers to both schemas of the level below (2 per
 //!   level), and one schema referring to many others.
 //!
-//! `cargo bench --bench hostile`
+//! `cargo bench --bench hostile [-- --case TEXT]`: with `--case`, only the
+//! cases whose name contains TEXT run (to profile one alone).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -88,7 +89,19 @@ fn report(case: &str, n: usize, small: Duration, large: Duration) {
     );
 }
 
+/// Whether `case` is selected by `--case TEXT` (every case without it).
+fn selected(case: &str) -> bool {
+    let arguments: Vec<String> = std::env::args().collect();
+    match arguments.iter().position(|argument| argument == "--case") {
+        Some(at) => arguments.get(at + 1).is_some_and(|text| case.contains(text.as_str())),
+        None => true,
+    }
+}
+
 fn self_check(case: &str, format: Format, make: fn(usize) -> String, n: usize) {
+    if !selected(case) {
+        return;
+    }
     let run = |size: usize| {
         let schema = SchemaText::new(make(size));
         timed(|| {
@@ -202,11 +215,17 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     // References may nest 32 levels deep.
     let levels = 3;
-    let small = runtime.block_on(reference_dag(levels));
-    let large = runtime.block_on(reference_dag(FACTOR * levels));
-    report("reference DAG, top level's registrations", levels, small, large);
+    let dag = "reference DAG, top level's registrations";
+    if selected(dag) {
+        let small = runtime.block_on(reference_dag(levels));
+        let large = runtime.block_on(reference_dag(FACTOR * levels));
+        report(dag, levels, small, large);
+    }
     let count = 200;
-    let small = runtime.block_on(many_references(count));
-    let large = runtime.block_on(many_references(FACTOR * count));
-    report("one schema referring to n others", count, small, large);
+    let many = "one schema referring to n others";
+    if selected(many) {
+        let small = runtime.block_on(many_references(count));
+        let large = runtime.block_on(many_references(FACTOR * count));
+        report(many, count, small, large);
+    }
 }

@@ -42,6 +42,19 @@ fn duplicate_field_names_and_enum_symbols_are_refused() {
         r#"{"type":"enum","name":"E","symbols":["A","B","A"]}"#,
         &["at /symbols/2", "already has the symbol `A`"],
     );
+    // Of a repeat and a symbol that is not a name, the earlier is reported.
+    assert_refused(
+        r#"{"type":"enum","name":"E","symbols":["A","A","not ok"]}"#,
+        &["at /symbols/1", "already has the symbol `A` (at index 0)"],
+    );
+    assert_refused(
+        r#"{"type":"enum","name":"E","symbols":["A","not ok","A"]}"#,
+        &["at /symbols/1", "`not ok` is not a valid enum symbol"],
+    );
+    assert_refused(
+        r#"{"type":"enum","name":"E","symbols":["A",7,"A"]}"#,
+        &["at /symbols/1", "must be a string"],
+    );
 }
 
 #[test]

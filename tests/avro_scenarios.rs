@@ -224,6 +224,40 @@ fn a_removed_enum_symbol_breaks_unless_the_reader_has_a_default_symbol() {
 }
 
 #[test]
+fn appending_enum_symbols_reads_old_data_and_reordering_them_is_not_a_loss() {
+    let enumeration = |symbols: &str| {
+        record(&format!(
+            r#"{{"name":"answer","type":{{"type":"enum","name":"Answer","symbols":[{symbols}]}}}}"#
+        ))
+    };
+    let previous = enumeration(r#""YES","NO""#);
+    assert!(compatible(
+        Mode::Backward,
+        &previous,
+        &enumeration(r#""YES","NO","MAYBE""#)
+    ));
+    assert!(compatible(
+        Mode::Backward,
+        &previous,
+        &enumeration(r#""NO","MAYBE","YES""#)
+    ));
+    // In a union the enum is only probed, through the same comparison.
+    let in_union = |symbols: &str| {
+        record(&format!(
+            r#"{{"name":"answer","type":["null",{{"type":"enum","name":"Answer","symbols":[{symbols}]}}]}}"#
+        ))
+    };
+    let previous = in_union(r#""YES","NO","MAYBE""#);
+    assert!(compatible(
+        Mode::Backward,
+        &previous,
+        &in_union(r#""YES","NO","MAYBE","LATER""#)
+    ));
+    assert!(!compatible(Mode::Backward, &previous, &in_union(r#""YES","NO""#)));
+    assert!(!compatible(Mode::Backward, &previous, &in_union(r#""MAYBE","NO""#)));
+}
+
+#[test]
 fn renaming_a_record_needs_an_alias_of_the_old_full_name() {
     let previous = r#"{"type":"record","name":"User","namespace":"ex","fields":[{"name":"id","type":"long"}]}"#;
     let renamed = r#"{"type":"record","name":"Person","namespace":"ex","fields":[{"name":"id","type":"long"}]}"#;

@@ -485,37 +485,10 @@ impl Parser {
         let name = self.parse_name(&mut object, namespace, location, "an enum")?;
         let symbols_location = location.key("symbols");
         let symbols = required_array(&mut object, "symbols", location, &format!("enum `{}`", name.full))?;
-        let mut names: Vec<String> = Vec::with_capacity(symbols.len());
-        let mut positions: FxHashMap<String, usize> = FxHashMap::default();
-        for (index, symbol) in symbols.into_iter().enumerate() {
-            let symbol_location = symbols_location.index(index);
-            let Json::String(symbol) = symbol else {
-                return Err(Problem::at(&symbol_location, "an enum symbol must be a string"));
-            };
-            if !is_valid_name(&symbol) {
-                return Err(Problem::at(
-                    &symbol_location,
-                    format!(
-                        "`{symbol}` is not a valid enum symbol: it must start with a letter or `_` \
-                         and contain only letters, digits and `_`"
-                    ),
-                ));
-            }
-            if let Some(first) = positions.get(symbol.as_ref()) {
-                return Err(Problem::at(
-                    &symbol_location,
-                    format!(
-                        "enum `{}` already has the symbol `{symbol}` (at index {first})",
-                        name.full
-                    ),
-                ));
-            }
-            positions.insert(symbol.to_string(), index);
-            names.push(symbol.into_owned());
-        }
+        let names = enum_symbols(symbols, &symbols_location, &name.full)?;
         let default = match object.take("default") {
             None => None,
-            Some(Json::String(symbol)) if positions.contains_key(symbol.as_ref()) => Some(symbol.into_owned()),
+            Some(Json::String(symbol)) if names.iter().any(|name| *name == symbol) => Some(symbol.into_owned()),
             Some(other) => {
                 return Err(Problem::at(
                     &location.key("default"),
@@ -596,6 +569,46 @@ fn required<'a, const N: usize>(
     object
         .take(key)
         .ok_or_else(|| Problem::at(location, format!("{what} needs an `{key}` attribute")))
+}
+
+/// An enum's symbols in order, each a valid name used once. The problem
+/// reported is the earliest in the list: symbols are checked for repeats
+/// only up to the first one that is not a valid name.
+fn enum_symbols(symbols: Vec<Json<'_>>, location: &Location<'_>, owner: &str) -> Parsed<Vec<String>> {
+    let mut names: Vec<String> = Vec::with_capacity(symbols.len());
+    let mut not_a_name: Option<Problem> = None;
+    for (index, symbol) in symbols.into_iter().enumerate() {
+        match symbol {
+            Json::String(symbol) if is_valid_name(&symbol) => names.push(symbol.into_owned()),
+            Json::String(symbol) => {
+                not_a_name = Some(Problem::at(
+                    &location.index(index),
+                    format!(
+                        "`{symbol}` is not a valid enum symbol: it must start with a letter or `_` \
+                         and contain only letters, digits and `_`"
+                    ),
+                ));
+                break;
+            }
+            _ => {
+                not_a_name = Some(Problem::at(&location.index(index), "an enum symbol must be a string"));
+                break;
+            }
+        }
+    }
+    let mut first_at: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(names.len(), Default::default());
+    for (index, symbol) in names.iter().enumerate() {
+        if let Some(first) = first_at.insert(symbol, index) {
+            return Err(Problem::at(
+                &location.index(index),
+                format!("enum `{owner}` already has the symbol `{symbol}` (at index {first})"),
+            ));
+        }
+    }
+    match not_a_name {
+        Some(problem) => Err(problem),
+        None => Ok(names),
+    }
 }
 
 /// The array under `key`, which `owner` (`record \`x.R\``) must have.

@@ -173,8 +173,7 @@ impl Resolver<'_> {
             (Type::Enum(r), Type::Enum(w)) => {
                 self.check_names(&r.name, &w.name, location);
                 if r.default.is_none() {
-                    let known: FxHashSet<&String> = r.symbols.iter().collect();
-                    let missing: BTreeSet<&String> = w.symbols.iter().filter(|s| !known.contains(s)).collect();
+                    let missing: BTreeSet<&String> = symbols_missing(&r.symbols, &w.symbols).collect();
                     if !missing.is_empty() {
                         let finding = Finding::MissingEnumSymbols {
                             name: r.name.full.clone(),
@@ -306,10 +305,7 @@ impl Resolver<'_> {
             (Type::Fixed(r), Type::Fixed(w)) => names_match(&r.name, &w.name) && r.size == w.size,
             (Type::Enum(r), Type::Enum(w)) => {
                 names_match(&r.name, &w.name)
-                    && (r.default.is_some() || {
-                        let known: FxHashSet<&String> = r.symbols.iter().collect();
-                        w.symbols.iter().all(|s| known.contains(s))
-                    })
+                    && (r.default.is_some() || symbols_missing(&r.symbols, &w.symbols).next().is_none())
             }
             (Type::Record(r), Type::Record(w)) if !names_match(&r.name, &w.name) => false,
             (Type::Record(r), Type::Record(w)) => match self.probes.get(&(reader, writer)) {
@@ -424,4 +420,18 @@ fn resembles(reader: &AvroSchema, reader_id: NodeId, writer: &AvroSchema, writer
         (Type::Array(_), Type::Array(_)) | (Type::Map(_), Type::Map(_)) => true,
         _ => false,
     }
+}
+
+/// The writer's enum symbols the reader lacks, in the writer's order. The
+/// usual evolution appends symbols, so when the writer's list starts the
+/// reader's nothing is missing and no set is built.
+fn symbols_missing<'a>(reader: &'a [String], writer: &'a [String]) -> impl Iterator<Item = &'a String> + 'a {
+    let known: Option<FxHashSet<&String>> = if reader.starts_with(writer) {
+        None
+    } else {
+        Some(reader.iter().collect())
+    };
+    writer
+        .iter()
+        .filter(move |symbol| known.as_ref().is_some_and(|known| !known.contains(symbol)))
 }
