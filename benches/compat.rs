@@ -24,7 +24,10 @@
 //! `--dump DIR` also writes the generated schemas, so other implementations
 //! can be fed the same inputs.
 //!
-//! `cargo bench --bench compat [-- --dump DIR]`
+//! `--format NAME` runs only the format whose name contains NAME (`Avro`,
+//! `JSON`, `Protobuf`), and the peers only with Avro, to profile one alone.
+//!
+//! `cargo bench --bench compat [-- --dump DIR] [--format NAME]`
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -298,14 +301,20 @@ const BENCHES: [Bench; 3] = [
     },
 ];
 
-fn dump_dir() -> Option<PathBuf> {
+/// The value after `--name` on the command line, if given.
+fn option(name: &str) -> Option<String> {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--dump" {
-            return args.next().map(PathBuf::from);
+        if arg == name {
+            return args.next();
         }
     }
     None
+}
+
+/// Whether `bench` is selected by `--format NAME` (every format without it).
+fn selected(bench: &Bench) -> bool {
+    option("--format").is_none_or(|name| bench.name.contains(name.as_str()))
 }
 
 /// Medians for one field count: (a) cold, (a) warm, (b) cold, (b) warm.
@@ -344,13 +353,15 @@ fn millis(duration: Duration) -> f64 {
 }
 
 fn main() {
-    let dump_to = dump_dir();
+    let dump_to = option("--dump").map(PathBuf::from);
     let budget = Duration::from_secs(2);
-    for bench in &BENCHES {
+    for bench in BENCHES.iter().filter(|bench| selected(bench)) {
         report(bench, budget, dump_to.as_deref());
         println!();
     }
-    peers::report(Duration::from_secs(1));
+    if selected(&BENCHES[0]) {
+        peers::report(Duration::from_secs(1));
+    }
     if let Some(dir) = dump_to {
         println!("schemas written to {}", dir.display());
     }

@@ -66,17 +66,20 @@ fn package(parts: usize) -> String {
     )
 }
 
-/// The median of a few runs of `work`.
+/// The median of the runs of `work` that fit in a fixed budget (at least
+/// five), so a case of a few milliseconds is timed as steadily as one of a
+/// few hundred.
 fn timed(mut work: impl FnMut()) -> Duration {
-    let mut samples: Vec<Duration> = (0..3)
-        .map(|_| {
-            let started = Instant::now();
-            work();
-            started.elapsed()
-        })
-        .collect();
+    let budget = Duration::from_millis(500);
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    while samples.len() < 5 || started.elapsed() < budget {
+        let run = Instant::now();
+        work();
+        samples.push(run.elapsed());
+    }
     samples.sort();
-    samples[1]
+    samples[samples.len() / 2]
 }
 
 fn report(case: &str, n: usize, small: Duration, large: Duration) {
