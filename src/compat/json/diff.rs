@@ -153,6 +153,17 @@ impl<'a> Differ<'a> {
         node
     }
 
+    /// Whether both subtrees are the same text, read the same way, with
+    /// nothing in them that could differ.
+    fn same_digest(&self, original: NodeRef, update: NodeRef) -> bool {
+        let (old_schema, new_schema) = (self.schemas[original.0 as usize], self.schemas[update.0 as usize]);
+        old_schema.draft == new_schema.draft
+            && matches!(
+                (old_schema.digests[original.1 as usize], new_schema.digests[update.1 as usize]),
+                (Some(old_digest), Some(new_digest)) if old_digest == new_digest
+            )
+    }
+
     fn compatible(&self, changes: &[RawChange<'a>]) -> bool {
         changes.iter().all(|change| is_compatible(change.kind, self.policy))
     }
@@ -162,7 +173,7 @@ impl<'a> Differ<'a> {
             (None, None) => return Ok(Vec::new()),
             (None, Some(_)) => return Ok(vec![at(Kind::SchemaAdded)]),
             (Some(_), None) => return Ok(vec![at(Kind::SchemaRemoved)]),
-            (Some(original), Some(update)) => (self.deref(original), self.deref(update)),
+            (Some(original), Some(update)) => (original, update),
         };
         self.steps += 1;
         if self.steps > self.budget || self.depth > self.max_depth {
@@ -170,15 +181,15 @@ impl<'a> Differ<'a> {
                 too_deep: self.depth > self.max_depth,
             });
         }
-        let (old_schema, new_schema) = (self.schemas[original.0 as usize], self.schemas[update.0 as usize]);
-        if old_schema.draft == new_schema.draft
-            && let (Some(old_digest), Some(new_digest)) = (
-                old_schema.digests[original.1 as usize],
-                new_schema.digests[update.1 as usize],
-            )
-            && old_digest == new_digest
-        {
-            // The same text, read the same way, with nothing in it that could differ.
+        // Only a subtree without `$ref` has a digest, so a node that has one
+        // is its own target: asking before `deref` spares reading the node,
+        // which for the properties of 50 large earlier versions is a cache
+        // miss each.
+        if self.same_digest(original, update) {
+            return Ok(Vec::new());
+        }
+        let (original, update) = (self.deref(original), self.deref(update));
+        if self.same_digest(original, update) {
             return Ok(Vec::new());
         }
         if !self.is_shared(original) && !self.is_shared(update) {
@@ -431,29 +442,27 @@ impl<'a> Differ<'a> {
         // properties: a merge of the two sorted lists
         let (mut i, mut j) = (0, 0);
         while i < old.properties.len() || j < new.properties.len() {
-            let order = match (old.properties.get(i), new.properties.get(j)) {
+            let (old_entry, new_entry) = (old.properties.get(i), new.properties.get(j));
+            let order = match (old_entry, new_entry) {
                 (Some((a, ..)), Some((b, ..))) => a.cmp(b),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 _ => std::cmp::Ordering::Greater,
             };
-            let (name, old_property, new_property) = match order {
-                std::cmp::Ordering::Less => {
+            let (name, old_property, new_property) = match (order, old_entry, new_entry) {
+                (std::cmp::Ordering::Less, Some((name, node, was)), _) => {
                     i += 1;
-                    let (name, node, was) = &old.properties[i - 1];
-                    (name.as_str(), Some((*node, *was)), None)
+                    (name, Some((node, was)), None)
                 }
-                std::cmp::Ordering::Greater => {
-                    j += 1;
-                    let (name, node, is) = &new.properties[j - 1];
-                    (name.as_str(), None, Some((*node, *is)))
-                }
-                std::cmp::Ordering::Equal => {
+                (std::cmp::Ordering::Equal, Some((name, old_node, was)), Some((_, new_node, is))) => {
                     i += 1;
                     j += 1;
-                    let (name, old_node, was) = &old.properties[i - 1];
-                    let (_, new_node, is) = &new.properties[j - 1];
-                    (name.as_str(), Some((*old_node, *was)), Some((*new_node, *is)))
+                    (name, Some((old_node, was)), Some((new_node, is)))
                 }
+                (_, _, Some((name, node, is))) => {
+                    j += 1;
+                    (name, None, Some((node, is)))
+                }
+                (_, _, None) => break,
             };
             let steps = [Step::Key("properties"), Step::Key(name)];
             let here = |kind| RawChange {

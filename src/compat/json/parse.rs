@@ -12,7 +12,7 @@ use std::fmt;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::model::{ArrayNode, Criterion, Draft, Meta, Node, NodeId, NumberNode, ObjectNode, StringNode};
+use super::model::{ArrayNode, Criterion, Draft, Meta, Node, NodeId, NumberNode, ObjectNode, Properties, StringNode};
 
 /// Why a text is not a JSON Schema the checker can read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -612,11 +612,12 @@ impl<'a> Loader<'a> {
             None => BTreeSet::new(),
             Some(value) => string_array(value, &child(pointer, "required"), "required")?,
         };
-        let properties = self
-            .schema_map(map, "properties", pointer, resource)?
-            .into_iter()
-            .map(|(name, id)| (name.clone(), id, required.contains(name)))
-            .collect();
+        let properties = Properties::new(
+            self.schema_map(map, "properties", pointer, resource)?
+                .into_iter()
+                .map(|(name, id)| (name.as_str(), id, required.contains(name)))
+                .collect(),
+        );
         let (permits_additional, additional) = match map.get("additionalProperties") {
             None => (true, None),
             Some(Value::Bool(flag)) => (*flag, None),
@@ -672,7 +673,7 @@ impl<'a> Loader<'a> {
             }
         }
         self.sub(map, "propertyNames", pointer, resource)?;
-        let mut object = ObjectNode {
+        Ok(ObjectNode {
             properties,
             permits_additional,
             additional,
@@ -682,9 +683,7 @@ impl<'a> Loader<'a> {
             dependency_schemas,
             min_properties: count(map, "minProperties", pointer)?,
             max_properties: count(map, "maxProperties", pointer)?,
-        };
-        object.properties.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(object)
+        })
     }
 
     fn array(&mut self, map: &'a Map<String, Value>, pointer: &str, resource: &str) -> Result<ArrayNode, ParseError> {
