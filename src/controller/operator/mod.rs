@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
 use kube::runtime::{WatchStreamExt as _, watcher};
@@ -95,7 +95,7 @@ pub struct Context {
     /// The cached Schemas by subject, kept by the watch that wakes rivals.
     claims: Arc<Mutex<claims::Claims>>,
     configs: Store<SubjectConfig>,
-    recorder: Recorder,
+    events: events::Publisher,
     resync: Duration,
     failures: Mutex<HashMap<ObjectKey, u32>>,
     metrics: Arc<Metrics>,
@@ -114,7 +114,7 @@ impl Context {
             claims.observe(schema);
         }
         Self {
-            recorder: Recorder::new(client.clone(), "schemaops".into()),
+            events: events::Publisher::new(client.clone(), "schemaops"),
             scope: Scope(Some("default".to_owned())),
             client,
             registry,
@@ -371,7 +371,7 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
     let policy_controller = policies::status_controller(&client).graceful_shutdown_on(stop(shutdown_rx));
 
     let context = Arc::new(Context {
-        recorder: Recorder::new(client.clone(), "schemaops".into()),
+        events: events::Publisher::new(client.clone(), "schemaops"),
         scope,
         client,
         registry,
@@ -548,7 +548,7 @@ async fn publish<K: Resource<DynamicType = ()>>(
         action: "Reconcile".to_owned(),
         secondary: None,
     };
-    if let Err(error) = context.recorder.publish(&event, &object.object_ref(&())).await {
+    if let Err(error) = context.events.publish(&event, &object.object_ref(&())).await {
         // An event is a courtesy; the status already says what happened.
         tracing::debug!(error = &error as &dyn std::error::Error, "Could not record an event");
     }
@@ -556,6 +556,7 @@ async fn publish<K: Resource<DynamicType = ()>>(
 
 mod claims;
 mod configs;
+pub mod events;
 mod policies;
 mod schemas;
 mod throughput;
