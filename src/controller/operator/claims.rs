@@ -33,12 +33,13 @@ pub(super) struct Claims {
 
 /// Adds `key` to the Schemas listed under `subject`, once.
 fn list_under(index: &mut HashMap<String, Vec<ObjectRef<Schema>>>, subject: &str, key: &ObjectRef<Schema>) {
-    let listed = match index.get_mut(subject) {
-        Some(listed) => listed,
-        None => index.entry(subject.to_owned()).or_default(),
-    };
-    if !listed.contains(key) {
-        listed.push(key.clone());
+    match index.get_mut(subject) {
+        Some(listed) if !listed.contains(key) => listed.push(key.clone()),
+        Some(_) => {}
+        // Room for one: a first push would make room for four.
+        None => {
+            index.insert(subject.to_owned(), vec![key.clone()]);
+        }
     }
 }
 
