@@ -84,6 +84,13 @@ fn to_stdout(print: impl FnOnce(&mut dyn Write) -> anyhow::Result<Verdict>) -> a
     Ok(verdict)
 }
 
+/// jemalloc rather than glibc's malloc. At 10,000 Schemas the operator's heap
+/// peaks near 60 MiB (heaptrack), but glibc's per-thread arenas kept what
+/// was freed in each and RSS reached ~150 MiB; jemalloc returns freed pages
+/// and peaks under 100 MiB in the same bench (issue 20).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The async runtime of the commands that need one.
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()

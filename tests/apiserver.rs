@@ -970,6 +970,7 @@ mod kube_rs {
     use kube::runtime::events::{Event, EventType, Recorder, Reporter};
     use kube::runtime::{finalizer, watcher};
     use kube::{Client, Resource, ResourceExt};
+    use schemaops::controller::operator::events::Publisher;
     use schemaops::crd::{DeletionPolicy, Schema, SchemaSpec, SchemaType};
     use serde_json::json;
 
@@ -1180,6 +1181,67 @@ mod kube_rs {
             assert_eq!(selected.items.len(), 1);
             assert_eq!(selected.items[0].message.as_deref(), Some("registered version 1"));
             assert_eq!(selected.items[0].reporting_component.as_deref(), Some("schemaops"));
+        });
+    }
+
+    /// The operator's own publisher (issue 20 replaced kube's `Recorder`):
+    /// a repeat is a merge patch of the first Event's series, and a repeat
+    /// whose Event is gone (the patch answers 404) starts a new Event.
+    #[test]
+    fn the_operators_events_repeat_as_a_series_and_start_again_when_their_event_is_gone() {
+        let server = server_with_crds();
+        runtime().block_on(async {
+            let client = client(server.url());
+            let schemas: Api<Schema> = Api::default_namespaced(client.clone());
+            let subject = schemas
+                .create(&PostParams::default(), &schema("payments"))
+                .await
+                .expect("create");
+            let publisher = Publisher::with_instance(client.clone(), "schemaops", "test");
+            let event = Event {
+                type_: EventType::Warning,
+                reason: "Rejected".into(),
+                note: Some("field f0 changed type".into()),
+                action: "Reconcile".into(),
+                secondary: None,
+            };
+            let reference = subject.object_ref(&());
+            for _ in 0..3 {
+                publisher.publish(&event, &reference).await.expect("an event");
+            }
+            let recorded: Api<K8sEvent> = Api::default_namespaced(client.clone());
+            let list = recorded.list(&ListParams::default()).await.expect("events");
+            assert_eq!(list.items.len(), 1, "{list:?}");
+            let first = &list.items[0];
+            let series = first.series.as_ref().expect("a series");
+            assert_eq!(series.count, 3);
+            assert!(series.last_observed_time.0 >= first.event_time.as_ref().expect("an event time").0);
+            assert_eq!(first.reporting_controller.as_deref(), Some("schemaops"));
+            assert_eq!(first.reporting_instance.as_deref(), Some("test"));
+            assert_eq!(first.reason.as_deref(), Some("Rejected"));
+            assert_eq!(first.action.as_deref(), Some("Reconcile"));
+            assert_eq!(first.note.as_deref(), Some("field f0 changed type"));
+            assert_eq!(first.type_.as_deref(), Some("Warning"));
+            assert_eq!(first.regarding.as_ref(), Some(&reference));
+
+            // Events expire on a real server; the next repeat starts a new one.
+            let gone = first.metadata.name.clone().expect("a name");
+            recorded
+                .delete(&gone, &DeleteParams::default())
+                .await
+                .expect("delete the event");
+            publisher.publish(&event, &reference).await.expect("a new event");
+            let list = recorded.list(&ListParams::default()).await.expect("events");
+            assert_eq!(list.items.len(), 1, "{list:?}");
+            let again = &list.items[0];
+            assert_ne!(again.metadata.name.as_deref(), Some(gone.as_str()));
+            assert_eq!(again.series, None);
+            publisher.publish(&event, &reference).await.expect("a repeat");
+            let repeated = recorded
+                .get(again.metadata.name.as_deref().expect("a name"))
+                .await
+                .expect("the new event");
+            assert_eq!(repeated.series.map(|series| series.count), Some(2));
         });
     }
 

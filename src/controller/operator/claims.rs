@@ -9,7 +9,7 @@
 //! linger in it, which costs no more than a wasted wake-up (the controller
 //! skips references to objects it does not hold).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use kube::ResourceExt as _;
@@ -18,12 +18,48 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use crate::crd::Schema;
 
 /// The Schemas by the subject they claim, and by the subjects their references name.
+///
+/// Kept small, as it holds an entry for every Schema: the references are
+/// bare (namespace and name, without the resourceVersion and UID the watch
+/// gives), and a subject's Schemas are a `Vec`, as most subjects have one
+/// (a one-element `HashSet` of references took half a kilobyte).
 #[derive(Debug, Default)]
 pub(super) struct Claims {
-    by_subject: HashMap<String, HashSet<ObjectRef<Schema>>>,
+    by_subject: HashMap<String, Vec<ObjectRef<Schema>>>,
     subject_of: HashMap<ObjectRef<Schema>, String>,
-    referrers: HashMap<String, HashSet<ObjectRef<Schema>>>,
+    referrers: HashMap<String, Vec<ObjectRef<Schema>>>,
     references_of: HashMap<ObjectRef<Schema>, Vec<String>>,
+}
+
+/// Adds `key` to the Schemas listed under `subject`, once.
+fn list_under(index: &mut HashMap<String, Vec<ObjectRef<Schema>>>, subject: &str, key: &ObjectRef<Schema>) {
+    match index.get_mut(subject) {
+        Some(listed) if !listed.contains(key) => listed.push(key.clone()),
+        Some(_) => {}
+        // Room for one: a first push would make room for four.
+        None => {
+            index.insert(subject.to_owned(), vec![key.clone()]);
+        }
+    }
+}
+
+/// Removes `key` from the Schemas listed under `subject`, and the subject when none is left.
+fn unlist_under(index: &mut HashMap<String, Vec<ObjectRef<Schema>>>, subject: &str, key: &ObjectRef<Schema>) {
+    if let Some(listed) = index.get_mut(subject) {
+        listed.retain(|listed| listed != key);
+        if listed.is_empty() {
+            index.remove(subject);
+        }
+    }
+}
+
+/// The bare reference to `schema`: namespace and name.
+fn bare_ref(schema: &Schema) -> ObjectRef<Schema> {
+    let key = ObjectRef::<Schema>::new(&schema.name_any());
+    match schema.namespace() {
+        Some(namespace) => key.within(&namespace),
+        None => key,
+    }
 }
 
 /// The cached Schemas that claim `subject` or refer to it: what a view of
@@ -68,22 +104,17 @@ impl Claims {
     /// wake: those claiming its subject, and those claiming a subject its
     /// references name.
     pub(super) fn observe(&mut self, changed: &Schema) -> Vec<ObjectRef<Schema>> {
-        let key = ObjectRef::from_obj(changed);
+        let key = bare_ref(changed);
         // Deleted: marked for deletion with no finalizer left (the last state a watch reports).
         let deleted = changed.metadata.deletion_timestamp.is_some() && changed.finalizers().is_empty();
-        let claimed = (!deleted).then(|| changed.spec.subject.clone());
-        if self.subject_of.get(&key) != claimed.as_ref() {
-            if let Some(previous) = self.subject_of.remove(&key)
-                && let Some(claimants) = self.by_subject.get_mut(&previous)
-            {
-                claimants.remove(&key);
-                if claimants.is_empty() {
-                    self.by_subject.remove(&previous);
-                }
+        let claimed = (!deleted).then_some(changed.spec.subject.as_str());
+        if self.subject_of.get(&key).map(String::as_str) != claimed {
+            if let Some(previous) = self.subject_of.remove(&key) {
+                unlist_under(&mut self.by_subject, &previous, &key);
             }
             if let Some(subject) = claimed {
-                self.by_subject.entry(subject.clone()).or_default().insert(key.clone());
-                self.subject_of.insert(key.clone(), subject);
+                list_under(&mut self.by_subject, subject, &key);
+                self.subject_of.insert(key.clone(), subject.to_owned());
             }
         }
         let referenced: Vec<String> = if deleted {
@@ -98,15 +129,10 @@ impl Claims {
         };
         if self.references_of.get(&key).map_or(&[][..], Vec::as_slice) != referenced.as_slice() {
             for previous in self.references_of.remove(&key).unwrap_or_default() {
-                if let Some(referrers) = self.referrers.get_mut(&previous) {
-                    referrers.remove(&key);
-                    if referrers.is_empty() {
-                        self.referrers.remove(&previous);
-                    }
-                }
+                unlist_under(&mut self.referrers, &previous, &key);
             }
             for subject in &referenced {
-                self.referrers.entry(subject.clone()).or_default().insert(key.clone());
+                list_under(&mut self.referrers, subject, &key);
             }
             if !referenced.is_empty() {
                 self.references_of.insert(key.clone(), referenced);
@@ -192,6 +218,17 @@ mod tests {
         claims.observe(&schema("user", "u", &[]));
         assert_eq!(names(claims.naming("s")), ["a"]);
         assert!(claims.naming("nothing").is_empty());
+    }
+
+    #[test]
+    fn a_subject_referred_to_twice_lists_its_referrer_once_and_drops_it_once() {
+        let mut claims = Claims::default();
+        claims.observe(&schema("user", "u", &["s", "s"]));
+        assert_eq!(names(claims.naming("s")), ["user"]);
+        assert_eq!(claims.referrers["s"].len(), 1);
+        claims.observe(&schema("user", "u", &[]));
+        assert!(claims.naming("s").is_empty());
+        assert!(claims.referrers.is_empty());
     }
 
     #[test]

@@ -14,9 +14,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{self, finalizer};
-use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
@@ -95,7 +95,7 @@ pub struct Context {
     /// The cached Schemas by subject, kept by the watch that wakes rivals.
     claims: Arc<Mutex<claims::Claims>>,
     configs: Store<SubjectConfig>,
-    recorder: Recorder,
+    events: events::Publisher,
     resync: Duration,
     failures: Mutex<HashMap<ObjectKey, u32>>,
     metrics: Arc<Metrics>,
@@ -114,7 +114,7 @@ impl Context {
             claims.observe(schema);
         }
         Self {
-            recorder: Recorder::new(client.clone(), "schemaops".into()),
+            events: events::Publisher::new(client.clone(), "schemaops"),
             scope: Scope(Some("default".to_owned())),
             client,
             registry,
@@ -242,14 +242,8 @@ pub fn watched_caches(
     let scope = Scope(namespace);
     let (schemas, schema_writer) = reflector::store::<Schema>();
     let (configs, config_writer) = reflector::store::<SubjectConfig>();
-    let schema_watch = reflector(
-        schema_writer,
-        watcher(scope.api::<Schema>(client), watcher::Config::default()),
-    );
-    let config_watch = reflector(
-        config_writer,
-        watcher(scope.api::<SubjectConfig>(client), watcher::Config::default()),
-    );
+    let schema_watch = slim_watch(scope.api::<Schema>(client), schema_writer);
+    let config_watch = slim_watch(scope.api::<SubjectConfig>(client), config_writer);
     let keep_filled = async move {
         let schema_watch = schema_watch.default_backoff().for_each(log_watch_error);
         let config_watch = config_watch.default_backoff().for_each(log_watch_error);
@@ -319,11 +313,12 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         let _ = receiver.wait_for(|stopped| *stopped).await;
     };
 
+    let (config_store, config_changes) = slim_cache(configs_api.clone());
+    let (schema_store, schema_changes) = slim_cache(schemas_api);
     let config_controller =
-        Controller::new(configs_api.clone(), watcher::Config::default()).with_config(controller_config());
-    let schema_controller = Controller::new(schemas_api, watcher::Config::default()).with_config(controller_config());
-    let schema_store = schema_controller.store();
-    let config_store = config_controller.store();
+        Controller::for_stream(config_changes, config_store.clone()).with_config(controller_config());
+    let schema_controller =
+        Controller::for_stream(schema_changes, schema_store.clone()).with_config(controller_config());
 
     let by_subject = schema_store.clone();
     let by_config_map = schema_store.clone();
@@ -371,7 +366,7 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
     let policy_controller = policies::status_controller(&client).graceful_shutdown_on(stop(shutdown_rx));
 
     let context = Arc::new(Context {
-        recorder: Recorder::new(client.clone(), "schemaops".into()),
+        events: events::Publisher::new(client.clone(), "schemaops"),
         scope,
         client,
         registry,
@@ -548,7 +543,7 @@ async fn publish<K: Resource<DynamicType = ()>>(
         action: "Reconcile".to_owned(),
         secondary: None,
     };
-    if let Err(error) = context.recorder.publish(&event, &object.object_ref(&())).await {
+    if let Err(error) = context.events.publish(&event, &object.object_ref(&())).await {
         // An event is a courtesy; the status already says what happened.
         tracing::debug!(error = &error as &dyn std::error::Error, "Could not record an event");
     }
@@ -556,13 +551,16 @@ async fn publish<K: Resource<DynamicType = ()>>(
 
 mod claims;
 mod configs;
+pub mod events;
 mod policies;
 mod schemas;
+mod slim;
 mod throughput;
 
 use claims::schemas_naming;
 use configs::reconcile_config;
 use schemas::reconcile_schema;
+use slim::{slim_cache, slim_watch};
 use throughput::{controller_config, schemas_where};
 
 /// How a reconcile ended, for the metrics: an error; a retry sooner than

@@ -217,7 +217,7 @@ fn status_patch(schema: &Schema) -> Expected {
     )
 }
 
-/// The Recorder's event; answers with the event as created.
+/// The event publisher's create; answers with the event as created.
 fn event() -> Expected {
     Expected::new(Method::POST, format!("{EVENTS}?"), Some("application/json"), |body| {
         body.clone()
