@@ -10,7 +10,8 @@
 //!     (each adding a property its partially open object already allowed).
 //!
 //! Prints the median time per check and the growth from 200 to 2,000 fields,
-//! measured in this run, two ways:
+//! measured in this run (the field counts of a case are timed in turn, round
+//! after round, so the host's noise falls on each alike), two ways:
 //! - cold: every schema arrives as text and is parsed (`compat::check`);
 //! - warm: the earlier versions are already parsed, as a registry keeps its
 //!   immutable versions, and only the candidate is parsed per check
@@ -115,16 +116,28 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-/// Runs `work` until `budget` is spent (at least 5 times) and returns the median.
-fn measure(budget: Duration, mut work: impl FnMut()) -> Duration {
+/// Runs each of `works` once per round, in turn, until `budget` is spent
+/// (at least 5 rounds, at most 1,000), and returns each one's median. The
+/// sizes of one case share every round, so a slowdown of the (shared) host
+/// falls on all of them alike and their ratio holds.
+fn measure_in_turn(budget: Duration, works: &mut [Box<dyn FnMut() + '_>]) -> Vec<Duration> {
     let started = Instant::now();
-    let mut samples = Vec::new();
-    while samples.len() < 5 || (started.elapsed() < budget && samples.len() < 1_000) {
-        let begin = Instant::now();
-        work();
-        samples.push(begin.elapsed());
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); works.len()];
+    let mut rounds = 0;
+    while rounds < 5 || (started.elapsed() < budget && rounds < 1_000) {
+        for (work, samples) in works.iter_mut().zip(&mut samples) {
+            let begin = Instant::now();
+            work();
+            samples.push(begin.elapsed());
+        }
+        rounds += 1;
     }
-    median(samples)
+    samples.into_iter().map(median).collect()
+}
+
+/// Runs `work` until `budget` is spent (at least 5 times) and returns the median.
+fn measure(budget: Duration, work: impl FnMut()) -> Duration {
+    measure_in_turn(budget, &mut [Box::new(work)])[0]
 }
 
 fn check_cold(format: Format, mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) {
@@ -317,35 +330,55 @@ fn selected(bench: &Bench) -> bool {
     option("--format").is_none_or(|name| bench.name.contains(name.as_str()))
 }
 
-/// Medians for one field count: (a) cold, (a) warm, (b) cold, (b) warm.
-fn run(bench: &Bench, fields: usize, budget: Duration) -> [Duration; 4] {
-    let format = bench.format;
-    let versions: Vec<SchemaText> = (0..=HISTORY)
-        .map(|extra| SchemaText::new((bench.schema)(fields, extra)))
-        .collect();
-    let parsed: Vec<ParsedSchema> = versions
-        .iter()
-        .map(|text| {
-            Checker::default()
-                .parse(format, SchemaRole::Candidate, text)
-                .expect("valid")
-        })
-        .collect();
-    let parsed_refs: Vec<&ParsedSchema> = parsed.iter().collect();
-    let (candidate, previous) = versions.split_last().expect("51 versions");
-    let previous_parsed = &parsed_refs[..HISTORY];
-    [
-        measure(budget, || {
-            check_cold(format, Mode::Backward, &versions[1], &versions[..1])
-        }),
-        measure(budget, || {
-            check_warm(format, Mode::Backward, &versions[1], &parsed_refs[..1])
-        }),
-        measure(budget, || check_cold(format, Mode::FullTransitive, candidate, previous)),
-        measure(budget, || {
-            check_warm(format, Mode::FullTransitive, candidate, previous_parsed)
-        }),
-    ]
+/// One field count's inputs: every version as text, and all but the
+/// candidate parsed, as a registry keeps them.
+struct Inputs {
+    versions: Vec<SchemaText>,
+    parsed: Vec<ParsedSchema>,
+}
+
+impl Inputs {
+    fn new(bench: &Bench, fields: usize) -> Self {
+        let versions: Vec<SchemaText> = (0..=HISTORY)
+            .map(|extra| SchemaText::new((bench.schema)(fields, extra)))
+            .collect();
+        let parsed = versions[..HISTORY]
+            .iter()
+            .map(|text| {
+                Checker::default()
+                    .parse(bench.format, SchemaRole::Candidate, text)
+                    .expect("valid")
+            })
+            .collect();
+        Self { versions, parsed }
+    }
+
+    /// The check of one column: (a) cold, (a) warm, (b) cold or (b) warm.
+    fn work(&self, format: Format, column: usize) -> Box<dyn FnMut() + '_> {
+        let previous: Vec<&ParsedSchema> = self.parsed.iter().collect();
+        let (candidate, earlier) = self.versions.split_last().expect("51 versions");
+        match column {
+            0 => Box::new(move || check_cold(format, Mode::Backward, &self.versions[1], &self.versions[..1])),
+            1 => Box::new(move || check_warm(format, Mode::Backward, &self.versions[1], &previous[..1])),
+            2 => Box::new(move || check_cold(format, Mode::FullTransitive, candidate, earlier)),
+            _ => Box::new(move || check_warm(format, Mode::FullTransitive, candidate, &previous)),
+        }
+    }
+}
+
+/// Medians per field count (rows) and column ((a) cold, (a) warm, (b) cold,
+/// (b) warm); each column's field counts are timed in turn.
+fn run(bench: &Bench, budget: Duration) -> Vec<[Duration; 4]> {
+    let inputs: Vec<Inputs> = FIELD_COUNTS.iter().map(|&fields| Inputs::new(bench, fields)).collect();
+    let mut rows = vec![[Duration::ZERO; 4]; inputs.len()];
+    for column in 0..4 {
+        let mut works: Vec<Box<dyn FnMut() + '_>> =
+            inputs.iter().map(|input| input.work(bench.format, column)).collect();
+        for (row, median) in rows.iter_mut().zip(measure_in_turn(budget, &mut works)) {
+            row[column] = median;
+        }
+    }
+    rows
 }
 
 fn millis(duration: Duration) -> f64 {
@@ -377,12 +410,13 @@ fn report(bench: &Bench, budget: Duration, dump_to: Option<&Path>) {
         "{unit:>6}  {:>9}  {:>12} {:>12}  {:>12} {:>12}",
         "bytes", "(a) cold", "(a) warm", "(b) cold", "(b) warm"
     );
-    let mut results = Vec::new();
-    for fields in FIELD_COUNTS {
-        if let Some(dir) = dump_to {
+    if let Some(dir) = dump_to {
+        for fields in FIELD_COUNTS {
             dump(dir, fields, bench).expect("the dump folder is writable");
         }
-        let medians = run(bench, fields, budget);
+    }
+    let results = run(bench, budget);
+    for (fields, medians) in FIELD_COUNTS.into_iter().zip(&results) {
         println!(
             "{fields:>6}  {:>9}  {:>12.3} {:>12.3}  {:>12.3} {:>12.3}",
             (bench.schema)(fields, 0).len(),
@@ -391,7 +425,6 @@ fn report(bench: &Bench, budget: Duration, dump_to: Option<&Path>) {
             millis(medians[2]),
             millis(medians[3])
         );
-        results.push(medians);
     }
     let growth = |column: usize| results[2][column].as_secs_f64() / results[1][column].as_secs_f64();
     println!(

@@ -66,20 +66,28 @@ fn package(parts: usize) -> String {
     )
 }
 
-/// The median of the runs of `work` that fit in a fixed budget (at least
-/// five), so a case of a few milliseconds is timed as steadily as one of a
-/// few hundred.
-fn timed(mut work: impl FnMut()) -> Duration {
-    let budget = Duration::from_millis(500);
+/// The medians of `small` and `large`, run in turn, round after round, for
+/// as many rounds as fit in a fixed budget (at least five): a case of a few
+/// milliseconds is timed as steadily as one of a few hundred, and a slowdown
+/// of the host falls on both sizes alike.
+fn timed_in_turn(mut small: impl FnMut(), mut large: impl FnMut()) -> (Duration, Duration) {
+    let budget = Duration::from_secs(1);
     let started = Instant::now();
-    let mut samples = Vec::new();
-    while samples.len() < 5 || started.elapsed() < budget {
+    let (mut smalls, mut larges) = (Vec::new(), Vec::new());
+    let time = |work: &mut dyn FnMut()| {
         let run = Instant::now();
         work();
-        samples.push(run.elapsed());
+        run.elapsed()
+    };
+    while smalls.len() < 5 || started.elapsed() < budget {
+        smalls.push(time(&mut small));
+        larges.push(time(&mut large));
     }
-    samples.sort();
-    samples[samples.len() / 2]
+    let median = |mut samples: Vec<Duration>| {
+        samples.sort();
+        samples[samples.len() / 2]
+    };
+    (median(smalls), median(larges))
 }
 
 fn report(case: &str, n: usize, small: Duration, large: Duration) {
@@ -105,13 +113,12 @@ fn self_check(case: &str, format: Format, make: fn(usize) -> String, n: usize) {
     if !selected(case) {
         return;
     }
-    let run = |size: usize| {
-        let schema = SchemaText::new(make(size));
-        timed(|| {
-            let _ = check(format, Mode::Full, &schema, std::slice::from_ref(&schema));
-        })
+    let (small, large) = (SchemaText::new(make(n)), SchemaText::new(make(FACTOR * n)));
+    let run = |schema: &SchemaText| {
+        let _ = check(format, Mode::Full, schema, std::slice::from_ref(schema));
     };
-    report(case, n, run(n), run(FACTOR * n));
+    let (small_time, large_time) = timed_in_turn(|| run(&small), || run(&large));
+    report(case, n, small_time, large_time);
 }
 
 fn subject(name: String) -> SubjectName {
