@@ -188,10 +188,11 @@ impl<'a> Differ<'a> {
         if self.same_digest(original, update) {
             return Ok(Vec::new());
         }
-        let (original, update) = (self.deref(original), self.deref(update));
-        if self.same_digest(original, update) {
+        let targets = (self.deref(original), self.deref(update));
+        if targets != (original, update) && self.same_digest(targets.0, targets.1) {
             return Ok(Vec::new());
         }
+        let (original, update) = targets;
         if !self.is_shared(original) && !self.is_shared(update) {
             // Only `$ref` targets can be reached twice or round a cycle;
             // any other pair is met once, so there is nothing to remember.
@@ -441,28 +442,23 @@ impl<'a> Differ<'a> {
     ) -> Result<(), TooComplex> {
         // properties: a merge of the two sorted lists
         let (mut i, mut j) = (0, 0);
-        while i < old.properties.len() || j < new.properties.len() {
-            let (old_entry, new_entry) = (old.properties.get(i), new.properties.get(j));
-            let order = match (old_entry, new_entry) {
-                (Some((a, ..)), Some((b, ..))) => a.cmp(b),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                _ => std::cmp::Ordering::Greater,
-            };
-            let (name, old_property, new_property) = match (order, old_entry, new_entry) {
-                (std::cmp::Ordering::Less, Some((name, node, was)), _) => {
+        loop {
+            let (name, old_property, new_property) = match (old.properties.get(i), new.properties.get(j)) {
+                (Some((name, node, was)), next) if next.is_none_or(|(other, ..)| name < other) => {
                     i += 1;
                     (name, Some((node, was)), None)
                 }
-                (std::cmp::Ordering::Equal, Some((name, old_node, was)), Some((_, new_node, is))) => {
+                (Some((name, old_node, was)), Some((other, new_node, is))) if name == other => {
                     i += 1;
                     j += 1;
                     (name, Some((old_node, was)), Some((new_node, is)))
                 }
-                (_, _, Some((name, node, is))) => {
+                (_, Some((name, node, is))) => {
                     j += 1;
                     (name, None, Some((node, is)))
                 }
-                (_, _, None) => break,
+                // Both lists done (an old property with none new left is taken above).
+                (_, None) => break,
             };
             let steps = [Step::Key("properties"), Step::Key(name)];
             let here = |kind| RawChange {

@@ -142,11 +142,6 @@ impl Properties {
         Self { names, entries }
     }
 
-    /// How many properties there are.
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// The property at `index` (in name order): its name, its schema and
     /// whether it is required.
     pub(crate) fn get(&self, index: usize) -> Option<(&str, NodeId, bool)> {
@@ -228,9 +223,7 @@ mod tests {
     #[test]
     fn properties_come_back_sorted_with_their_own_names() {
         let properties = Properties::new(vec![("b", 2, false), ("", 0, true), ("ab", 1, true), ("a", 3, false)]);
-        let all: Vec<_> = (0..properties.len())
-            .filter_map(|index| properties.get(index))
-            .collect();
+        let all: Vec<_> = (0..).map_while(|index| properties.get(index)).collect();
         assert_eq!(all, [("", 0, true), ("a", 3, false), ("ab", 1, true), ("b", 2, false)]);
         assert_eq!(properties.get(4), None);
     }
