@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Serialize, Serializer};
 use serde_json::{Number, Value};
 
 use super::stack::deep;
@@ -27,7 +28,7 @@ pub const MAX_NESTING: usize = 1_000;
 const TOO_DEEP: &str = "the document nests more than";
 
 /// A JSON value whose strings borrow from the source text where they can.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub(crate) enum Json<'a> {
     Null,
     Bool(bool),
@@ -57,9 +58,16 @@ impl<'a> Json<'a> {
     /// for [`nesting`]`(text)` levels (the caller scanned the text once for
     /// its own walk; a second scan would cost as much as a tenth of the parse).
     pub(crate) fn parse_in_walk(text: &'a str) -> Result<Self, SyntaxError> {
+        Self::parse_nested_at_most(text, MAX_NESTING)
+    }
+
+    /// Reads a whole JSON text that may nest at most `limit` arrays and
+    /// objects deep (a format stricter than [`MAX_NESTING`]), inside a walk
+    /// with the stack for that many levels, like [`Json::parse_in_walk`].
+    pub(crate) fn parse_nested_at_most(text: &'a str, limit: usize) -> Result<Self, SyntaxError> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         deserializer.disable_recursion_limit();
-        let parsed = Nested { depth: 0 }
+        let parsed = Nested { depth: 0, limit }
             .deserialize(&mut deserializer)
             .and_then(|json| deserializer.end().map(|()| json));
         parsed.map_err(|error| {
@@ -116,6 +124,55 @@ impl<'a> Json<'a> {
             format!("{kind} {shown}")
         } else {
             kind.to_owned()
+        }
+    }
+}
+
+impl Json<'_> {
+    /// The text of a string, or `None` for any other value.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::String(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The value of a number that is a non-negative integer in range.
+    pub(crate) fn as_u64(&self) -> Option<u64> {
+        match self {
+            Json::Number(number) => number.as_u64(),
+            _ => None,
+        }
+    }
+
+    /// The value of a number that is an integer in range.
+    pub(crate) fn as_i64(&self) -> Option<i64> {
+        match self {
+            Json::Number(number) => number.as_i64(),
+            _ => None,
+        }
+    }
+
+    /// The value of any number, as a float.
+    pub(crate) fn as_f64(&self) -> Option<f64> {
+        match self {
+            Json::Number(number) => number.as_f64(),
+            _ => None,
+        }
+    }
+}
+
+/// Written as serde_json writes the same [`Value`], object members in the
+/// tree's order.
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Json::Null => serializer.serialize_unit(),
+            Json::Bool(flag) => serializer.serialize_bool(*flag),
+            Json::Number(number) => number.serialize(serializer),
+            Json::String(text) => serializer.serialize_str(text),
+            Json::Array(items) => serializer.collect_seq(items),
+            Json::Object(members) => serializer.collect_map(members.iter().map(|(key, value)| (key, value))),
         }
     }
 }
@@ -222,10 +279,11 @@ fn slot(keys: &[&str], key: &str) -> Option<usize> {
         .position(|known| known.len() == key.len() && known.as_bytes().first() == first && *known == key)
 }
 
-/// Reads one value with `depth` arrays and objects around it.
+/// Reads one value with `depth` arrays and objects around it, of at most `limit`.
 #[derive(Clone, Copy)]
 struct Nested {
     depth: usize,
+    limit: usize,
 }
 
 impl Nested {
@@ -233,10 +291,10 @@ impl Nested {
     /// the error when that container is one level too many.
     fn inner<E: de::Error>(self) -> Result<Nested, E> {
         let depth = self.depth + 1;
-        if depth > MAX_NESTING {
-            return Err(E::custom(format_args!("{TOO_DEEP} {MAX_NESTING} levels deep")));
+        if depth > self.limit {
+            return Err(E::custom(format_args!("{TOO_DEEP} {} levels deep", self.limit)));
         }
-        Ok(Nested { depth })
+        Ok(Nested { depth, ..self })
     }
 }
 

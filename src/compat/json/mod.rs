@@ -56,6 +56,7 @@
 //!   guess.
 
 mod diff;
+mod document;
 mod explain;
 mod kind;
 mod model;
@@ -107,21 +108,7 @@ impl JsonSchema {
     /// JSON, a keyword of the wrong shape (`{"type": 5}`), a `$ref` that
     /// names nothing in the document or only leads round to itself.
     pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
-        let document: Value = serde_json::from_str(&schema.text).map_err(|error| {
-            let message = error.to_string();
-            let problem = if message.starts_with("recursion limit exceeded") {
-                format!("the document nests more than {MAX_NESTING} levels deep")
-            } else if error.is_eof() {
-                "the text ends before the JSON document does".to_owned()
-            } else {
-                let message = message.split(" at line ").next().unwrap_or(&message);
-                format!("not valid JSON: {message}")
-            };
-            ParseError {
-                problem,
-                position: format!("line {} column {}", error.line(), error.column()),
-            }
-        })?;
+        let document = document::read(&schema.text)?;
         let parsed = parse::parse(&document)?;
         let mut shared = vec![false; parsed.nodes.len()];
         for node in &parsed.nodes {
@@ -136,7 +123,7 @@ impl JsonSchema {
             nodes: parsed.nodes,
             metas: parsed.metas,
             root: parsed.root,
-            canonical: document.to_string(),
+            canonical: document::canonical(&document),
         })
     }
 

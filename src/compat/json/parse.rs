@@ -2,16 +2,18 @@
 //! `$schema`, keyword checks with the JSON Pointer of every problem, and
 //! local `$ref` resolution (`#/definitions/…`, `#/$defs/…`, `$id` and anchors).
 //!
-//! Nothing here recurses deeper than the document nests (serde_json refuses
-//! more than 128 levels), and `$ref` targets are read from a work list, so a
+//! Nothing here recurses deeper than the document nests (at most
+//! [`super::MAX_NESTING`] levels: see [`super::document::read`]), and `$ref` targets are read from a work list, so a
 //! long chain of references cannot overflow the stack either.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
 use regex::Regex;
-use serde_json::{Map, Value};
 
+use crate::compat::json_tree::Json;
+
+use super::document::{Object, canonical, lookup, member};
 use super::model::{ArrayNode, Criterion, Draft, Meta, Node, NodeId, NumberNode, ObjectNode, Properties, StringNode};
 
 /// Why a text is not a JSON Schema the checker can read.
@@ -79,11 +81,12 @@ pub(crate) struct Parsed {
     pub(crate) root: NodeId,
 }
 
-/// Reads a schema document that is already valid JSON.
-pub(crate) fn parse(document: &Value) -> Result<Parsed, ParseError> {
-    let draft = match document.get("$schema") {
+/// Reads a schema document that is already valid JSON, its objects sorted
+/// by [`super::document::read`].
+pub(crate) fn parse<'a>(document: &'a Json<'a>) -> Result<Parsed, ParseError> {
+    let draft = match member(document, "$schema") {
         None => Draft::Draft7,
-        Some(Value::String(uri)) => Draft::from_uri(uri).ok_or_else(|| {
+        Some(Json::String(uri)) => Draft::from_uri(uri).ok_or_else(|| {
             ParseError::at(
                 "/$schema",
                 format!(
@@ -114,10 +117,10 @@ pub(crate) fn parse(document: &Value) -> Result<Parsed, ParseError> {
     // Definitions are read even when nothing refers to them, so a broken one
     // is refused like any other part of the document.
     for keyword in ["definitions", "$defs"] {
-        match document.get(keyword) {
+        match member(document, keyword) {
             None => {}
-            Some(Value::Object(members)) => {
-                for name in members.keys() {
+            Some(Json::Object(members)) => {
+                for (name, _) in members {
                     let pointer = child(&child("", keyword), name);
                     loader.pending.push(PendingRef {
                         node: NodeId::MAX,
@@ -162,7 +165,7 @@ struct PendingRef {
 
 struct Loader<'a> {
     draft: Draft,
-    document: &'a Value,
+    document: &'a Json<'a>,
     nodes: Vec<Node>,
     metas: Vec<Meta>,
     digests: Vec<Option<Digest>>,
@@ -174,15 +177,15 @@ struct Loader<'a> {
     ids: HashMap<String, String>,
 }
 
-fn describe(value: &Value) -> String {
+fn describe(value: &Json<'_>) -> String {
     match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(flag) => format!("the boolean {flag}"),
-        Value::Number(number) => format!("the number {number}"),
-        Value::String(text) if text.len() <= 40 => format!("the string {}", Value::from(text.as_str())),
-        Value::String(_) => "a string".to_owned(),
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
+        Json::Null => "null".to_owned(),
+        Json::Bool(flag) => format!("the boolean {flag}"),
+        Json::Number(number) => format!("the number {number}"),
+        Json::String(text) if text.len() <= 40 => format!("the string {}", canonical(value)),
+        Json::String(_) => "a string".to_owned(),
+        Json::Array(_) => "an array".to_owned(),
+        Json::Object(_) => "an object".to_owned(),
     }
 }
 
@@ -198,17 +201,12 @@ fn child(pointer: &str, key: &str) -> String {
     path
 }
 
-fn canonical(value: &Value) -> String {
-    // serde_json's map is ordered by key, so this is canonical JSON.
-    value.to_string()
-}
-
 /// A 128-bit fingerprint of a schema's JSON text, independent of layout.
 pub(crate) type Digest = [u64; 2];
 
-/// A 128-bit SipHash-1-3 of the value, in one pass (serde_json's maps are
-/// sorted, so key order does not matter).
-fn digest(value: &Value) -> Digest {
+/// A 128-bit SipHash-1-3 of the value, in one pass (the document's objects
+/// are sorted, so key order does not matter).
+fn digest(value: &Json<'_>) -> Digest {
     use siphasher::sip128::{Hasher128 as _, SipHasher13};
     use std::hash::Hash as _;
     let mut hasher = SipHasher13::new();
@@ -219,10 +217,10 @@ fn digest(value: &Value) -> Digest {
 
 /// Every `$id` (`id` in draft 4) and anchor of the document, with the
 /// pointer of its schema. Recursion follows the document's nesting, which
-/// serde_json limits to 128 levels; a pointer is built only for what is found.
-fn collect_ids(document: &Value, draft: Draft) -> HashMap<String, String> {
+/// [`super::document::read`] limits; a pointer is built only for what is found.
+fn collect_ids<'a>(document: &'a Json<'a>, draft: Draft) -> HashMap<String, String> {
     fn walk<'v>(
-        value: &'v Value,
+        value: &'v Json<'v>,
         id_key: &str,
         path: &mut Vec<std::borrow::Cow<'v, str>>,
         ids: &mut HashMap<String, String>,
@@ -235,24 +233,24 @@ fn collect_ids(document: &Value, draft: Draft) -> HashMap<String, String> {
             })
         };
         match value {
-            Value::Object(map) => {
-                if let Some(Value::String(id)) = map.get(id_key) {
-                    ids.entry(id.clone()).or_insert_with(|| pointer(path));
+            Json::Object(_) => {
+                if let Some(Json::String(id)) = member(value, id_key) {
+                    ids.entry(id.to_string()).or_insert_with(|| pointer(path));
                 }
-                if let Some(Value::String(anchor)) = map.get("$anchor") {
+                if let Some(Json::String(anchor)) = member(value, "$anchor") {
                     ids.entry(format!("#{anchor}")).or_insert_with(|| pointer(path));
                 }
-                for (key, member) in map {
-                    if matches!(member, Value::Object(_) | Value::Array(_)) {
-                        path.push(std::borrow::Cow::Borrowed(key.as_str()));
+                for (key, member) in Object::of(value).into_iter().flat_map(Object::iter) {
+                    if matches!(member, Json::Object(_) | Json::Array(_)) {
+                        path.push(std::borrow::Cow::Borrowed(key));
                         walk(member, id_key, path, ids);
                         path.pop();
                     }
                 }
             }
-            Value::Array(items) => {
+            Json::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
-                    if matches!(item, Value::Object(_) | Value::Array(_)) {
+                    if matches!(item, Json::Object(_) | Json::Array(_)) {
                         path.push(std::borrow::Cow::Owned(index.to_string()));
                         walk(item, id_key, path, ids);
                         path.pop();
@@ -291,14 +289,6 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The value at an (escaped) JSON Pointer.
-fn lookup<'v>(document: &'v Value, pointer: &str) -> Option<&'v Value> {
-    if pointer.is_empty() {
-        return Some(document);
-    }
-    document.pointer(pointer)
-}
-
 impl<'a> Loader<'a> {
     fn push(&mut self, node: Node, meta: Meta) -> NodeId {
         let id = NodeId::try_from(self.nodes.len()).unwrap_or(NodeId::MAX);
@@ -309,13 +299,13 @@ impl<'a> Loader<'a> {
     }
 
     /// Reads the schema at `pointer`; `$ref`s in it are queued, not followed.
-    fn load(&mut self, value: &'a Value, pointer: &str, resource: &str) -> Result<NodeId, ParseError> {
+    fn load(&mut self, value: &'a Json<'a>, pointer: &str, resource: &str) -> Result<NodeId, ParseError> {
         let id = self.push(Node::Empty, Meta::default());
         let opaque_before = self.opaque;
         let (node, meta) = match value {
-            Value::Bool(true) => (Node::Empty, Meta::default()),
-            Value::Bool(false) => (Node::False, Meta::default()),
-            Value::Object(map) => self.load_object(id, map, pointer, resource)?,
+            Json::Bool(true) => (Node::Empty, Meta::default()),
+            Json::Bool(false) => (Node::False, Meta::default()),
+            Json::Object(members) => self.load_object(id, Object::new(members), pointer, resource)?,
             other => {
                 return Err(ParseError::at(
                     pointer,
@@ -334,12 +324,12 @@ impl<'a> Loader<'a> {
     fn load_object(
         &mut self,
         id: NodeId,
-        map: &'a Map<String, Value>,
+        map: Object<'a>,
         pointer: &str,
         resource: &str,
     ) -> Result<(Node, Meta), ParseError> {
         let id_key = if self.draft == Draft::Draft4 { "id" } else { "$id" };
-        let resource = if pointer.is_empty() || matches!(map.get(id_key), Some(Value::String(_))) {
+        let resource = if pointer.is_empty() || matches!(map.get(id_key), Some(Json::String(_))) {
             pointer.to_owned()
         } else {
             resource.to_owned()
@@ -349,11 +339,11 @@ impl<'a> Loader<'a> {
             id: optional_string(map, id_key, pointer)?,
             title: optional_string(map, "title", pointer)?,
             description: optional_string(map, "description", pointer)?,
-            default: map.get("default").cloned(),
-            connect_type: map.get("connect.type").and_then(Value::as_str).map(str::to_owned),
+            default: map.get("default").cloned().map(Json::into_value),
+            connect_type: map.get("connect.type").and_then(Json::as_str).map(str::to_owned),
         };
         if let Some(reference) = map.get("$ref") {
-            let Value::String(reference) = reference else {
+            let Json::String(reference) = reference else {
                 return Err(ParseError::at(
                     &child(pointer, "$ref"),
                     format!("`$ref` must be a string, found {}", describe(reference)),
@@ -361,7 +351,7 @@ impl<'a> Loader<'a> {
             };
             self.pending.push(PendingRef {
                 node: id,
-                reference: reference.clone(),
+                reference: reference.to_string(),
                 pointer: pointer.to_owned(),
                 resource: resource.to_owned(),
             });
@@ -373,7 +363,7 @@ impl<'a> Loader<'a> {
             let keyword = criterion.keyword();
             let Some(value) = map.get(keyword) else { continue };
             let at = child(pointer, keyword);
-            let Value::Array(items) = value else {
+            let Json::Array(items) = value else {
                 return Err(ParseError::at(
                     &at,
                     format!("`{keyword}` must be an array of schemas, found {}", describe(value)),
@@ -409,7 +399,7 @@ impl<'a> Loader<'a> {
             parts.push(Node::Const(canonical(value)));
         }
         if let Some(value) = map.get("enum") {
-            let Value::Array(items) = value else {
+            let Json::Array(items) = value else {
                 return Err(ParseError::at(
                     &child(pointer, "enum"),
                     format!("`enum` must be an array, found {}", describe(value)),
@@ -418,18 +408,18 @@ impl<'a> Loader<'a> {
             parts.push(Node::Enum(items.iter().map(canonical).collect()));
         }
         match map.get("type") {
-            Some(Value::String(name)) => {
+            Some(Json::String(name)) => {
                 let name = self.type_name(name, &child(pointer, "type"))?;
                 parts.push(self.typed(name, map, pointer, resource)?);
             }
-            Some(Value::Array(names)) => {
+            Some(Json::Array(names)) => {
                 let at = child(pointer, "type");
                 if names.is_empty() {
                     return Err(ParseError::at(&at, "`type` must not be an empty array"));
                 }
                 let mut typed = Vec::with_capacity(names.len());
                 for (index, name) in names.iter().enumerate() {
-                    let Value::String(name) = name else {
+                    let Json::String(name) = name else {
                         return Err(ParseError::at(
                             &format!("{at}/{index}"),
                             format!("every entry of `type` must be a type name, found {}", describe(name)),
@@ -461,9 +451,9 @@ impl<'a> Loader<'a> {
             None => {
                 let modern = self.draft.is_modern();
                 let has = |keywords: &[&str]| {
-                    keywords.iter().any(|keyword| match map.get(*keyword) {
+                    keywords.iter().any(|keyword| match map.get(keyword) {
                         // The reference's 2019-09+ loader sees `properties: {}` alone as no constraint.
-                        Some(Value::Object(members)) if modern && *keyword == "properties" => !members.is_empty(),
+                        Some(Json::Object(members)) if modern && *keyword == "properties" => !members.is_empty(),
                         Some(_) => true,
                         None => false,
                     })
@@ -505,13 +495,7 @@ impl<'a> Loader<'a> {
         })
     }
 
-    fn typed(
-        &mut self,
-        name: &str,
-        map: &'a Map<String, Value>,
-        pointer: &str,
-        resource: &str,
-    ) -> Result<Node, ParseError> {
+    fn typed(&mut self, name: &str, map: Object<'a>, pointer: &str, resource: &str) -> Result<Node, ParseError> {
         Ok(match name {
             "boolean" => Node::Boolean,
             "null" => Node::Null,
@@ -541,12 +525,12 @@ impl<'a> Loader<'a> {
         })
     }
 
-    fn number(&self, integer: bool, map: &Map<String, Value>, pointer: &str) -> Result<NumberNode, ParseError> {
+    fn number(&self, integer: bool, map: Object<'_>, pointer: &str) -> Result<NumberNode, ParseError> {
         let exclusive = |key: &str| -> Result<Option<f64>, ParseError> {
             match map.get(key) {
                 None => Ok(None),
                 // Draft 4: a flag on `minimum`/`maximum`, not a bound of its own.
-                Some(Value::Bool(_)) if self.draft == Draft::Draft4 => Ok(None),
+                Some(Json::Bool(_)) if self.draft == Draft::Draft4 => Ok(None),
                 Some(_) if self.draft == Draft::Draft4 => Err(ParseError::at(
                     &child(pointer, key),
                     format!("in draft 4 `{key}` must be a boolean"),
@@ -571,13 +555,7 @@ impl<'a> Loader<'a> {
         })
     }
 
-    fn sub(
-        &mut self,
-        map: &'a Map<String, Value>,
-        key: &str,
-        pointer: &str,
-        resource: &str,
-    ) -> Result<Option<NodeId>, ParseError> {
+    fn sub(&mut self, map: Object<'a>, key: &str, pointer: &str, resource: &str) -> Result<Option<NodeId>, ParseError> {
         match map.get(key) {
             None => Ok(None),
             Some(value) => self.load(value, &child(pointer, key), resource).map(Some),
@@ -586,16 +564,16 @@ impl<'a> Loader<'a> {
 
     fn schema_map(
         &mut self,
-        map: &'a Map<String, Value>,
+        map: Object<'a>,
         key: &str,
         pointer: &str,
         resource: &str,
-    ) -> Result<Vec<(&'a String, NodeId)>, ParseError> {
+    ) -> Result<Vec<(&'a str, NodeId)>, ParseError> {
         let Some(value) = map.get(key) else {
             return Ok(Vec::new());
         };
         let at = child(pointer, key);
-        let Value::Object(members) = value else {
+        let Some(members) = Object::of(value) else {
             return Err(ParseError::at(
                 &at,
                 format!("`{key}` must be an object of schemas, found {}", describe(value)),
@@ -607,7 +585,7 @@ impl<'a> Loader<'a> {
             .collect()
     }
 
-    fn object(&mut self, map: &'a Map<String, Value>, pointer: &str, resource: &str) -> Result<ObjectNode, ParseError> {
+    fn object(&mut self, map: Object<'a>, pointer: &str, resource: &str) -> Result<ObjectNode, ParseError> {
         let required = match map.get("required") {
             None => BTreeSet::new(),
             Some(value) => string_array(value, &child(pointer, "required"), "required")?,
@@ -615,12 +593,12 @@ impl<'a> Loader<'a> {
         let properties = Properties::new(
             self.schema_map(map, "properties", pointer, resource)?
                 .into_iter()
-                .map(|(name, id)| (name.as_str(), id, required.contains(name)))
+                .map(|(name, id)| (name, id, required.contains(name)))
                 .collect(),
         );
         let (permits_additional, additional) = match map.get("additionalProperties") {
             None => (true, None),
-            Some(Value::Bool(flag)) => (*flag, None),
+            Some(Json::Bool(flag)) => (*flag, None),
             Some(value) => (
                 true,
                 Some(self.load(value, &child(pointer, "additionalProperties"), resource)?),
@@ -649,18 +627,18 @@ impl<'a> Loader<'a> {
         for keyword in ["dependencies", "dependentRequired", "dependentSchemas"] {
             let Some(value) = map.get(keyword) else { continue };
             let at = child(pointer, keyword);
-            let Value::Object(members) = value else {
+            let Some(members) = Object::of(value) else {
                 return Err(ParseError::at(
                     &at,
                     format!("`{keyword}` must be an object, found {}", describe(value)),
                 ));
             };
-            for (name, member) in members {
+            for (name, member) in members.iter() {
                 let member_at = child(&at, name);
-                if member.is_array() && keyword != "dependentSchemas" {
-                    dependency_arrays.insert(name.clone(), string_array(member, &member_at, keyword)?);
+                if matches!(member, Json::Array(_)) && keyword != "dependentSchemas" {
+                    dependency_arrays.insert(name.to_owned(), string_array(member, &member_at, keyword)?);
                 } else if keyword != "dependentRequired" {
-                    dependency_schemas.insert(name.clone(), self.load(member, &member_at, resource)?);
+                    dependency_schemas.insert(name.to_owned(), self.load(member, &member_at, resource)?);
                 } else {
                     return Err(ParseError::at(
                         &member_at,
@@ -686,16 +664,16 @@ impl<'a> Loader<'a> {
         })
     }
 
-    fn array(&mut self, map: &'a Map<String, Value>, pointer: &str, resource: &str) -> Result<ArrayNode, ParseError> {
+    fn array(&mut self, map: Object<'a>, pointer: &str, resource: &str) -> Result<ArrayNode, ParseError> {
         let mut array = ArrayNode {
             permits_additional: true,
-            unique_items: matches!(map.get("uniqueItems"), Some(Value::Bool(true))),
+            unique_items: matches!(map.get("uniqueItems"), Some(Json::Bool(true))),
             min_items: count(map, "minItems", pointer)?,
             max_items: count(map, "maxItems", pointer)?,
             ..ArrayNode::default()
         };
         if let Some(value) = map.get("uniqueItems")
-            && !value.is_boolean()
+            && !matches!(value, Json::Bool(_))
         {
             return Err(ParseError::at(
                 &child(pointer, "uniqueItems"),
@@ -713,7 +691,7 @@ impl<'a> Loader<'a> {
             "additionalItems"
         };
         match map.get(tuple_keyword) {
-            Some(Value::Array(items)) => {
+            Some(Json::Array(items)) => {
                 let at = child(pointer, tuple_keyword);
                 for (index, item) in items.iter().enumerate() {
                     array
@@ -722,7 +700,7 @@ impl<'a> Loader<'a> {
                 }
                 match map.get(rest_keyword) {
                     None => {}
-                    Some(Value::Bool(flag)) => array.permits_additional = *flag,
+                    Some(Json::Bool(flag)) => array.permits_additional = *flag,
                     Some(value) => {
                         array.additional = Some(self.load(value, &child(pointer, rest_keyword), resource)?)
                     }
@@ -737,22 +715,22 @@ impl<'a> Loader<'a> {
             Some(value) => array.all_items = Some(self.load(value, &child(pointer, "items"), resource)?),
             // 2020-12 `items: true/false` alone says whether any items may appear at all.
             None if self.draft == Draft::Draft2020 => match map.get("items") {
-                Some(Value::Bool(flag)) => array.permits_additional = *flag,
+                Some(Json::Bool(flag)) => array.permits_additional = *flag,
                 _ => array.all_items = self.sub(map, "items", pointer, resource)?,
             },
             None => {
                 // `additionalItems` without a list of `items` still counts for the reference.
                 match map.get("additionalItems") {
                     None => {}
-                    Some(Value::Bool(flag)) => array.permits_additional = *flag,
+                    Some(Json::Bool(flag)) => array.permits_additional = *flag,
                     Some(value) => {
                         array.additional = Some(self.load(value, &child(pointer, "additionalItems"), resource)?);
                     }
                 }
             }
         }
-        array.min_contains = map.get("minContains").and_then(Value::as_i64);
-        array.max_contains = map.get("maxContains").and_then(Value::as_i64);
+        array.min_contains = map.get("minContains").and_then(Json::as_i64);
+        array.max_contains = map.get("maxContains").and_then(Json::as_i64);
         if self.draft.is_modern() {
             array.unevaluated = self.sub(map, "unevaluatedItems", pointer, resource)?;
             // From 2019-09 `minContains` defaults to 1 where `contains` is given.
@@ -884,10 +862,10 @@ fn first_line(text: &str) -> String {
         .to_owned()
 }
 
-fn optional_string(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<String>, ParseError> {
+fn optional_string(map: Object<'_>, key: &str, pointer: &str) -> Result<Option<String>, ParseError> {
     match map.get(key) {
         None => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(Json::String(text)) => Ok(Some(text.to_string())),
         Some(other) => Err(ParseError::at(
             &child(pointer, key),
             format!("`{key}` must be a string, found {}", describe(other)),
@@ -895,7 +873,7 @@ fn optional_string(map: &Map<String, Value>, key: &str, pointer: &str) -> Result
     }
 }
 
-fn count(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<u64>, ParseError> {
+fn count(map: Object<'_>, key: &str, pointer: &str) -> Result<Option<u64>, ParseError> {
     match map.get(key) {
         None => Ok(None),
         Some(value) => value
@@ -916,10 +894,10 @@ fn count(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<u6
     }
 }
 
-fn number(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<f64>, ParseError> {
+fn number(map: Object<'_>, key: &str, pointer: &str) -> Result<Option<f64>, ParseError> {
     match map.get(key) {
         None => Ok(None),
-        Some(Value::Number(number)) => Ok(number.as_f64()),
+        Some(Json::Number(number)) => Ok(number.as_f64()),
         Some(other) => Err(ParseError::at(
             &child(pointer, key),
             format!("`{key}` must be a number, found {}", describe(other)),
@@ -927,8 +905,8 @@ fn number(map: &Map<String, Value>, key: &str, pointer: &str) -> Result<Option<f
     }
 }
 
-fn string_array(value: &Value, at: &str, keyword: &str) -> Result<BTreeSet<String>, ParseError> {
-    let Value::Array(items) = value else {
+fn string_array(value: &Json<'_>, at: &str, keyword: &str) -> Result<BTreeSet<String>, ParseError> {
+    let Json::Array(items) = value else {
         return Err(ParseError::at(
             at,
             format!(
@@ -941,7 +919,7 @@ fn string_array(value: &Value, at: &str, keyword: &str) -> Result<BTreeSet<Strin
         .iter()
         .enumerate()
         .map(|(index, item)| match item {
-            Value::String(name) => Ok(name.clone()),
+            Json::String(name) => Ok(name.to_string()),
             other => Err(ParseError::at(
                 &format!("{at}/{index}"),
                 format!("`{keyword}` must hold property names, found {}", describe(other)),
