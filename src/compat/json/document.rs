@@ -15,25 +15,35 @@ use crate::compat::stack;
 use super::MAX_NESTING;
 use super::parse::ParseError;
 
+/// A document read by [`read`].
+#[derive(Debug)]
+pub(super) struct Document<'a> {
+    /// The tree, its objects sorted.
+    pub(super) root: Json<'a>,
+    /// How many objects the tree has: about as many schemas as the parse
+    /// will read, so it can size its tables once.
+    pub(super) objects: usize,
+}
+
 /// Reads a JSON text of at most [`MAX_NESTING`] levels into a sorted tree.
-pub(super) fn read(text: &str) -> Result<Json<'_>, ParseError> {
-    let mut document = stack::walk(nesting(text).min(MAX_NESTING + 1), || {
+pub(super) fn read(text: &str) -> Result<Document<'_>, ParseError> {
+    let mut root = stack::walk(nesting(text).min(MAX_NESTING + 1), || {
         Json::parse_nested_at_most(text, MAX_NESTING)
     })
     .map_err(|error| ParseError {
         problem: error.problem,
         position: format!("line {} column {}", error.line, error.column),
     })?;
-    sort_objects(&mut document);
-    Ok(document)
+    let objects = sort_objects(&mut root);
+    Ok(Document { root, objects })
 }
 
 /// Sorts the members of every object in the tree by key, keeping only the
-/// last of repeated keys. Recurses as deep as the tree nests, which
-/// [`read`] limits to [`MAX_NESTING`].
-fn sort_objects(json: &mut Json<'_>) {
+/// last of repeated keys, and counts the objects. Recurses as deep as the
+/// tree nests, which [`read`] limits to [`MAX_NESTING`].
+fn sort_objects(json: &mut Json<'_>) -> usize {
     match json {
-        Json::Array(items) => items.iter_mut().for_each(sort_objects),
+        Json::Array(items) => items.iter_mut().map(sort_objects).sum(),
         Json::Object(members) => {
             if !members.windows(2).all(|pair| pair[0].0 < pair[1].0) {
                 // Stable, so repeated keys stay in document order.
@@ -46,11 +56,14 @@ fn sort_objects(json: &mut Json<'_>) {
                     repeated
                 });
             }
-            members.iter_mut().for_each(|(_, value)| sort_objects(value));
+            1 + members.iter_mut().map(|(_, value)| sort_objects(value)).sum::<usize>()
         }
-        Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_) => {}
+        Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_) => 0,
     }
 }
+
+/// The most members an object may have to be scanned by [`Object::get`].
+const SCANNED: usize = 16;
 
 /// The members of one object of a sorted tree.
 #[derive(Clone, Copy)]
@@ -72,8 +85,19 @@ impl<'a> Object<'a> {
         }
     }
 
-    /// The value of `key`.
+    /// The value of `key`. Most lookups are of keywords an object does not
+    /// have, in an object of a few members: those are scanned, comparing
+    /// lengths and first bytes before whole keys, which spares most calls
+    /// to `memcmp`; larger objects are searched by halves.
     pub(super) fn get(self, key: &str) -> Option<&'a Json<'a>> {
+        if self.members.len() <= SCANNED {
+            let first = key.as_bytes().first();
+            return self
+                .members
+                .iter()
+                .find(|(name, _)| name.len() == key.len() && name.as_bytes().first() == first && name == key)
+                .map(|(_, value)| value);
+        }
         let at = self.members.binary_search_by(|(name, _)| name.as_ref().cmp(key)).ok()?;
         Some(&self.members[at].1)
     }
@@ -132,6 +156,8 @@ mod tests {
     fn objects_are_sorted_and_the_last_of_repeated_keys_wins() {
         let text = r#"{"b":1,"a":{"z":true,"y":[{"k":1,"k":2}]},"b":3,"a2":null}"#;
         let document = read(text).unwrap();
+        assert_eq!(document.objects, 3, "the values of repeated keys are not counted");
+        let document = document.root;
         assert_eq!(
             canonical(&document),
             r#"{"a":{"y":[{"k":2}],"z":true},"a2":null,"b":3}"#
@@ -147,7 +173,7 @@ mod tests {
     #[test]
     fn pointers_resolve_as_serde_json_resolves_them() {
         let text = r#"{"defs":{"a/b":{"x~y":[10,20]},"":{"0":1}},"list":[0,1,2]}"#;
-        let document = read(text).unwrap();
+        let document = read(text).unwrap().root;
         let value: Value = serde_json::from_str(text).unwrap();
         for pointer in [
             "",

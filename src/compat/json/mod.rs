@@ -109,7 +109,7 @@ impl JsonSchema {
     /// names nothing in the document or only leads round to itself.
     pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
         let document = document::read(&schema.text)?;
-        let parsed = parse::parse(&document)?;
+        let parsed = parse::parse(&document.root, document.objects)?;
         let mut shared = vec![false; parsed.nodes.len()];
         for node in &parsed.nodes {
             if let Node::Ref(target) = node {
@@ -123,7 +123,7 @@ impl JsonSchema {
             nodes: parsed.nodes,
             metas: parsed.metas,
             root: parsed.root,
-            canonical: document::canonical(&document),
+            canonical: document::canonical(&document.root),
         })
     }
 

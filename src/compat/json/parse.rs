@@ -83,7 +83,9 @@ pub(crate) struct Parsed {
 
 /// Reads a schema document that is already valid JSON, its objects sorted
 /// by [`super::document::read`].
-pub(crate) fn parse<'a>(document: &'a Json<'a>) -> Result<Parsed, ParseError> {
+///
+/// `objects`, the number of objects in the document, sizes the node tables.
+pub(crate) fn parse<'a>(document: &'a Json<'a>, objects: usize) -> Result<Parsed, ParseError> {
     let draft = match member(document, "$schema") {
         None => Draft::Draft7,
         Some(Json::String(uri)) => Draft::from_uri(uri).ok_or_else(|| {
@@ -104,9 +106,9 @@ pub(crate) fn parse<'a>(document: &'a Json<'a>) -> Result<Parsed, ParseError> {
     let mut loader = Loader {
         draft,
         document,
-        nodes: Vec::new(),
-        metas: Vec::new(),
-        digests: Vec::new(),
+        nodes: Vec::with_capacity(objects),
+        metas: Vec::with_capacity(objects),
+        digests: Vec::with_capacity(objects),
         opaque: 0,
         by_pointer: HashMap::new(),
         pending: Vec::new(),
