@@ -37,6 +37,11 @@ use std::time::{Duration, Instant};
 use schemaops::compat::{Checker, Format, Mode, ParsedSchema, SchemaRole, SchemaText, check, check_parsed};
 use serde_json::{Value, json};
 
+/// The allocator the `schemaops` binary ships with, so the bench times what
+/// users run (the peers in this process get it too).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[path = "compat/peers.rs"]
 mod peers;
 

@@ -23,6 +23,11 @@ use schemaops::registry::embedded::EmbeddedRegistry;
 use schemaops::registry::embedded::sqlite::SqliteStore;
 use schemaops::registry::{NewSchema, RegisterOptions, Registry, SchemaReference, SubjectName, Version};
 
+/// The allocator the `schemaops` binary ships with, so the bench times what
+/// users run.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// How much larger the second size is.
 const FACTOR: usize = 10;
 
