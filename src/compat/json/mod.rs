@@ -64,7 +64,6 @@ mod parse;
 mod policy;
 
 use serde::Serialize;
-use serde_json::Value;
 
 pub use kind::Kind;
 pub use model::Draft;
@@ -141,8 +140,8 @@ impl JsonSchema {
     /// The root's `$id`, when it is a string.
     pub fn root_id(&self) -> Option<String> {
         // The canonical text parsed once already, within the nesting limit.
-        let document: Value = serde_json::from_str(&self.canonical).ok()?;
-        document.get("$id")?.as_str().map(str::to_owned)
+        let document = document::read(&self.canonical).ok()?;
+        document::member(&document.root, "$id")?.as_str().map(str::to_owned)
     }
 
     /// SHA-256 of the canonical text, in lowercase hex.
