@@ -150,6 +150,7 @@ pub(super) fn canonical(json: &Json<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::Value;
 
     #[test]
@@ -168,6 +169,52 @@ mod tests {
         assert_eq!(object.get("b"), Some(&Json::Number(3.into())));
         assert!(object.contains_key("a2") && !object.contains_key("c"));
         assert_eq!(object.iter().map(|(key, _)| key).collect::<Vec<_>>(), ["a", "a2", "b"]);
+    }
+
+    /// JSON texts with repeated keys, keys that sort differently once
+    /// unescaped, and numbers of every kind serde_json reads.
+    fn json_text() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just(r#""a""#),
+            Just(r#""b""#),
+            Just(r#""\u0061b""#),
+            Just(r#""ab""#),
+            Just(r#""é""#),
+            Just(r#""\"q""#),
+            Just(r#""""#),
+        ];
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            any::<bool>().prop_map(|flag| flag.to_string()),
+            any::<i64>().prop_map(|number| number.to_string()),
+            any::<u64>().prop_map(|number| number.to_string()),
+            (-1e6f64..1e6).prop_map(|number| format!("{number:e}")),
+            Just(r#""line\nbreak \u00e9 \/""#.to_owned()),
+            "[a-z ]{0,6}".prop_map(|text| format!("\"{text}\"")),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(|items| format!("[{}]", items.join(","))),
+                prop::collection::vec((key.clone(), inner), 0..6).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(key, value)| format!("{key}: {value}"))
+                        .collect();
+                    format!("{{ {} }}", members.join(", "))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The canonical text is a schema's identity in the registry: it must
+        /// stay what serde_json wrote for the same document.
+        #[test]
+        fn the_canonical_text_is_what_serde_json_writes(text in json_text()) {
+            let expected: Value = serde_json::from_str(&text).unwrap();
+            let document = read(&text).unwrap();
+            prop_assert_eq!(canonical(&document.root), expected.to_string());
+        }
     }
 
     #[test]
