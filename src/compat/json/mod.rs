@@ -74,8 +74,9 @@ use super::{Direction, Incompatibility, SchemaPath, SchemaText};
 use model::{Meta, Node, NodeId};
 
 /// The deepest nesting of arrays and objects a JSON Schema document may
-/// have: serde_json's limit, which the parse and the walks over the parsed
-/// document rely on. (Avro documents may nest deeper: see
+/// have (serde_json's default limit, which this reader kept when it moved to
+/// the borrowed tree): the parse and the walks over the parsed document
+/// recurse no deeper. (Avro documents may nest deeper: see
 /// [`crate::compat::avro::MAX_NESTING`].)
 pub const MAX_NESTING: usize = 128;
 
