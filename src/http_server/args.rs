@@ -33,11 +33,19 @@ pub struct ServerLimitsArgs {
     /// The most bytes of request header fields; more is answered 431.
     #[arg(long, env = "SCHEMAOPS_MAX_HEADER_BYTES", default_value_t = ServerLimits::DEFAULT.max_header_bytes)]
     pub max_header_bytes: usize,
+
+    /// The most request header fields; more is answered 431.
+    #[arg(long, env = "SCHEMAOPS_MAX_HEADER_FIELDS", default_value_t = ServerLimits::DEFAULT.max_header_fields)]
+    pub max_header_fields: usize,
 }
 
-/// The largest `--max-header-bytes`: hyper reserves room for as many header
-/// fields as fit in the limit on every request (see `head::hyper_headers`).
+/// The largest `--max-header-bytes`: hyper's read buffer holds a whole head
+/// within our limits (see `head::hyper_buffer`), so it grows with them.
 const MOST_HEADER_BYTES: usize = 64 * 1024;
+
+/// The largest `--max-header-fields`: hyper copies 64 bytes of room per
+/// field for twice the limit into every head it parses (512 KiB here).
+const MOST_HEADER_FIELDS: usize = 4096;
 
 impl ServerLimitsArgs {
     /// The limits these flags describe.
@@ -52,7 +60,7 @@ impl ServerLimitsArgs {
         if self.max_connections == 0 {
             return Err("--max-connections must be at least 1".to_owned());
         }
-        let bytes = |flag: &str, value: usize, most: usize| match value {
+        let count = |flag: &str, value: usize, most: usize| match value {
             0 => Err(format!("{flag} must be at least 1")),
             value if value > most => Err(format!("{flag} must be at most {most}")),
             value => Ok(value),
@@ -62,8 +70,9 @@ impl ServerLimitsArgs {
             idle_timeout: seconds("--idle-timeout-seconds", self.idle_timeout_seconds)?,
             body_timeout: seconds("--body-timeout-seconds", self.body_timeout_seconds)?,
             max_connections: self.max_connections,
-            max_uri_bytes: bytes("--max-uri-bytes", self.max_uri_bytes, super::head::HYPER_MAX_URI_BYTES)?,
-            max_header_bytes: bytes("--max-header-bytes", self.max_header_bytes, MOST_HEADER_BYTES)?,
+            max_uri_bytes: count("--max-uri-bytes", self.max_uri_bytes, super::head::HYPER_MAX_URI_BYTES)?,
+            max_header_bytes: count("--max-header-bytes", self.max_header_bytes, MOST_HEADER_BYTES)?,
+            max_header_fields: count("--max-header-fields", self.max_header_fields, MOST_HEADER_FIELDS)?,
         })
     }
 }
@@ -106,6 +115,8 @@ mod tests {
             "5",
             "--max-header-bytes",
             "6",
+            "--max-header-fields",
+            "7",
         ]);
         let expected = ServerLimits {
             header_read_timeout: Duration::from_secs(1),
@@ -114,6 +125,7 @@ mod tests {
             max_connections: 4,
             max_uri_bytes: 5,
             max_header_bytes: 6,
+            max_header_fields: 7,
         };
         assert_eq!(given, Ok(expected));
     }
@@ -127,6 +139,7 @@ mod tests {
             "--max-connections",
             "--max-uri-bytes",
             "--max-header-bytes",
+            "--max-header-fields",
         ] {
             let error = limits(&[flag, "0"]).unwrap_err();
             assert!(error.contains(flag), "{flag}: {error}");
@@ -140,5 +153,7 @@ mod tests {
         assert!(limits(&["--max-uri-bytes", "65534"]).is_ok());
         let error = limits(&["--max-header-bytes", "65537"]).unwrap_err();
         assert!(error.contains("--max-header-bytes must be at most 65536"), "{error}");
+        let error = limits(&["--max-header-fields", "4097"]).unwrap_err();
+        assert!(error.contains("--max-header-fields must be at most 4096"), "{error}");
     }
 }

@@ -86,6 +86,12 @@ pub struct ServerLimits {
     /// `name: value` and its line end; more is answered 431. Default 8 KiB,
     /// Jetty's (so Confluent's) default request header size.
     pub max_header_bytes: usize,
+    /// The most header fields a request may have; more is answered 431.
+    /// Default 100, as Apache httpd's and Tomcat's: a Kafka client sends
+    /// fewer than ten. hyper copies room for twice this many fields into
+    /// every head it parses (see `head::hyper_headers`), so a higher limit
+    /// costs every request.
+    pub max_header_fields: usize,
 }
 
 impl ServerLimits {
@@ -97,6 +103,7 @@ impl ServerLimits {
         max_connections: 512,
         max_uri_bytes: 8 * 1024,
         max_header_bytes: 8 * 1024,
+        max_header_fields: 100,
     };
 }
 
