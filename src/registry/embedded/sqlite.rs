@@ -272,11 +272,13 @@ fn compact_log(transaction: &rusqlite::Transaction<'_>, through: u64) -> Result<
 /// `PRAGMA data_version` that tells. data_version changes when another
 /// connection (of this process or another) commits; while it stands still
 /// and the caller has seen what was newest then, nothing can be new. It is
-/// read from memory (the WAL index), without a query of the tables.
+/// read from memory (the WAL index), without a query of the tables, by a
+/// statement prepared once (preparing it took a fifth of each catch-up).
 fn nothing_new(watch: &Watch, revision: u64) -> Result<(bool, i64), StoreError> {
     let data_version: i64 = watch
         .connection
-        .pragma_query_value(None, "data_version", |row| row.get(0))?;
+        .prepare_cached("PRAGMA data_version")?
+        .query_row([], |row| row.get(0))?;
     let quiet = watch
         .quiet_at
         .is_some_and(|(version, newest)| version == data_version && revision >= newest);
