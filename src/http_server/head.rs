@@ -44,36 +44,24 @@ pub(super) fn hyper_headers(limits: &ServerLimits) -> usize {
 /// The 414 or 431 answer for a request whose head is over a limit.
 pub(super) fn refusal<B>(request: &Request<B>, limits: &ServerLimits) -> Option<Response<Body>> {
     let target = target_bytes(request.uri());
-    if target > limits.max_uri_bytes {
-        return Some(error_response(
-            StatusCode::URI_TOO_LONG,
-            format!(
-                "the request URI is {target} bytes, over the limit of {} bytes",
-                limits.max_uri_bytes
-            ),
-        ));
-    }
-    let fields = header_bytes(request);
-    if fields > limits.max_header_bytes {
-        return Some(error_response(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            format!(
-                "the request's header fields are {fields} bytes, over the limit of {} bytes",
-                limits.max_header_bytes
-            ),
-        ));
-    }
+    let bytes = header_bytes(request);
     let count = request.headers().len();
-    if count > limits.max_header_fields {
-        return Some(error_response(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            format!(
-                "the request has {count} header fields, over the limit of {}",
-                limits.max_header_fields
-            ),
-        ));
-    }
-    None
+    let (status, message) = if target > limits.max_uri_bytes {
+        let limit = limits.max_uri_bytes;
+        let message = format!("the request URI is {target} bytes, over the limit of {limit} bytes");
+        (StatusCode::URI_TOO_LONG, message)
+    } else if bytes > limits.max_header_bytes {
+        let limit = limits.max_header_bytes;
+        let message = format!("the request's header fields are {bytes} bytes, over the limit of {limit} bytes");
+        (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, message)
+    } else if count > limits.max_header_fields {
+        let limit = limits.max_header_fields;
+        let message = format!("the request has {count} header fields, over the limit of {limit}");
+        (StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, message)
+    } else {
+        return None;
+    };
+    Some(error_response(status, message))
 }
 
 /// The length of the request target as the client sent it.
