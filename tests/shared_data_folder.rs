@@ -160,6 +160,42 @@ async fn two_registries_on_one_folder_allocate_distinct_ids_and_see_each_other()
     }
 }
 
+/// Read-after-write across processes: a version registered through one
+/// registry is the latest at the other as soon as the registration returns,
+/// however often the other was just asked (so whatever it remembers of
+/// "nothing changed" must not outlive the other's commit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_registered_through_one_registry_is_at_once_the_latest_at_the_other() {
+    let data = tempfile::tempdir().unwrap();
+    let first = RegistryProcess::start(data.path()).await;
+    let second = RegistryProcess::start(data.path()).await;
+    for round in 1..=40_u64 {
+        let (writer, reader) = if round % 2 == 0 {
+            (&first.url, &second.url)
+        } else {
+            (&second.url, &first.url)
+        };
+        // Asked again and again while quiet, then once right after the write.
+        for _ in 0..3 {
+            latest_or_none(reader, "s").await;
+        }
+        let id = register(writer, "s", &documented("R", &round.to_string())).await;
+        let seen = latest(reader, "s").await;
+        assert_eq!(seen["version"], json!(round), "round {round}: {seen}");
+        assert_eq!(seen["id"], json!(id), "round {round}: {seen}");
+    }
+}
+
+/// The subject's latest version, or nothing before its first.
+async fn latest_or_none(url: &str, subject: &str) -> Option<Value> {
+    let response = support::http_client()
+        .get(format!("{url}/subjects/{subject}/versions/latest"))
+        .send()
+        .await
+        .unwrap();
+    response.status().is_success().then_some(response.json().await.unwrap())
+}
+
 #[test]
 fn a_second_apply_on_one_folder_fails_at_once_naming_the_holder() {
     let data = tempfile::tempdir().unwrap();

@@ -9,7 +9,9 @@
 //! newer than the one it decided on exists ([`Applied::Behind`] otherwise,
 //! and the registry catches up and decides again), then writes the rows and
 //! the batch's entry in the `changes` log. Readers catch up from the log;
-//! `PRAGMA data_version` tells them without a query when nothing changed.
+//! `PRAGMA data_version` tells them without a query when nothing changed,
+//! and the WAL index's header without even that when it stands still
+//! ([`WalIndex`]).
 //! The log is compacted as the PostgreSQL store's is ([`LOG_RETENTION`]).
 //!
 //! SQLite rather than a lock on the folder: a folder lock would refuse the
@@ -31,6 +33,7 @@ use super::store::{
     Applied, Batch, CatchUp, Change, SchemaRow, Snapshot, Store, StoreError, SubjectRow, VersionRow, check_same_schema,
 };
 use super::store::{config_json, contract_json, read_json};
+use super::wal_index::{Header, WalIndex};
 use crate::compat::{Format, Mode};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
@@ -93,6 +96,8 @@ pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
     /// Catching up: its own connection, so a reader never waits behind a write.
     watch: Arc<Mutex<Watch>>,
+    /// Tells, without locks, that nothing was committed since the last quiet catch-up.
+    index: Arc<WalIndex>,
     log_retention: u64,
 }
 
@@ -101,6 +106,8 @@ pub struct SqliteStore {
 struct Watch {
     connection: Connection,
     quiet_at: Option<(i64, u64)>,
+    /// Where each quiet catch-up is recorded with the header read before it.
+    index: Arc<WalIndex>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -148,14 +155,18 @@ impl SqliteStore {
         }
         transaction.pragma_update(None, "user_version", LAYOUT_VERSION)?;
         transaction.commit()?;
+        // After a transaction in WAL mode: the index file exists.
+        let index = Arc::new(WalIndex::open(path));
         let watch = Watch {
             connection: connect(path)?,
             quiet_at: None,
+            index: Arc::clone(&index),
         };
         Ok(Self {
             path: path.to_owned(),
             connection: Arc::new(Mutex::new(connection)),
             watch: Arc::new(Mutex::new(watch)),
+            index,
             log_retention: log_retention.max(1),
         })
     }
@@ -268,27 +279,40 @@ fn compact_log(transaction: &rusqlite::Transaction<'_>, through: u64) -> Result<
     set_setting(transaction, "log_compacted_through", Some(&through.to_string()))
 }
 
-/// Whether nothing can have been committed after `revision`, with the
-/// `PRAGMA data_version` that tells. data_version changes when another
-/// connection (of this process or another) commits; while it stands still
-/// and the caller has seen what was newest then, nothing can be new. It is
-/// read from memory (the WAL index), without a query of the tables, by a
+/// What the catch-up connection saw on arriving: the WAL-index header, then
+/// `PRAGMA data_version`. In that order: a commit after the header was read
+/// moves the header, one before it moves data_version.
+struct Seen {
+    header: Option<Header>,
+    data_version: i64,
+}
+
+/// Whether nothing can have been committed after `revision`, with what
+/// tells. data_version changes when another connection (of this process or
+/// another) commits; while it stands still and the caller has seen what was
+/// newest then, nothing can be new, and the index records that. It is read
+/// from memory (the WAL index), without a query of the tables, by a
 /// statement prepared once (preparing it took a fifth of each catch-up).
-fn nothing_new(watch: &Watch, revision: u64) -> Result<(bool, i64), StoreError> {
+fn nothing_new(watch: &Watch, revision: u64) -> Result<(bool, Seen), StoreError> {
+    let header = watch.index.header();
     let data_version: i64 = watch
         .connection
         .prepare_cached("PRAGMA data_version")?
         .query_row([], |row| row.get(0))?;
-    let quiet = watch
-        .quiet_at
-        .is_some_and(|(version, newest)| version == data_version && revision >= newest);
-    Ok((quiet, data_version))
+    let quiet = match watch.quiet_at {
+        Some((version, newest)) if version == data_version && revision >= newest => {
+            watch.index.record_quiet(header, newest);
+            true
+        }
+        _ => false,
+    };
+    Ok((quiet, Seen { header, data_version }))
 }
 
 /// The batches after `revision`, or [`CatchUp::Reload`] when compaction
 /// deleted some of them.
 fn batches_since(watch: &mut Watch, revision: u64) -> Result<CatchUp, StoreError> {
-    let (quiet, data_version) = nothing_new(watch, revision)?;
+    let (quiet, seen) = nothing_new(watch, revision)?;
     if quiet {
         return Ok(CatchUp::Batches(Vec::new()));
     }
@@ -317,7 +341,8 @@ fn batches_since(watch: &mut Watch, revision: u64) -> Result<CatchUp, StoreError
     drop(statement);
     transaction.commit()?;
     let newest = batches.last().map_or(revision, |batch| batch.revision);
-    watch.quiet_at = Some((data_version, newest));
+    watch.quiet_at = Some((seen.data_version, newest));
+    watch.index.record_quiet(seen.header, newest);
     Ok(CatchUp::Batches(batches))
 }
 
@@ -349,6 +374,10 @@ impl Store for SqliteStore {
             return Ok(CatchUp::Batches(Vec::new()));
         }
         with_locked(Arc::clone(&self.watch), move |watch| batches_since(watch, revision)).await
+    }
+
+    fn unchanged_since(&self, revision: u64) -> bool {
+        self.index.unchanged_since(revision)
     }
 
     async fn apply_after(&self, revision: u64, changes: Vec<Change>) -> Result<Applied, StoreError> {
@@ -544,6 +573,24 @@ mod tests {
         assert_eq!(snapshot.schemas.len(), 1);
         assert_eq!(snapshot.schemas[0].fingerprint, "a");
         assert!(snapshot.subjects.is_empty(), "nothing of the batch was written");
+    }
+
+    #[tokio::test]
+    async fn the_lock_free_answer_holds_only_until_another_store_commits() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("registry.db");
+        let first = SqliteStore::open(&path).unwrap();
+        let second = SqliteStore::open(&path).unwrap();
+        assert!(!second.unchanged_since(0), "no catch-up has found the store quiet yet");
+        assert_eq!(second.changes_since(0).await.unwrap(), CatchUp::Batches(Vec::new()));
+        assert!(second.unchanged_since(0), "quiet since the catch-up");
+        first.apply_after(0, vec![schema(1, "a")]).await.unwrap();
+        assert!(!second.unchanged_since(0), "the other store committed");
+        assert!(matches!(second.changes_since(0).await.unwrap(), CatchUp::Batches(b) if b.len() == 1));
+        assert!(second.unchanged_since(1));
+        assert!(!second.unchanged_since(0), "a caller without revision 1 lacks it");
+        // The writer's own store answers the same way about its own commit.
+        assert!(!first.unchanged_since(0));
     }
 
     #[tokio::test]

@@ -211,6 +211,15 @@ pub trait Store: Send + Sync {
         Ok(CatchUp::Batches(Vec::new()))
     }
 
+    /// Whether nothing can have been committed that a caller holding every
+    /// batch up to `revision` lacks, known at once: no waiting, no round
+    /// trip. `false` means "ask [`Store::changes_since`]", as this default
+    /// always does. It runs on every read, before catch-ups are shared.
+    fn unchanged_since(&self, revision: u64) -> bool {
+        let _ = revision;
+        false
+    }
+
     /// Applies a batch in one transaction, unless a batch newer than
     /// `revision` was committed (then [`Applied::Behind`] and nothing is
     /// written). Writers across processes are serialized.
