@@ -114,6 +114,38 @@ fn a_schema_needs_exactly_one_source_and_has_the_printer_columns() {
 }
 
 #[test]
+fn every_crd_has_a_written_root_description_for_kubectl_explain() {
+    for (file, definition) in render::definitions() {
+        let value = serde_json::to_value(&definition).unwrap();
+        let description = value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            description.len() > 80 && !description.contains("Auto-generated"),
+            "{file}: `kubectl explain` would print {description:?}"
+        );
+    }
+}
+
+#[test]
+fn a_subject_config_shows_its_mode_and_reason_and_defaults_are_in_the_schema() {
+    let value = definition("subjectconfig.yaml");
+    let version = &value["spec"]["versions"][0];
+    assert_eq!(
+        printer_columns(version),
+        ["Subject", "Compatibility", "Mode", "Ready", "Reason", "Age"]
+    );
+    let spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    assert_eq!(spec["managementPolicy"]["default"], "Manage");
+    let schema = definition("schema.yaml");
+    let spec = &schema["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    assert_eq!(spec["managementPolicy"]["default"], "Manage");
+    assert_eq!(spec["deletionPolicy"]["default"], "Retain");
+    assert_eq!(spec["schemaType"]["default"], "AVRO");
+}
+
+#[test]
 fn a_schema_policy_is_cluster_scoped_with_its_names_and_printer_columns() {
     let value = definition("schemapolicy.yaml");
     assert_eq!(value["metadata"]["name"], "schemapolicies.schemaops.dev");

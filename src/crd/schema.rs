@@ -21,6 +21,7 @@ pub use crate::registry::contract::{Metadata, RuleSet};
     status = "SchemaStatus",
     shortname = "sch",
     category = "schemaops",
+    doc = "A schema for one subject of a Kafka schema registry. schemaops checks every change of `spec.schema` against the subject's earlier versions under its compatibility level and registers it as a new version only when it is compatible; `status` says which version and ID it got, or every breaking change that kept it out.",
     printcolumn(name = "Subject", type_ = "string", json_path = ".spec.subject"),
     printcolumn(name = "Type", type_ = "string", json_path = ".spec.schemaType"),
     printcolumn(name = "Version", type_ = "integer", json_path = ".status.version"),
@@ -73,6 +74,7 @@ pub struct SchemaSpec {
     /// Manage (the default) registers the schema; Observe never writes to the registry and only
     /// reports, in `status.observation`, what the registry holds and what Manage would do.
     #[serde(default, skip_serializing_if = "ManagementPolicy::is_manage")]
+    #[schemars(extend("default" = "Manage"))]
     pub management_policy: ManagementPolicy,
 }
 

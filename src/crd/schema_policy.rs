@@ -22,6 +22,7 @@ use super::{CompatibilityLevel, DeletionPolicy, SchemaType};
     group = "schemaops.dev",
     version = "v1alpha1",
     kind = "SchemaPolicy",
+    doc = "A platform team's rules for the Schemas and SubjectConfigs of the namespaces it matches: which subjects a namespace may manage, the lowest compatibility level, the deletion policies, modes, schema types and names allowed, and CEL rules. Every matching policy applies; Deny refuses at admission and reconcile, Warn and Audit report.",
     status = "SchemaPolicyStatus",
     shortname = "schpol",
     category = "schemaops",

@@ -20,12 +20,19 @@ use crate::registry::contract::ContractConfig;
     status = "SubjectConfigStatus",
     shortname = "subcfg",
     category = "schemaops",
+    doc = "The compatibility level, mode and data-contract settings of one registry subject. schemaops writes them to the registry and reports in `status` the values in force and where they come from; a field left out (or the resource deleted) falls back to the registry's global setting.",
     printcolumn(name = "Subject", type_ = "string", json_path = ".spec.subject"),
     printcolumn(name = "Compatibility", type_ = "string", json_path = ".status.compatibility"),
+    printcolumn(name = "Mode", type_ = "string", json_path = ".status.mode"),
     printcolumn(
         name = "Ready",
         type_ = "string",
         json_path = ".status.conditions[?(@.type==\"Ready\")].status"
+    ),
+    printcolumn(
+        name = "Reason",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].reason"
     ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
@@ -49,6 +56,7 @@ pub struct SubjectConfigSpec {
     /// Manage (the default) writes the settings; Observe never writes to the registry and only
     /// reports, in `status.observation`, whether the registry holds them and what Manage would do.
     #[serde(default, skip_serializing_if = "super::ManagementPolicy::is_manage")]
+    #[schemars(extend("default" = "Manage"))]
     pub management_policy: super::ManagementPolicy,
 }
 
