@@ -9,13 +9,15 @@ use crate::compat::json::JsonPolicy;
 use crate::compat::{Checker, Format, Limits, Mode};
 use crate::http_server::ServerLimits;
 use crate::http_server::args::ServerLimitsArgs;
-use crate::registry::api::{Credential, load_credentials};
+use crate::registry::api::{AccessPolicy, RestWrites};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::{ExternalAuth, ExternalConfig};
 
+mod access;
 mod export;
 mod import;
 mod local;
+pub use access::ApiAccessArgs;
 pub use export::{ExportArgs, ExportConfig, ExportSource};
 pub use import::{ImportArgs, ImportConfig};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};
@@ -108,13 +110,20 @@ pub struct OperatorArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
-    /// Address of the registry's REST API; port 0 picks a free port (printed).
-    #[arg(long, env = "SCHEMAOPS_REGISTRY_LISTEN", default_value = "0.0.0.0:8081")]
+    /// Address of the registry's REST API; port 0 picks a free port (printed). Loopback by
+    /// default: in a cluster, give `0.0.0.0:8081` (the chart does).
+    #[arg(long, env = "SCHEMAOPS_REGISTRY_LISTEN", default_value = "127.0.0.1:8081")]
     pub registry_listen: String,
 
-    /// Address of the health (`/healthz`) and readiness (`/readyz`) endpoints.
-    #[arg(long, env = "SCHEMAOPS_HEALTH_LISTEN", default_value = "0.0.0.0:8080")]
+    /// Address of the health (`/healthz`), readiness (`/readyz`) and metrics endpoints. Loopback
+    /// by default: in a cluster, give `0.0.0.0:8080` (the chart does).
+    #[arg(long, env = "SCHEMAOPS_HEALTH_LISTEN", default_value = "127.0.0.1:8080")]
     pub health_listen: String,
+
+    /// How often the ConfigMaps that Schemas' `schemaFrom` name are read again, in seconds.
+    /// ConfigMaps are never listed or watched: only those named are read (RBAC: `get`).
+    #[arg(long, env = "SCHEMAOPS_CONFIG_MAP_POLL_SECONDS", default_value_t = 30)]
+    pub config_map_poll_seconds: u64,
 
     /// A kubeconfig file; by default `KUBECONFIG`, `~/.kube/config`, or the in-cluster service account.
     #[arg(long, env = "SCHEMAOPS_KUBECONFIG", value_name = "FILE")]
@@ -131,6 +140,10 @@ pub struct OperatorArgs {
     /// The largest request body the registry API accepts, in bytes.
     #[arg(long, env = "SCHEMAOPS_MAX_BODY_BYTES", default_value_t = crate::registry::api::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
+
+    /// Who may read and write the embedded registry over REST (GitOps-only by default).
+    #[command(flatten)]
+    pub access: ApiAccessArgs,
 
     /// Leader election options.
     #[command(flatten)]
@@ -503,6 +516,10 @@ pub struct OperatorConfig {
     pub namespace: Option<String>,
     /// The drift resync period.
     pub resync: std::time::Duration,
+    /// How often the ConfigMaps that Schemas name are read again.
+    pub config_map_poll: std::time::Duration,
+    /// Who may read and write the embedded registry over REST.
+    pub access: AccessPolicy,
     /// The registry API's body limit.
     pub body_limit: usize,
     /// Limits on slow and idle clients of every server.
@@ -532,6 +549,9 @@ impl OperatorArgs {
         if self.resync_seconds == 0 {
             return Err("--resync-seconds must be at least 1".to_owned());
         }
+        if self.config_map_poll_seconds == 0 {
+            return Err("--config-map-poll-seconds must be at least 1".to_owned());
+        }
         let webhook = self.webhook.into_config(self.namespace.as_deref())?;
         let leader_election = self.leader.into_config(self.namespace.as_deref())?;
         Ok(OperatorConfig {
@@ -542,6 +562,8 @@ impl OperatorArgs {
             kubeconfig: self.kubeconfig,
             namespace: self.namespace,
             resync: std::time::Duration::from_secs(self.resync_seconds),
+            config_map_poll: std::time::Duration::from_secs(self.config_map_poll_seconds),
+            access: self.access.into_policy(RestWrites::GitOpsOnly)?,
             body_limit: self.max_body_bytes,
             server_limits: self.http.into_limits()?,
             checker: self.engine.checker()?,
@@ -580,33 +602,9 @@ pub struct RegistryArgs {
     #[arg(long, env = "SCHEMAOPS_JSON_POLICY", default_value = "strict")]
     pub json_policy: JsonPolicy,
 
-    /// A file of credentials allowed to read, one per line: `user:password` (basic), a bearer
-    /// token, or either after `basic `/`bearer ` (such a token may hold `:`); `#` starts a comment.
-    /// Once reads are protected, writes are too: with no write credentials, no one writes.
-    #[arg(long, value_name = "FILE")]
-    pub read_credentials_file: Option<PathBuf>,
-
-    /// A file of credentials allowed to write (and read), in the same format.
-    #[arg(long, value_name = "FILE")]
-    pub write_credentials_file: Option<PathBuf>,
-
-    /// Credentials allowed to read, comma-separated, instead of a file.
-    #[arg(
-        long,
-        env = "SCHEMAOPS_READ_CREDENTIALS",
-        hide_env_values = true,
-        conflicts_with = "read_credentials_file"
-    )]
-    pub read_credentials: Option<String>,
-
-    /// Credentials allowed to write, comma-separated, instead of a file.
-    #[arg(
-        long,
-        env = "SCHEMAOPS_WRITE_CREDENTIALS",
-        hide_env_values = true,
-        conflicts_with = "write_credentials_file"
-    )]
-    pub write_credentials: Option<String>,
+    /// Who may read and write over REST.
+    #[command(flatten)]
+    pub access: ApiAccessArgs,
 
     /// SchemaPolicy files or folders judging level and mode writes (repeatable; read at start-up).
     #[arg(long = "policy", value_name = "PATH", env = "SCHEMAOPS_POLICY")]
@@ -655,10 +653,8 @@ pub struct RegistryConfig {
     pub limits: Limits,
     /// The policy that judges JSON Schema differences.
     pub json_policy: JsonPolicy,
-    /// Credentials allowed to read.
-    pub readers: Vec<Credential>,
-    /// Credentials allowed to write.
-    pub writers: Vec<Credential>,
+    /// Who may read and write over REST.
+    pub access: AccessPolicy,
     /// SchemaPolicy files or folders.
     pub policies: Vec<PathBuf>,
     /// Log format.
@@ -680,24 +676,6 @@ impl RegistryArgs {
         if self.max_body_bytes == 0 || self.max_schema_bytes == 0 {
             return Err("--max-body-bytes and --max-schema-bytes must be at least 1".to_owned());
         }
-        let readers = load_credentials(
-            self.read_credentials_file.as_deref(),
-            self.read_credentials.as_deref(),
-            if self.read_credentials_file.is_some() {
-                "--read-credentials-file"
-            } else {
-                "--read-credentials (or SCHEMAOPS_READ_CREDENTIALS)"
-            },
-        )?;
-        let writers = load_credentials(
-            self.write_credentials_file.as_deref(),
-            self.write_credentials.as_deref(),
-            if self.write_credentials_file.is_some() {
-                "--write-credentials-file"
-            } else {
-                "--write-credentials (or SCHEMAOPS_WRITE_CREDENTIALS)"
-            },
-        )?;
         Ok(RegistryConfig {
             database: self.data.join("registry.db"),
             postgres: self.store.into_options()?,
@@ -708,8 +686,7 @@ impl RegistryArgs {
                 max_schema_bytes: self.max_schema_bytes,
             },
             json_policy: self.json_policy,
-            readers,
-            writers,
+            access: self.access.into_policy(RestWrites::Open)?,
             policies: self.policies,
             log_format: self.logging.log_format,
         })
@@ -1058,7 +1035,34 @@ mod tests {
         assert_eq!(config.listen.to_string(), "127.0.0.1:8081");
         assert_eq!(config.database, std::path::PathBuf::from(".schemaops/registry.db"));
         assert_eq!(config.postgres, None);
-        assert!(config.readers.is_empty() && config.writers.is_empty());
+        assert_eq!(config.access, AccessPolicy::default());
+    }
+
+    #[test]
+    fn the_operator_listens_on_loopback_and_takes_rest_writes_as_gitops_only_by_default() {
+        let config = operator_config(&[]).unwrap();
+        assert_eq!(config.registry_listen.to_string(), "127.0.0.1:8081");
+        assert_eq!(config.health_listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.access.writes, RestWrites::GitOpsOnly);
+        let open = operator_config(&["--rest-writes", "open", "--admin-credentials", "root:pw"]).unwrap();
+        assert_eq!(open.access.writes, RestWrites::Open);
+        assert_eq!(open.access.admins.len(), 1);
+    }
+
+    #[test]
+    fn an_empty_admin_credentials_file_stops_the_start_with_the_flag_named() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let path = file.path().to_str().unwrap();
+        let error = operator_config(&["--admin-credentials-file", path]).unwrap_err();
+        assert!(
+            error.contains("--admin-credentials-file") && error.contains("holds no credentials"),
+            "{error}"
+        );
+        let error = operator_config(&["--admin-credentials-file", "/nonexistent/admin"]).unwrap_err();
+        assert!(
+            error.contains("cannot read the credentials file /nonexistent/admin"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -1172,7 +1176,7 @@ mod tests {
         let Command::Registry(args) = cli.command else {
             panic!("a registry command");
         };
-        assert_eq!(args.into_config().unwrap().writers.len(), 2);
+        assert_eq!(args.into_config().unwrap().access.writers.len(), 2);
     }
 
     #[test]

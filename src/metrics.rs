@@ -89,6 +89,24 @@ struct EndpointLabels {
     endpoint: String,
 }
 
+/// The `method` label of an admin write.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MethodLabel {
+    /// The HTTP method.
+    pub method: &'static str,
+}
+
+/// The counters of REST writes that the registry API's access check keeps:
+/// admin writes by HTTP method, and writes refused because writes are
+/// GitOps-only. Cheap to clone: clones count into the same metrics.
+#[derive(Debug, Clone, Default)]
+pub struct RestWriteCounters {
+    /// Admin writes, by method.
+    pub admin_writes: Family<MethodLabel, Counter>,
+    /// Writes refused in GitOps-only mode.
+    pub gitops_refusals: Counter,
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// Latency buckets from 1 ms to about 16 s.
@@ -106,6 +124,7 @@ pub struct Metrics {
     policy_violations: Family<PolicyLabels, Counter>,
     requests: Family<RequestLabels, Counter>,
     request_duration: HistogramFamily<EndpointLabels>,
+    rest_writes: RestWriteCounters,
     /// The request metrics already created, by endpoint: a request finds
     /// its counter and histogram without building labels (strings) or
     /// locking the families.
@@ -168,6 +187,17 @@ impl Metrics {
             "Registry API request latency by route template, in seconds",
             request_duration.clone(),
         );
+        let rest_writes = RestWriteCounters::default();
+        registry.register(
+            "schemaops_registry_admin_writes",
+            "Registry API writes made with an admin credential, by method",
+            rest_writes.admin_writes.clone(),
+        );
+        registry.register(
+            "schemaops_registry_gitops_refusals",
+            "Registry API writes refused because writes go through Schema and SubjectConfig resources",
+            rest_writes.gitops_refusals.clone(),
+        );
         if let Some(store) = store {
             registry.register_collector(Box::new(StoreSize(store)));
         }
@@ -179,8 +209,14 @@ impl Metrics {
             policy_violations,
             requests,
             request_duration,
+            rest_writes,
             request_handles: RwLock::default(),
         }
+    }
+
+    /// The REST write counters, for the registry API's access check.
+    pub fn rest_write_counters(&self) -> RestWriteCounters {
+        self.rest_writes.clone()
     }
 
     /// Records one reconcile of `kind` that took `elapsed`.
@@ -267,7 +303,7 @@ impl Metrics {
 
 /// The `method` label: the standard methods, anything else as `OTHER`, so a
 /// client cannot grow the label set.
-fn method_label(method: &axum::http::Method) -> &'static str {
+pub fn method_label(method: &axum::http::Method) -> &'static str {
     use axum::http::Method;
     match *method {
         Method::GET => "GET",

@@ -133,7 +133,13 @@ impl Cluster {
     }
 
     async fn start_operator(&mut self, extra: &[&str]) {
-        let mut args = vec!["--namespace".to_owned(), self.namespace.clone()];
+        // These tests play other clients writing to the registry by hand (drift), so REST
+        // writes are open here; tests/operator_lockdown.rs covers the GitOps-only default.
+        let mut args = vec![
+            "--namespace".to_owned(),
+            self.namespace.clone(),
+            "--rest-writes=open".to_owned(),
+        ];
         if let Some(external) = &self.external {
             args.extend(["--registry-url".to_owned(), external.url()]);
         }

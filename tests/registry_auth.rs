@@ -243,3 +243,65 @@ fn the_start_log_says_how_requests_are_authenticated() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// GitOps-only with protected reads: an anonymous client learns nothing (401), a reader or a
+/// writer is told writes go through resources (403, 40301), an admin writes.
+#[tokio::test]
+async fn gitops_only_refuses_every_write_but_an_admins_and_keeps_reads_protected() {
+    let data = tempfile::tempdir().unwrap();
+    let server = RegistryProcess::start_with(
+        data.path(),
+        &[
+            "--rest-writes",
+            "gitops-only",
+            "--read-credentials",
+            "reader-token",
+            "--write-credentials",
+            "ci:s3cret",
+            "--admin-credentials",
+            "basic root:toor",
+        ],
+    )
+    .await;
+    let url = |path: &str| format!("{}{path}", server.url);
+    use reqwest::Method;
+    assert_eq!(
+        send(Method::GET, url("/subjects"), None).await,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        send(Method::POST, url("/subjects/s/versions"), None).await,
+        StatusCode::UNAUTHORIZED,
+        "an anonymous client is not told what the registry is"
+    );
+    for who in ["Bearer reader-token", basic("ci:s3cret").as_str()] {
+        assert_eq!(
+            send(Method::POST, url("/subjects/s/versions"), Some(who)).await,
+            StatusCode::FORBIDDEN,
+            "{who}"
+        );
+        assert_eq!(
+            send(Method::PUT, url("/config/s"), Some(who)).await,
+            StatusCode::FORBIDDEN,
+            "{who}"
+        );
+    }
+    let admin = basic("root:toor");
+    assert_eq!(
+        send(Method::POST, url("/subjects/s/versions"), Some(&admin)).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        send(Method::GET, url("/subjects"), Some("Bearer reader-token")).await,
+        StatusCode::OK
+    );
+    let answer = support::http_client()
+        .delete(url("/subjects/s"))
+        .bearer_auth("reader-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::FORBIDDEN);
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(body["error_code"], 40301, "{body}");
+}

@@ -24,7 +24,7 @@ use crate::controller::policy_watch;
 use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::registry::Registry;
-use crate::registry::api::{ApiState, router};
+use crate::registry::api::{ApiState, Auth, router};
 use crate::registry::external::ExternalRegistry;
 use crate::webhook;
 
@@ -161,6 +161,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             namespace: config.namespace.clone(),
             checker: config.checker,
             resync: config.resync,
+            config_map_poll: config.config_map_poll,
             metrics,
             policies: policies.clone(),
             policy_changes: Some(policy_changes),
@@ -194,12 +195,17 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         let limits = config.server_limits;
         let metrics = api_metrics;
         let policies = policies.policies();
+        let auth = Auth::from_policy(config.access.clone())
+            .map(|auth| Arc::new(auth.counting_into(metrics.rest_write_counters())));
+        if registry_listener.is_some() {
+            tracing::info!("Registry API: {}", Auth::describe(auth.as_deref()));
+        }
         async move {
             if let Some(listener) = registry_listener {
                 let state = ApiState {
                     registry,
                     body_limit,
-                    auth: None,
+                    auth,
                     policies: Some(policies),
                 };
                 // Counted here, scraped on the health port.

@@ -106,7 +106,8 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     // `/metrics` on the API's own port: one port to expose and scrape; it is
     // outside `--readers`/`--writers` (it shows counts, never subjects).
     let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
-    let state_auth = Auth::new(&config.readers, &config.writers).map(Arc::new);
+    let state_auth = Auth::from_policy(config.access.clone())
+        .map(|auth| Arc::new(auth.counting_into(metrics.rest_write_counters())));
     let state = ApiState {
         registry,
         body_limit: config.body_limit,

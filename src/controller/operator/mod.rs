@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
-use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
@@ -205,6 +204,8 @@ pub struct Settings {
     pub checker: Checker,
     /// How often every resource is compared with the registry again.
     pub resync: Duration,
+    /// How often the ConfigMaps that Schemas name are read again.
+    pub config_map_poll: Duration,
     /// Where reconciles and rejections are counted.
     pub metrics: Arc<Metrics>,
     /// The policies in force, which the operator keeps current from its watches.
@@ -307,7 +308,6 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
     let scope = Scope(settings.namespace.clone());
     let schemas_api = scope.api::<Schema>(&client);
     let configs_api = scope.api::<SubjectConfig>(&client);
-    let config_maps_api = scope.api::<ConfigMap>(&client);
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     let stop = |mut receiver: tokio::sync::watch::Receiver<bool>| async move {
         let _ = receiver.wait_for(|stopped| *stopped).await;
@@ -321,7 +321,6 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         Controller::for_stream(schema_changes, schema_store.clone()).with_config(controller_config());
 
     let by_subject = schema_store.clone();
-    let by_config_map = schema_store.clone();
     let claims = Arc::new(Mutex::new(claims::Claims::default()));
     let rivals = Arc::clone(&claims);
     let schema_controller = schema_controller
@@ -338,22 +337,12 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         .watches(configs_api, watcher::Config::default(), move |config: SubjectConfig| {
             schemas_where(&by_subject, |schema| schema.spec.subject == config.spec.subject)
         })
-        .watches(
-            config_maps_api,
-            watcher::Config::default(),
-            move |config_map: ConfigMap| {
-                let namespace = config_map.namespace();
-                let name = config_map.name_any();
-                schemas_where(&by_config_map, |schema| {
-                    schema.namespace() == namespace
-                        && schema
-                            .spec
-                            .schema_from
-                            .as_ref()
-                            .is_some_and(|from| from.config_map_key_ref.name == name)
-                })
-            },
-        )
+        // The ConfigMaps that Schemas name are read again on a period, never watched.
+        .reconcile_on(sources::changed_sources(
+            client.clone(),
+            schema_store.clone(),
+            settings.config_map_poll,
+        ))
         .graceful_shutdown_on(stop(shutdown_rx.clone()));
     let config_controller = config_controller.graceful_shutdown_on(stop(shutdown_rx.clone()));
     let (schema_controller, config_controller) = match &settings.policy_changes {
@@ -555,6 +544,7 @@ pub mod events;
 mod policies;
 mod schemas;
 mod slim;
+mod sources;
 mod throughput;
 
 use claims::schemas_naming;

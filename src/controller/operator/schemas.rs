@@ -2,6 +2,7 @@
 //! write, events; and the cleanup its finalizer runs on deletion.
 
 use super::*;
+use k8s_openapi::api::core::v1::ConfigMap;
 
 #[tracing::instrument(skip_all, fields(namespace = schema.namespace(), name = schema.name_any(), generation = schema.metadata.generation))]
 pub(super) async fn reconcile_schema(schema: Arc<Schema>, context: Arc<Context>) -> Result<Action, Error> {

@@ -325,7 +325,7 @@ fn plan(inputs: &SchemaInputs, checker: &Checker, verdict: &mut Verdict) -> Plan
             held: Held::of(&schema.contract, holding),
         };
     }
-    if let Some(version) = vanished_version(inputs) {
+    if let Some(version) = vanished_version(inputs, &fingerprint) {
         return Plan::Vanished {
             subject: subject.clone(),
             version,
@@ -393,10 +393,14 @@ fn plan(inputs: &SchemaInputs, checker: &Checker, verdict: &mut Verdict) -> Plan
 /// The version that held this spec's schema, when the spec is unchanged
 /// since schemaops registered it (the status is Ready for this generation):
 /// the subject no longer holding it means someone deleted it by hand.
-fn vanished_version(inputs: &SchemaInputs) -> Option<i32> {
+fn vanished_version(inputs: &SchemaInputs, fingerprint: &str) -> Option<i32> {
     use crate::crd::conditions::{ConditionType, find_condition};
     let status = inputs.status.as_ref()?;
-    let unchanged = status.observed_generation.is_some() && status.observed_generation == inputs.generation;
+    // The text counts as well as the generation: a `schemaFrom` ConfigMap's
+    // edit changes the text and leaves the Schema's generation as it was.
+    let same_text = status.fingerprint.as_deref().is_none_or(|held| held == fingerprint);
+    let unchanged =
+        status.observed_generation.is_some() && status.observed_generation == inputs.generation && same_text;
     // Observed is Ready too, but an observed spec was never registered by this Schema.
     let held = find_condition(&status.conditions, ConditionType::Ready).is_some_and(|ready| {
         ready.status == "True"

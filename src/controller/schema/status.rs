@@ -656,6 +656,30 @@ mod tests {
     }
 
     #[test]
+    fn a_new_text_under_the_same_generation_is_registered_not_reported_as_vanished() {
+        // A `schemaFrom` ConfigMap edited: the generation stays, the text and so its fingerprint change.
+        let mut inputs = inputs(RSVP_WITH_OPTIONAL, registry(&[RSVP_V1], Mode::Backward, None), None);
+        let mut ready = SchemaStatus {
+            observed_generation: inputs.generation,
+            version: Some(1),
+            fingerprint: Some("0".repeat(64)),
+            ..Default::default()
+        };
+        set_condition(
+            &mut ready.conditions,
+            ConditionType::Ready,
+            true,
+            "Registered",
+            "",
+            inputs.generation,
+            &at(1),
+        );
+        inputs.status = Some(ready);
+        let plan = decide(&inputs, &Checker::new(Limits::default()));
+        assert!(matches!(plan, Plan::Register { .. }), "{plan:?}");
+    }
+
+    #[test]
     fn the_listed_incompatibilities_are_capped_but_counted() {
         use crate::compat::{Incompatibility, Kind, Report, SchemaPath, avro};
         let many: Vec<Incompatibility> = (0..30)

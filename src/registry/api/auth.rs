@@ -8,6 +8,11 @@
 //! readers but no writers listed, no one writes. A list that was configured
 //! but holds no credential is an error at start ([`load_credentials`]), not
 //! an open door.
+//!
+//! In GitOps-only mode ([`RestWrites::GitOpsOnly`], the operator's default)
+//! subjects, versions, levels and modes change only through Schema and
+//! SubjectConfig resources: every REST write is refused with 403 (40301),
+//! except one made with an admin credential, which is logged and counted.
 
 use std::path::Path;
 
@@ -19,6 +24,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use super::{ApiError, ApiState};
+use crate::metrics::{MethodLabel, RestWriteCounters};
 
 /// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +50,29 @@ impl Access {
                 _ => false,
             };
         if read_only_post { Access::Read } else { Access::Write }
+    }
+}
+
+/// Who may change the registry over REST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RestWrites {
+    /// Writes go through Schema and SubjectConfig resources; over REST only
+    /// an admin credential writes.
+    #[value(name = "gitops-only")]
+    GitOpsOnly,
+    /// Write (and admin) credentials write; with no credential configured
+    /// at all, anyone does.
+    #[default]
+    Open,
+}
+
+impl RestWrites {
+    /// The flag value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RestWrites::GitOpsOnly => "gitops-only",
+            RestWrites::Open => "open",
+        }
     }
 }
 
@@ -172,6 +201,17 @@ enum Presented {
 }
 
 impl Presented {
+    /// Who presented it, without the secret: a basic user name, or `bearer token`.
+    fn who(&self) -> String {
+        match self {
+            Presented::Basic(pair) => {
+                let user = pair.split(|byte| *byte == b':').next().unwrap_or_default();
+                format!("user {}", String::from_utf8_lossy(user))
+            }
+            Presented::Bearer(_) => "a bearer token".to_owned(),
+        }
+    }
+
     /// Reads the header: the scheme in any case, then the credential.
     fn from_header(value: &HeaderValue) -> Option<Self> {
         let text = value.to_str().ok()?.trim();
@@ -187,24 +227,85 @@ impl Presented {
     }
 }
 
-/// Who may read and who may write. Writers may also read. With only writers
-/// listed, reads are open; with only readers listed, no one writes.
+/// Every credential list and the write mode: what [`Auth::from_policy`] builds from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccessPolicy {
+    /// Credentials allowed to read.
+    pub readers: Vec<Credential>,
+    /// Credentials allowed to write (and read) when writes are open.
+    pub writers: Vec<Credential>,
+    /// Credentials allowed to write in any mode (and read); their writes are logged and counted.
+    pub admins: Vec<Credential>,
+    /// Who may write over REST.
+    pub writes: RestWrites,
+}
+
+/// Who may read and who may write. Writers and admins may also read. With
+/// no reader listed, reads are open; with only readers listed, no one
+/// writes; in GitOps-only mode only admins write.
 #[derive(Debug, Default)]
 pub struct Auth {
     readers: Vec<Credential>,
     writers: Vec<Credential>,
+    admins: Vec<Credential>,
+    writes: RestWrites,
+    counters: RestWriteCounters,
+}
+
+/// What [`Auth::decide`] says of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Let it through.
+    Allow,
+    /// Let it through: a write made with an admin credential, by `who`
+    /// (the basic user name, or `bearer token`), to be logged and counted.
+    AdminWrite {
+        /// Who made it, without the secret.
+        who: String,
+    },
+    /// 401: no credential, or one that does not allow this.
+    Unauthenticated,
+    /// 403: a write in GitOps-only mode without an admin credential.
+    GitOpsOnly,
 }
 
 impl Auth {
-    /// An access policy; `None` when neither list has a credential.
+    /// An access policy of readers and writers with writes open; `None`
+    /// when neither list has a credential.
     pub fn new(readers: &[Credential], writers: &[Credential]) -> Option<Self> {
-        if readers.is_empty() && writers.is_empty() {
+        Self::from_policy(AccessPolicy {
+            readers: readers.to_vec(),
+            writers: writers.to_vec(),
+            ..AccessPolicy::default()
+        })
+    }
+
+    /// The access `policy` describes; `None` when it lets anyone do
+    /// anything (writes open and no credential at all).
+    pub fn from_policy(policy: AccessPolicy) -> Option<Self> {
+        let AccessPolicy {
+            readers,
+            writers,
+            admins,
+            writes,
+        } = policy;
+        if writes == RestWrites::Open && readers.is_empty() && writers.is_empty() && admins.is_empty() {
             return None;
         }
         Some(Self {
-            readers: readers.to_vec(),
-            writers: writers.to_vec(),
+            readers,
+            writers,
+            admins,
+            writes,
+            counters: RestWriteCounters::default(),
         })
+    }
+
+    /// Counts admin writes and GitOps-only refusals into `counters` (the metrics' own).
+    #[must_use]
+    pub fn counting_into(mut self, counters: RestWriteCounters) -> Self {
+        self.counters = counters;
+        self
     }
 
     /// How requests are authenticated, in a sentence for the start log.
@@ -212,34 +313,58 @@ impl Auth {
         let Some(auth) = auth else {
             return "authentication is off: anyone may read and write".to_owned();
         };
-        let (readers, writers) = (auth.readers.len(), auth.writers.len());
-        if readers == 0 {
-            format!("reads are open; writes need one of {writers} write credentials")
-        } else if writers == 0 {
-            format!(
-                "reads need one of {readers} read credentials; writes are refused (no write credentials are configured)"
-            )
+        let (readers, writers, admins) = (auth.readers.len(), auth.writers.len(), auth.admins.len());
+        let reads = if readers == 0 {
+            "reads are open".to_owned()
         } else {
-            format!("reads need one of {readers} read or {writers} write credentials; writes need a write credential")
-        }
+            format!("reads need one of {readers} read, {writers} write or {admins} admin credentials")
+        };
+        let writes = match (auth.writes, writers + admins) {
+            (RestWrites::GitOpsOnly, _) if admins == 0 => {
+                "writes are GitOps-only: refused over REST (no admin credentials are configured)".to_owned()
+            }
+            (RestWrites::GitOpsOnly, _) => {
+                format!("writes are GitOps-only: over REST only one of {admins} admin credentials writes (logged)")
+            }
+            (RestWrites::Open, 0) => "writes are refused (no write credentials are configured)".to_owned(),
+            (RestWrites::Open, _) => format!("writes need one of {writers} write or {admins} admin credentials"),
+        };
+        format!("{reads}; {writes}")
     }
 
     /// Whether a request with this `Authorization` header may do `access`.
     pub fn allows(&self, authorization: Option<&HeaderValue>, access: Access) -> bool {
-        if access == Access::Read && self.readers.is_empty() {
-            return true;
-        }
-        let Some(presented) = authorization.and_then(Presented::from_header) else {
-            return false;
-        };
+        matches!(
+            self.decide(authorization, access),
+            Decision::Allow | Decision::AdminWrite { .. }
+        )
+    }
+
+    /// What to do with a request with this `Authorization` header that does `access`.
+    pub fn decide(&self, authorization: Option<&HeaderValue>, access: Access) -> Decision {
+        let presented = authorization.and_then(Presented::from_header);
         // Every credential is compared, so the time taken does not tell which matched.
         let matches = |list: &[Credential]| {
-            list.iter()
-                .fold(false, |found, known| found | known.matches(&presented))
+            presented
+                .as_ref()
+                .is_some_and(|presented| list.iter().fold(false, |found, known| found | known.matches(presented)))
         };
+        let (reader, writer, admin) = (matches(&self.readers), matches(&self.writers), matches(&self.admins));
+        let may_read = self.readers.is_empty() | reader | writer | admin;
         match access {
-            Access::Read => matches(&self.readers) | matches(&self.writers),
-            Access::Write => matches(&self.writers),
+            Access::Read if may_read => Decision::Allow,
+            Access::Read => Decision::Unauthenticated,
+            Access::Write if admin => Decision::AdminWrite {
+                who: presented.as_ref().map_or_else(String::new, Presented::who),
+            },
+            Access::Write => match self.writes {
+                RestWrites::Open if writer => Decision::Allow,
+                RestWrites::Open => Decision::Unauthenticated,
+                // Said to anyone who may read: it names no subject, and it tells
+                // a producer with auto-registration on what to change.
+                RestWrites::GitOpsOnly if may_read => Decision::GitOpsOnly,
+                RestWrites::GitOpsOnly => Decision::Unauthenticated,
+            },
         }
     }
 }
@@ -249,14 +374,33 @@ fn same(expected: &[u8], given: &[u8]) -> bool {
     expected.len() == given.len() && expected.iter().zip(given).fold(0u8, |diff, (a, b)| diff | (a ^ b)) == 0
 }
 
-/// The middleware: 401 unless the request's credential allows it.
+/// The middleware: 401 unless the request's credential allows it, 403 for a
+/// write in GitOps-only mode; an admin write is logged and counted.
 pub(super) async fn check(State(state): State<ApiState>, request: Request, next: Next) -> Response {
     let Some(auth) = &state.auth else {
         return next.run(request).await;
     };
     let access = Access::of(request.method(), request.uri().path());
-    if auth.allows(request.headers().get(header::AUTHORIZATION), access) {
-        return next.run(request).await;
+    match auth.decide(request.headers().get(header::AUTHORIZATION), access) {
+        Decision::Allow => return next.run(request).await,
+        Decision::AdminWrite { who } => {
+            let method = request.method().clone();
+            let path = request.uri().path().to_owned();
+            let response = next.run(request).await;
+            tracing::warn!(%method, %path, by = %who, status = response.status().as_u16(), "Admin write over REST");
+            auth.counters
+                .admin_writes
+                .get_or_create(&MethodLabel {
+                    method: crate::metrics::method_label(&method),
+                })
+                .inc();
+            return response;
+        }
+        Decision::GitOpsOnly => {
+            auth.counters.gitops_refusals.inc();
+            return ApiError::gitops_only().into_response();
+        }
+        Decision::Unauthenticated => {}
     }
     let mut response = ApiError::unauthorized().into_response();
     response.headers_mut().insert(

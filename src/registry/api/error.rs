@@ -64,6 +64,18 @@ impl ApiError {
         }
     }
 
+    /// A REST write in GitOps-only mode without an admin credential: 403
+    /// with Confluent's code for a denied operation (40301).
+    pub fn gitops_only() -> Self {
+        Self {
+            status: StatusCode::FORBIDDEN,
+            code: 40301,
+            message: "this registry is managed through GitOps: subjects, versions, compatibility levels and modes \
+                      change only through Schema and SubjectConfig resources (REST writes need an admin credential)"
+                .to_owned(),
+        }
+    }
+
     /// A write a SchemaPolicy refuses: HTTP 422 with `code`, Confluent's
     /// code for the setting refused (42203 for a compatibility level, 42204
     /// for a mode), and the policy's explanation.

@@ -25,7 +25,7 @@ use axum::http::{Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 
-pub use auth::{Access, Auth, Credential, load_credentials};
+pub use auth::{Access, AccessPolicy, Auth, Credential, Decision, RestWrites, load_credentials};
 pub use error::ApiError;
 use error::ErrorBody;
 use openapi::{

@@ -61,7 +61,10 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
                        the `subject`/`subjectPrefix` query parameters are scoped the same way. \
                        Authentication is optional: once read or write credentials are configured, \
                        every route needs HTTP basic or bearer credentials and answers 401 (40101) \
-                       without them.",
+                       without them. When writes are GitOps-only (`--rest-writes gitops-only`, the \
+                       operator's default), every write but an admin credential's answers 403 \
+                       (40301): subjects, versions, levels and modes change through Schema and \
+                       SubjectConfig resources.",
         license(name = "Apache-2.0", identifier = "Apache-2.0")
     ),
     paths(

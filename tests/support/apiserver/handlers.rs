@@ -20,6 +20,7 @@ type Result<T> = std::result::Result<T, ApiError>;
 /// Every request goes through here.
 pub async fn handle(State(app): State<App>, request: Request) -> Response {
     app.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    app.record(&request);
     let (parts, body) = request.into_parts();
     let response = match axum::body::to_bytes(body, 64 << 20).await {
         Ok(body) => {

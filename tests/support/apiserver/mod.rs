@@ -65,12 +65,30 @@ pub(crate) struct Shared {
     address: String,
     /// How many requests have been answered, for benches.
     requests: std::sync::atomic::AtomicU64,
+    /// The first requests, as `METHOD /path?query USER-AGENT`, for tests of what a client asked for.
+    log_lines: Mutex<Vec<String>>,
 }
+
+/// How many request lines are kept.
+const LOGGED_REQUESTS: usize = 100_000;
 
 impl Shared {
     /// The store, locked. Never held across an await.
     fn lock(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps `METHOD /path?query USER-AGENT` of a request, up to [`LOGGED_REQUESTS`].
+    fn record(&self, request: &axum::extract::Request) {
+        let agent = request
+            .headers()
+            .get(axum::http::header::USER_AGENT)
+            .and_then(|agent| agent.to_str().ok())
+            .unwrap_or("-");
+        let mut lines = self.log_lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if lines.len() < LOGGED_REQUESTS {
+            lines.push(format!("{} {} {agent}", request.method(), request.uri()));
+        }
     }
 
     /// Wakes the watches after a write.
@@ -113,6 +131,7 @@ impl TestApiServer {
             log: std::env::var("SCHEMAOPS_APISERVER_LOG").is_ok_and(|value| value == "1"),
             address,
             requests: std::sync::atomic::AtomicU64::new(0),
+            log_lines: Mutex::new(Vec::new()),
         });
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         let shared = Arc::clone(&app);
@@ -164,6 +183,15 @@ impl TestApiServer {
     /// How many requests the server has answered (watches count once, when they start).
     pub fn requests(&self) -> u64 {
         self.app.requests.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The requests answered so far (the first 100,000), each as `METHOD /path?query USER-AGENT`.
+    pub fn request_lines(&self) -> Vec<String> {
+        self.app
+            .log_lines
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// A kubeconfig pointing at the server: namespace `default`, no authentication.
