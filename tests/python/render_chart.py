@@ -6,13 +6,14 @@ Usage: python render_chart.py CHART_DIR < request.json > answer.json
 The request: {"render": {scenario: {"values": ..., "release": NAME, "namespace": NS}},
               "invalid": {case: values},
               "unchecked": {case: values},
-              "kubernetes": [version, ...], "custom_kinds": [kind, ...]}
+              "kubernetes": [version, ...], "custom_kinds": [kind, ...],
+              "canary": a manifest the schemas must refuse}
 The answer:  {"helm": version, "lint": {"messages": [...], "errors": [...]},
               "crds": {file: text}, "rendered": {scenario: {template: text}},
               "invalid": {case: error message or null when the values were accepted},
               "unchecked": {case: the same, rendered with values.schema.json removed, so that
                             only the templates' own checks can refuse},
-              "validated": {scenario or "crds": {"checked": ["Kind/name", ...],
+              "validated": {scenario, "crds" or "canary": {"checked": ["Kind/name", ...],
                                                  "skipped": ["Kind/name", ...],
                                                  "errors": ["...", ...]}}}
 """
@@ -86,6 +87,7 @@ def main() -> None:
         for case, values in request["invalid"].items():
             answer["invalid"][case] = refusal(chart, values)
     answer["validated"]["crds"] = validate(answer["crds"].values(), versions, custom_kinds)
+    answer["validated"]["canary"] = validate([request["canary"]], versions, custom_kinds)
     for scenario, templates in answer["rendered"].items():
         texts = [text for template, text in templates.items() if not template.endswith("NOTES.txt")]
         answer["validated"][scenario] = validate(texts, versions, custom_kinds)
