@@ -1,9 +1,13 @@
-//! The Helm chart `charts/schemaops` (issue 8, item 1). `tests/python/render_chart.py` renders it
+//! The Helm chart `charts/schemaops` (issues 8 and 35). `tests/python/render_chart.py` renders it
 //! with helm-python-sdk, which embeds Helm's own engine (no helm binary on these machines), for a
-//! few sets of values; this file checks what came out: lint, RBAC, the pod's security settings and
-//! probes, how Secrets reach the pod, leader election, the webhook's certificate, and that
-//! `values.schema.json` refuses bad values. Then real kubectl applies the rendered manifests to the
-//! in-memory test API server. `.ci/run` installs the package into the venv `SCHEMAOPS_PYTHON` names.
+//! few sets of values, and validates every rendered manifest against Kubernetes' own OpenAPI
+//! schemas with kubernetes-validate (offline, strict); this file checks what came out: lint, the
+//! schema validation, RBAC, the pod's security settings and probes, the registry API's lockdown,
+//! how Secrets reach the pod, leader election, PodDisruptionBudget and topology spread, the
+//! NetworkPolicy, the webhook's certificate, that `values.schema.json` and the templates refuse bad
+//! values, and that the chart README's values table matches `values.yaml`. Then real kubectl
+//! applies the rendered manifests to the in-memory test API server. `.ci/run` installs both Python
+//! packages into the venv `SCHEMAOPS_PYTHON` names.
 
 mod support;
 
@@ -24,10 +28,13 @@ fn chart_dir() -> PathBuf {
 /// The interpreter to use, or why there is none.
 fn python() -> Result<String, String> {
     let candidate = std::env::var("SCHEMAOPS_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    match Command::new(&candidate).args(["-c", "import helm_python"]).output() {
+    match Command::new(&candidate)
+        .args(["-c", "import helm_python, kubernetes_validate"])
+        .output()
+    {
         Ok(output) if output.status.success() => Ok(candidate),
         Ok(output) => Err(format!(
-            "{candidate} cannot import helm_python: {}",
+            "{candidate} cannot import helm_python and kubernetes_validate: {}",
             String::from_utf8_lossy(&output.stderr)
                 .lines()
                 .last()
@@ -77,8 +84,59 @@ fn scenarios() -> Vec<(&'static str, Value)> {
             json!({"webhook": {"enabled": true, "certManager": {"enabled": true}}, "serviceMonitor": {"enabled": true}}),
         ),
         ("namespaced", json!({"watchNamespace": "team-a"})),
+        (
+            "postgres-ha",
+            json!({"replicas": 3, "store": {"type": "postgres", "postgres": {"dsnSecret": {"name": "schemaops-postgres"}}}}),
+        ),
+        (
+            "network-policy",
+            json!({"webhook": {"enabled": true}, "networkPolicy": {
+                "enabled": true,
+                "registryFrom": [
+                    {"namespaceSelector": {"matchLabels": {"schemaops.dev/registry-client": "true"}}},
+                    {"podSelector": {"matchLabels": {"app": "orders-service"}}},
+                ],
+                "metricsFrom": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+            }}),
+        ),
+        ("openshift", json!({"openshift": true})),
+        (
+            "open-writes",
+            json!({"registryApi": {"writes": "open", "auth": {
+                "existingSecret": "registry-api",
+                "adminKey": "admins",
+                "writeKey": "writers",
+                "readKey": "readers",
+            }}}),
+        ),
+        (
+            "extras",
+            json!({
+                "extraArgs": ["--max-body-bytes=1048576"],
+                "extraEnv": [{"name": "RUST_BACKTRACE", "value": "1"}],
+                "priorityClassName": "schemaops-critical",
+                "nodeSelector": {"kubernetes.io/os": "linux"},
+                "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}],
+                "podAnnotations": {"example.com/team": "platform"},
+            }),
+        ),
     ]
 }
+
+/// The Kubernetes versions whose schemas every manifest is validated against: the oldest and the
+/// newest that k8s-openapi (the operator's client) supports.
+const KUBERNETES_VERSIONS: [&str; 2] = ["1.33", "1.37"];
+
+/// Kinds defined by CRDs (ours, cert-manager's, Prometheus Operator's): Kubernetes' schemas do not
+/// know them, so kubernetes-validate skips them.
+const CUSTOM_KINDS: [&str; 6] = [
+    "Schema",
+    "SubjectConfig",
+    "SchemaPolicy",
+    "Certificate",
+    "Issuer",
+    "ServiceMonitor",
+];
 
 /// Values `values.schema.json` (or the chart's own checks) must refuse, and what the error names.
 fn invalid_values() -> Vec<(&'static str, Value, &'static str)> {
@@ -110,8 +168,76 @@ fn invalid_values() -> Vec<(&'static str, Value, &'static str)> {
             "/registry/external/credentialsSecret",
         ),
         ("unknown-log-format", json!({"logFormat": "xml"}), "/logFormat"),
+        (
+            "open-writes-without-a-secret",
+            json!({"registryApi": {"writes": "open"}}),
+            "/registryApi/auth/existingSecret",
+        ),
+        (
+            "open-writes-without-a-write-key",
+            json!({"registryApi": {"writes": "open", "auth": {"existingSecret": "registry-api"}}}),
+            "/registryApi/auth/writeKey",
+        ),
+        (
+            "read-key-without-a-secret",
+            json!({"registryApi": {"auth": {"readKey": "readers"}}}),
+            "/registryApi/auth/existingSecret",
+        ),
+        (
+            "unknown-writes-mode",
+            json!({"registryApi": {"writes": "anyone"}}),
+            "/registryApi/writes",
+        ),
+        (
+            "poll-seconds-zero",
+            json!({"configMapPollSeconds": 0}),
+            "/configMapPollSeconds",
+        ),
+        (
+            "spread-without-when-unsatisfiable",
+            json!({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]}),
+            "/topologySpreadConstraints/0",
+        ),
+        ("extra-args-not-strings", json!({"extraArgs": [1]}), "/extraArgs/0"),
+        (
+            "extra-env-without-a-name",
+            json!({"extraEnv": [{"value": "1"}]}),
+            "/extraEnv/0",
+        ),
+        ("openshift-not-a-boolean", json!({"openshift": "yes"}), "/openshift"),
+        (
+            "network-policy-peer-not-an-object",
+            json!({"networkPolicy": {"registryFrom": ["team-a"]}}),
+            "/networkPolicy/registryFrom/0",
+        ),
     ]
 }
+
+/// Values the templates' own checks must refuse when `values.schema.json` is skipped (`helm
+/// install --skip-schema-validation`), and what the message names.
+fn unchecked_values() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
+        (
+            "open-writes-without-credentials",
+            json!({"registryApi": {"writes": "open"}}),
+            "registryApi.writes=open needs registryApi.auth.existingSecret and registryApi.auth.writeKey",
+        ),
+        (
+            "open-writes-without-a-write-key",
+            json!({"registryApi": {"writes": "open", "auth": {"existingSecret": "registry-api"}}}),
+            "registryApi.auth.writeKey",
+        ),
+        (
+            "read-key-without-a-secret",
+            json!({"registryApi": {"auth": {"readKey": "readers"}}}),
+            "set registryApi.auth.existingSecret",
+        ),
+    ]
+}
+
+/// A manifest Kubernetes' schemas must refuse (a misspelt field): proves the validation is strict
+/// and really runs.
+const MISSPELT_MANIFEST: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: misspelt\nspec:\n  prots: []\n";
 
 /// What the script answered, rendered once for every test; `None` when skipped.
 fn answer() -> Option<&'static Value> {
@@ -121,7 +247,9 @@ fn answer() -> Option<&'static Value> {
             let python = match python() {
                 Ok(python) => python,
                 Err(reason) if !support::require_all() => {
-                    println!("skipped: {reason} (install with: pip install helm-python-sdk==0.2.2)");
+                    println!(
+                        "skipped: {reason} (install with: pip install helm-python-sdk==0.2.2 kubernetes-validate==1.37.0)"
+                    );
                     return None;
                 }
                 Err(reason) => panic!("SCHEMAOPS_REQUIRE_ALL=1 but {reason}"),
@@ -137,7 +265,18 @@ fn answer() -> Option<&'static Value> {
                 .into_iter()
                 .map(|(name, values, _)| (name.to_owned(), values))
                 .collect();
-            let request = json!({"render": render, "invalid": invalid});
+            let unchecked: serde_json::Map<String, Value> = unchecked_values()
+                .into_iter()
+                .map(|(name, values, _)| (name.to_owned(), values))
+                .collect();
+            let request = json!({
+                "render": render,
+                "invalid": invalid,
+                "unchecked": unchecked,
+                "kubernetes": KUBERNETES_VERSIONS,
+                "custom_kinds": CUSTOM_KINDS,
+                "canary": MISSPELT_MANIFEST,
+            });
             let mut child = Command::new(python)
                 .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/render_chart.py"))
                 .arg(chart_dir())
@@ -182,6 +321,26 @@ fn manifests(answer: &Value, scenario: &str) -> Vec<Value> {
 
 fn find<'a>(manifests: &'a [Value], kind: &str) -> Vec<&'a Value> {
     manifests.iter().filter(|manifest| manifest["kind"] == kind).collect()
+}
+
+/// The Secret with this name suffix (the release's full name comes before it).
+fn secret<'a>(manifests: &'a [Value], suffix: &str) -> Option<&'a Value> {
+    let found: Vec<&Value> = find(manifests, "Secret")
+        .into_iter()
+        .filter(|secret| secret["metadata"]["name"].as_str().unwrap().ends_with(suffix))
+        .collect();
+    assert!(found.len() <= 1, "{found:?}");
+    found.first().copied()
+}
+
+/// The webhook's certificate, when Helm generated it.
+fn webhook_secret(manifests: &[Value]) -> Option<&Value> {
+    secret(manifests, "-webhook-tls")
+}
+
+/// The registry API's admin token, when the chart generated it.
+fn api_credentials_secret(manifests: &[Value]) -> Option<&Value> {
+    secret(manifests, "-api-credentials")
 }
 
 fn only<'a>(manifests: &'a [Value], kind: &str) -> &'a Value {
@@ -309,7 +468,8 @@ fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
             &["schemas/finalizers", "subjectconfigs/finalizers"],
             &["update"],
         ),
-        (&[""], &["configmaps"], &["get", "list", "watch"]),
+        // Only the ConfigMaps a Schema names, by name: no list, no watch.
+        (&[""], &["configmaps"], &["get"]),
         (&["", "events.k8s.io"], &["events"], &["create", "patch"]),
     ]);
     let leases = expand(&[(&["coordination.k8s.io"], &["leases"], &["get", "create", "update"])]);
@@ -385,7 +545,10 @@ fn the_pod_runs_locked_down_with_health_probes() {
         let manifests = manifests(answer, scenario);
         let pod = &only(&manifests, "Deployment")["spec"]["template"]["spec"];
         assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{scenario}");
-        assert_eq!(pod["securityContext"]["runAsUser"], 65532, "{scenario}");
+        // OpenShift assigns the IDs itself (the_openshift_switch_drops_the_fixed_ids).
+        if scenario != "openshift" {
+            assert_eq!(pod["securityContext"]["runAsUser"], 65532, "{scenario}");
+        }
         assert_eq!(
             pod["securityContext"]["seccompProfile"]["type"], "RuntimeDefault",
             "{scenario}"
@@ -425,6 +588,10 @@ fn the_pod_runs_locked_down_with_health_probes() {
         );
         assert!(
             args.contains(&"--registry-listen=0.0.0.0:8081".to_owned()),
+            "{scenario}: {args:?}"
+        );
+        assert!(
+            args.contains(&"--config-map-poll-seconds=30".to_owned()),
             "{scenario}: {args:?}"
         );
         for (variable, field) in [("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace")] {
@@ -636,7 +803,7 @@ fn the_webhook_ca_bundle_matches_its_certificate() {
     assert_eq!(deployed["webhooks"][0]["rules"], hook["rules"]);
     assert_eq!(hook["clientConfig"]["service"]["port"], 443);
     assert_eq!(hook["failurePolicy"], "Ignore");
-    let secret = only(&generated, "Secret");
+    let secret = webhook_secret(&generated).expect("the webhook's TLS Secret");
     assert_eq!(secret["type"], "kubernetes.io/tls");
     assert_eq!(hook["clientConfig"]["caBundle"], secret["data"]["ca.crt"]);
     for key in ["ca.crt", "tls.crt", "tls.key"] {
@@ -676,7 +843,7 @@ fn the_webhook_ca_bundle_matches_its_certificate() {
     );
     assert_eq!(certificate["spec"]["issuerRef"]["kind"], "Issuer");
     assert_eq!(only(&managed, "Issuer")["spec"], json!({"selfSigned": {}}));
-    assert!(find(&managed, "Secret").is_empty());
+    assert!(webhook_secret(&managed).is_none(), "cert-manager writes it");
     let pod = &only(&managed, "Deployment")["spec"]["template"]["spec"];
     let volume = pod["volumes"]
         .as_array()
@@ -717,6 +884,377 @@ fn the_values_schema_refuses_bad_values() {
             "{case}: expected an error at {pointer}, got {:?}",
             answer["invalid"][case]
         );
+    }
+}
+
+#[test]
+fn the_templates_refuse_unauthenticated_writes_even_without_the_values_schema() {
+    let Some(answer) = answer() else { return };
+    for (case, _, message) in unchecked_values() {
+        let error = answer["unchecked"][case].as_str();
+        assert!(
+            error.is_some_and(|error| error.contains(message)),
+            "{case}: expected an error naming {message:?}, got {:?}",
+            answer["unchecked"][case]
+        );
+    }
+}
+
+/// Every manifest of every scenario, and the CRDs, against Kubernetes' schemas for each of
+/// `KUBERNETES_VERSIONS`, strict (an unknown field is an error). Only `CUSTOM_KINDS` are skipped.
+#[test]
+fn every_rendered_manifest_validates_against_kubernetes_schemas() {
+    let Some(answer) = answer() else { return };
+    let validated = &answer["validated"];
+    // The misspelt canary is refused, so the validation is strict and really runs.
+    let canary = validated["canary"]["errors"].as_array().unwrap();
+    assert_eq!(canary.len(), KUBERNETES_VERSIONS.len(), "{canary:?}");
+    assert!(canary[0].as_str().unwrap().contains("prots"), "{canary:?}");
+
+    let names = |report: &Value, list: &str| -> Vec<String> {
+        report[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|name| name.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let crds = &validated["crds"];
+    assert_eq!(crds["errors"], json!([]), "the CRDs: {crds}");
+    assert_eq!(names(crds, "checked").len(), 3, "{crds}");
+    for (scenario, _) in scenarios() {
+        let report = &validated[scenario];
+        assert_eq!(report["errors"], json!([]), "{scenario}: {report}");
+        let checked = names(report, "checked");
+        let deployment = format!("Deployment/{scenario}-schemaops");
+        assert!(checked.contains(&deployment), "{scenario}: {checked:?}");
+        // Everything rendered was either checked or is a custom kind that was skipped.
+        let rendered = manifests(answer, scenario).len();
+        let skipped = names(report, "skipped");
+        assert_eq!(checked.len() + skipped.len(), rendered, "{scenario}");
+        for name in &skipped {
+            let kind = name.split('/').next().unwrap();
+            assert!(CUSTOM_KINDS.contains(&kind), "{scenario}: skipped {name}");
+        }
+    }
+    for (scenario, kind) in [
+        ("postgres-ha", "PodDisruptionBudget"),
+        ("network-policy", "NetworkPolicy"),
+        ("webhook", "ValidatingWebhookConfiguration"),
+        ("default", "Secret"),
+    ] {
+        let checked = names(&validated[scenario], "checked");
+        assert!(
+            checked.iter().any(|name| name.starts_with(&format!("{kind}/"))),
+            "{scenario}: {kind} in {checked:?}"
+        );
+    }
+    assert!(
+        names(&validated["certmanager"], "skipped").contains(&"Certificate/certmanager-schemaops-webhook".to_owned())
+    );
+}
+
+fn volume<'a>(manifests: &'a [Value], name: &str) -> Option<&'a Value> {
+    only(manifests, "Deployment")["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|volume| volume["name"] == name)
+}
+
+fn mount<'a>(manifests: &'a [Value], name: &str) -> Option<&'a Value> {
+    container(manifests)["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|mount| mount["name"] == name)
+}
+
+/// With defaults, REST writes are GitOps-only and the one credential that may write is an admin
+/// token the chart generates into its own Secret, mounted as `--admin-credentials-file`.
+#[test]
+fn the_registry_api_is_gitops_only_with_a_generated_admin_token_by_default() {
+    use base64::Engine;
+
+    let Some(answer) = answer() else { return };
+    let manifests = manifests(answer, "default");
+    let args = args(&manifests);
+    for expected in [
+        "--rest-writes=gitops-only",
+        "--admin-credentials-file=/etc/schemaops/api/admin",
+    ] {
+        assert!(args.contains(&expected.to_owned()), "{expected} in {args:?}");
+    }
+    assert!(
+        !args
+            .iter()
+            .any(|arg| arg.starts_with("--write-credentials-file") || arg.starts_with("--read-credentials-file")),
+        "{args:?}"
+    );
+    let secret = api_credentials_secret(&manifests).expect("the generated credentials");
+    assert_eq!(secret["metadata"]["name"], "default-schemaops-api-credentials");
+    assert_eq!(secret["metadata"]["annotations"]["helm.sh/resource-policy"], "keep");
+    let token = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["admin"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(token.len(), 40);
+    assert!(token.iter().all(u8::is_ascii_alphanumeric), "a bearer token, no colon");
+    let volume = volume(&manifests, "api-credentials").expect("an api-credentials volume");
+    assert_eq!(volume["secret"]["secretName"], "default-schemaops-api-credentials");
+    assert_eq!(volume["secret"]["items"], json!([{"key": "admin", "path": "admin"}]));
+    let mount = mount(&manifests, "api-credentials").expect("an api-credentials mount");
+    assert_eq!(mount["mountPath"], "/etc/schemaops/api");
+    assert_eq!(mount["readOnly"], true);
+    // The notes tell how to read the token.
+    let notes = answer["rendered"]["default"]["schemaops/templates/NOTES.txt"]
+        .as_str()
+        .unwrap();
+    assert!(
+        notes.contains("get secret default-schemaops-api-credentials -o jsonpath='{.data.admin}' | base64 -d"),
+        "{notes}"
+    );
+    assert!(notes.contains("GitOps-only"), "{notes}");
+}
+
+#[test]
+fn open_writes_take_every_credential_file_from_the_given_secret() {
+    let Some(answer) = answer() else { return };
+    let manifests = manifests(answer, "open-writes");
+    let args = args(&manifests);
+    for expected in [
+        "--rest-writes=open",
+        "--admin-credentials-file=/etc/schemaops/api/admin",
+        "--write-credentials-file=/etc/schemaops/api/write",
+        "--read-credentials-file=/etc/schemaops/api/read",
+    ] {
+        assert!(args.contains(&expected.to_owned()), "{expected} in {args:?}");
+    }
+    assert!(api_credentials_secret(&manifests).is_none(), "no generated Secret");
+    let volume = volume(&manifests, "api-credentials").expect("an api-credentials volume");
+    assert_eq!(volume["secret"]["secretName"], "registry-api");
+    assert_eq!(
+        volume["secret"]["items"],
+        json!([
+            {"key": "admins", "path": "admin"},
+            {"key": "readers", "path": "read"},
+            {"key": "writers", "path": "write"},
+        ])
+    );
+}
+
+/// With an external registry the operator serves no REST API: no lockdown flags, no credentials.
+#[test]
+fn an_external_registry_gets_no_registry_api_credentials() {
+    let Some(answer) = answer() else { return };
+    for scenario in ["external", "token"] {
+        let manifests = manifests(answer, scenario);
+        let args = args(&manifests);
+        assert!(
+            !args
+                .iter()
+                .any(|arg| arg.starts_with("--rest-writes") || arg.contains("-credentials-file")),
+            "{scenario}: {args:?}"
+        );
+        assert!(volume(&manifests, "api-credentials").is_none(), "{scenario}");
+        assert!(api_credentials_secret(&manifests).is_none(), "{scenario}");
+    }
+}
+
+#[test]
+fn disruption_budget_and_topology_spread_only_with_several_replicas() {
+    let Some(answer) = answer() else { return };
+    for scenario in ["default", "webhook", "openshift"] {
+        let manifests = manifests(answer, scenario);
+        assert!(find(&manifests, "PodDisruptionBudget").is_empty(), "{scenario}");
+        let pod = &only(&manifests, "Deployment")["spec"]["template"]["spec"];
+        assert!(pod.get("topologySpreadConstraints").is_none(), "{scenario}");
+    }
+    let manifests = manifests(answer, "postgres-ha");
+    let deployment = only(&manifests, "Deployment");
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    let selector = &deployment["spec"]["selector"]["matchLabels"];
+    let budget = only(&manifests, "PodDisruptionBudget");
+    assert_eq!(budget["apiVersion"], "policy/v1");
+    assert_eq!(budget["spec"]["maxUnavailable"], 1);
+    assert!(budget["spec"].get("minAvailable").is_none());
+    assert_eq!(&budget["spec"]["selector"]["matchLabels"], selector);
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["topologySpreadConstraints"],
+        json!([{
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": selector},
+        }])
+    );
+}
+
+#[test]
+fn the_openshift_switch_drops_the_fixed_ids() {
+    let Some(answer) = answer() else { return };
+    let manifests = manifests(answer, "openshift");
+    let pod = &only(&manifests, "Deployment")["spec"]["template"]["spec"]["securityContext"];
+    assert_eq!(
+        pod,
+        &json!({"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}})
+    );
+    let container = &container(&manifests)["securityContext"];
+    assert_eq!(
+        container,
+        &json!({
+            "allowPrivilegeEscalation": false,
+            "readOnlyRootFilesystem": true,
+            "runAsNonRoot": true,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        })
+    );
+    // values-openshift.yaml is the documented way to set it.
+    let file = std::fs::read_to_string(chart_dir().join("values-openshift.yaml")).unwrap();
+    let values: Value = serde_saphyr::from_str(&file).unwrap();
+    assert_eq!(values, json!({"openshift": true}));
+    // Without the switch, the fixed IDs stay.
+    let default = self::manifests(answer, "default");
+    let default = &only(&default, "Deployment")["spec"]["template"]["spec"]["securityContext"];
+    for key in ["runAsUser", "runAsGroup", "fsGroup"] {
+        assert_eq!(default[key], 65532, "{key}");
+    }
+}
+
+#[test]
+fn extra_args_env_priority_and_scheduling_reach_the_pod() {
+    let Some(answer) = answer() else { return };
+    let manifests = manifests(answer, "extras");
+    let args = args(&manifests);
+    assert_eq!(
+        args.last().unwrap(),
+        "--max-body-bytes=1048576",
+        "appended last: {args:?}"
+    );
+    assert_eq!(env(&manifests, "RUST_BACKTRACE").unwrap()["value"], "1");
+    assert!(env(&manifests, "POD_NAME").is_some(), "the chart's own variables stay");
+    let deployment = only(&manifests, "Deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["priorityClassName"], "schemaops-critical");
+    assert_eq!(pod["nodeSelector"], json!({"kubernetes.io/os": "linux"}));
+    assert_eq!(pod["tolerations"][0]["key"], "dedicated");
+    assert_eq!(
+        deployment["spec"]["template"]["metadata"]["annotations"]["example.com/team"],
+        "platform"
+    );
+    let default = self::manifests(answer, "default");
+    assert!(
+        only(&default, "Deployment")["spec"]["template"]["spec"]
+            .get("priorityClassName")
+            .is_none()
+    );
+}
+
+#[test]
+fn the_network_policy_admits_each_port_from_its_peers_only() {
+    let Some(answer) = answer() else { return };
+    assert!(
+        find(&manifests(answer, "default"), "NetworkPolicy").is_empty(),
+        "opt-in"
+    );
+    let manifests = manifests(answer, "network-policy");
+    let policy = only(&manifests, "NetworkPolicy");
+    let selector = &only(&manifests, "Deployment")["spec"]["selector"]["matchLabels"];
+    assert_eq!(&policy["spec"]["podSelector"]["matchLabels"], selector);
+    // Ingress only: egress must reach the API server, PostgreSQL and external registries.
+    assert_eq!(policy["spec"]["policyTypes"], json!(["Ingress"]));
+    assert!(policy["spec"].get("egress").is_none());
+    let rules: BTreeMap<String, &Value> = policy["spec"]["ingress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rule| {
+            assert_eq!(rule["ports"].as_array().unwrap().len(), 1, "{rule}");
+            assert_eq!(rule["ports"][0]["protocol"], "TCP");
+            (rule["ports"][0]["port"].as_str().unwrap().to_owned(), &rule["from"])
+        })
+        .collect();
+    assert_eq!(
+        rules.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["metrics", "registry", "webhook"]
+    );
+    assert_eq!(
+        rules["registry"],
+        &json!([
+            {"namespaceSelector": {"matchLabels": {"schemaops.dev/registry-client": "true"}}},
+            {"podSelector": {"matchLabels": {"app": "orders-service"}}},
+        ])
+    );
+    assert_eq!(
+        rules["metrics"],
+        &json!([{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}])
+    );
+    assert_eq!(
+        rules["webhook"],
+        &json!([{"ipBlock": {"cidr": "0.0.0.0/0"}}, {"ipBlock": {"cidr": "::/0"}}])
+    );
+    // The named ports exist on the container.
+    let ports: BTreeSet<&str> = container(&manifests)["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|port| port["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ports, BTreeSet::from(["metrics", "registry", "webhook"]));
+}
+
+/// Every leaf of `values.yaml` (a scalar, a list, or an empty map), as `(dotted key, value)`.
+fn leaves(prefix: &str, value: &Value, into: &mut BTreeMap<String, Value>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (key, child) in map {
+                let dotted = if prefix.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                leaves(&dotted, child, into);
+            }
+        }
+        _ => {
+            into.insert(prefix.to_owned(), value.clone());
+        }
+    }
+}
+
+/// The chart README's values table lists every leaf of `values.yaml` once, with its default (as
+/// JSON), a type and a description, and nothing else.
+#[test]
+fn the_chart_readme_values_table_matches_values_yaml() {
+    let values: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(chart_dir().join("values.yaml")).unwrap()).unwrap();
+    let mut expected = BTreeMap::new();
+    leaves("", &values, &mut expected);
+    assert!(expected.len() > 50, "{expected:?}");
+
+    let readme = std::fs::read_to_string(chart_dir().join("README.md")).unwrap();
+    let mut table = BTreeMap::new();
+    for row in readme.lines().filter(|line| line.starts_with("| `")) {
+        let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert_eq!(cells.len(), 4, "key, type, default, description: {row}");
+        let key = cells[0].trim_matches('`').to_owned();
+        let default: Value = serde_json::from_str(cells[2].trim_matches('`'))
+            .unwrap_or_else(|error| panic!("{key}: the default is not JSON ({error}): {row}"));
+        assert!(!cells[1].is_empty() && !cells[3].is_empty(), "{row}");
+        assert!(table.insert(key.clone(), default).is_none(), "{key} has two rows");
+    }
+    let missing: Vec<&String> = expected.keys().filter(|key| !table.contains_key(*key)).collect();
+    let extra: Vec<&String> = table.keys().filter(|key| !expected.contains_key(*key)).collect();
+    assert!(
+        missing.is_empty(),
+        "values without a row in charts/schemaops/README.md: {missing:?}"
+    );
+    assert!(
+        extra.is_empty(),
+        "rows for values that values.yaml does not have: {extra:?}"
+    );
+    for (key, default) in &expected {
+        assert_eq!(&table[key], default, "the README's default of {key}");
     }
 }
 
@@ -788,6 +1326,16 @@ fn kubectl_applies_the_rendered_manifests_crds_first() {
     ] {
         assert!(cluster.contains(expected), "{expected} in {cluster}");
     }
+    let budgets = run(&["-n", "ns-postgres-ha", "get", "poddisruptionbudgets", "-o", "name"]);
+    assert!(
+        budgets.contains("poddisruptionbudget.policy/postgres-ha-schemaops"),
+        "{budgets}"
+    );
+    let policies = run(&["-n", "ns-network-policy", "get", "networkpolicies", "-o", "name"]);
+    assert!(
+        policies.contains("networkpolicy.networking.k8s.io/network-policy-schemaops"),
+        "{policies}"
+    );
     let hooks = run(&["get", "validatingwebhookconfigurations", "-o", "name"]);
     assert!(hooks.contains("webhook-schemaops-webhook"), "{hooks}");
     // A first Schema after the install, as NOTES.txt says.
@@ -829,7 +1377,7 @@ fn the_generated_webhook_certificate_is_trusted_through_the_ca_bundle() {
 
     let Some(answer) = answer() else { return };
     let manifests = manifests(answer, "webhook");
-    let secret = only(&manifests, "Secret");
+    let secret = webhook_secret(&manifests).unwrap();
     let hook = &only(&manifests, "ValidatingWebhookConfiguration")["webhooks"][0]["clientConfig"];
     let decode = |value: &Value| {
         base64::engine::general_purpose::STANDARD

@@ -4,9 +4,10 @@
 //! runtime. Real `kubectl` and kube-rs clients talk to it: discovery, a minimal OpenAPI v3,
 //! CustomResourceDefinitions and the kinds they define, namespaces, configmaps, secrets, events and
 //! leases, and (stored as plain objects) the kinds a Helm chart installs: service accounts,
-//! services, persistent volume claims, deployments, RBAC roles and bindings, validating webhook
-//! configurations; get, list (selectors, Table output), watch, create, update, merge/JSON/strategic/apply
-//! patches, delete with finalizers, the status subresource, generation and resourceVersion rules.
+//! services, persistent volume claims, deployments, pod disruption budgets, network policies, RBAC
+//! roles and bindings, validating webhook configurations; get, list (selectors, Table output),
+//! watch, create, update, merge/JSON/strategic/apply patches, delete with finalizers, the status
+//! subresource, generation and resourceVersion rules.
 //!
 //! Set `SCHEMAOPS_APISERVER_LOG=1` to print every request to stderr.
 //!
