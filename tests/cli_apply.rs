@@ -382,3 +382,54 @@ fn an_unreachable_registry_url_is_an_error_and_nothing_is_stored() {
         "no data folder is made for a run that applied nothing"
     );
 }
+
+/// Issue 36 item 4: reverting a Schema in git to its v1 text after schemaops registered v2 for
+/// it is a revert, not drift: v1 is found in the subject, v2 stays the latest, and both `check`
+/// and `apply` say so (on today's main the second apply reported "version 2, registered outside
+/// schemaops").
+#[test]
+fn a_revert_to_an_own_earlier_version_is_reported_as_a_revert_not_drift() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("orders.yaml");
+    let v1 = r#"{"name":"a","type":"int"}"#;
+    let v2 = r#"{"name":"a","type":"int"},{"name":"b","type":"int","default":0}"#;
+    for fields in [v1, v2] {
+        std::fs::write(&file, schema("orders", "orders-value", fields)).unwrap();
+        let output = apply(data.path(), &[file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    }
+    std::fs::write(&file, schema("orders", "orders-value", v1)).unwrap();
+
+    let check = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["check", "-o", "json", "--data"])
+        .arg(data.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    let report: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(report["objects"][0]["outcome"], "revert", "{report:#}");
+    assert_eq!(report["objects"][0]["drift"], Value::Null, "{report:#}");
+
+    let table = apply(data.path(), &[file.to_str().unwrap()]);
+    assert_eq!(table.status.code(), Some(0), "{}", text(&table.stderr));
+    let printed = text(&table.stdout);
+    assert!(!printed.contains("RegisteredOutsideSchemaops"), "{printed}");
+    assert!(printed.contains("Reverted"), "{printed}");
+    assert!(
+        printed.contains("is a revert") && printed.contains("Version 2, also this Schema's"),
+        "{printed}"
+    );
+
+    // A second run changes nothing, and still is no drift; the status keeps both versions as its own.
+    let again = apply(data.path(), &["-o", "json", file.to_str().unwrap()]);
+    let object = &items(&again)[0];
+    assert_eq!(ready(object), ("True".to_owned(), "Reverted".to_owned()), "{object:#}");
+    assert_eq!(object["status"]["version"], 1);
+    assert_eq!(object["status"]["ownVersions"], serde_json::json!([1, 2]));
+    assert!(
+        !object["status"]["conditions"].to_string().contains("Drifted"),
+        "{object:#}"
+    );
+}

@@ -90,8 +90,10 @@ pub struct CheckArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Data folder of `apply` to check against (only read: a scratch copy is
-    /// used). Without it, the manifests are checked against an empty registry.
+    /// Data folder of `apply` to check against (only read: a scratch copy is used). With
+    /// `--registry-url` too, the objects `apply --registry-url` kept there (drift, reverts and
+    /// claims are judged as `apply` judges them) and that registry's subjects. Without either,
+    /// the manifests are checked against an empty registry.
     #[arg(long, env = "SCHEMAOPS_DATA", value_name = "DIR")]
     pub data: Option<PathBuf>,
 
@@ -130,8 +132,31 @@ pub enum CheckSource {
     Empty,
     /// A copy of an `apply` data folder (registry and objects).
     Data(PathBuf),
-    /// The subjects the manifests name (and those they refer to), copied from a registry.
-    Registry(Box<ExternalConfig>),
+    /// The subjects the manifests name (and those they refer to), copied from a registry, and
+    /// the objects of an `apply --registry-url` data folder when one is given.
+    Registry {
+        /// The registry.
+        registry: Box<ExternalConfig>,
+        /// The data folder whose objects (`objects.json`) are used.
+        objects: Option<PathBuf>,
+    },
+}
+
+impl CheckSource {
+    /// What a check runs against, in words: `an empty registry`, `a copy of DIR`, or `the
+    /// registry at URL (with the objects in DIR)`.
+    pub fn describe(&self) -> String {
+        match self {
+            CheckSource::Empty => "an empty registry (no --data, no --registry-url)".to_owned(),
+            CheckSource::Data(data) => format!("a copy of {}", data.display()),
+            CheckSource::Registry { registry, objects } => {
+                let objects = objects
+                    .as_ref()
+                    .map_or_else(String::new, |data| format!(" with the objects in {}", data.display()));
+                format!("the registry at {}{objects}", registry.display_url())
+            }
+        }
+    }
 }
 
 /// What `schemaops check` will do, checked and typed.
@@ -156,13 +181,15 @@ impl CheckArgs {
     /// A message naming the argument that is wrong.
     pub fn into_config(self) -> Result<CheckConfig, String> {
         let registry = self.registry.into_config()?;
+        if let Some(data) = self.data.as_ref().filter(|data| !data.is_dir()) {
+            return Err(format!("--data {} is not a folder", data.display()));
+        }
         let source = match (self.data, registry) {
-            (Some(_), Some(_)) => return Err("give --data or --registry-url, not both".to_owned()),
-            (Some(data), None) if !data.is_dir() => {
-                return Err(format!("--data {} is not a folder", data.display()));
-            }
             (Some(data), None) => CheckSource::Data(data),
-            (None, Some(registry)) => CheckSource::Registry(Box::new(registry)),
+            (objects, Some(registry)) => CheckSource::Registry {
+                registry: Box::new(registry),
+                objects,
+            },
             (None, None) => CheckSource::Empty,
         };
         Ok(CheckConfig {

@@ -9,7 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::Verdict;
 use crate::cli::{ApplyConfig, ObjectOutput};
-use crate::crd::conditions::{ConditionType, find_condition};
+use crate::crd::conditions::{ConditionType, Reason, find_condition};
 use crate::local::run::{Applied, ApplyError, Interruption};
 use crate::registry::Registry;
 use crate::registry::external::ExternalRegistry;
@@ -259,6 +259,20 @@ fn print_table(applied: &[Applied], out: &mut dyn Write) -> std::io::Result<()> 
             metadata.namespace.as_deref().unwrap_or_default(),
             metadata.name.as_deref().unwrap_or_default(),
             warning.message
+        )?;
+    }
+    for object in applied {
+        let Some(reverted) = ready(object).filter(|c| c.status == "True" && c.reason == Reason::Reverted.as_str())
+        else {
+            continue;
+        };
+        let (kind, metadata) = identity(object);
+        writeln!(
+            out,
+            "\n{kind} {}/{} is a revert:\n  {}",
+            metadata.namespace.as_deref().unwrap_or_default(),
+            metadata.name.as_deref().unwrap_or_default(),
+            reverted.message
         )?;
     }
     for object in applied {

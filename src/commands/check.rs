@@ -54,9 +54,13 @@ pub async fn scratch(
         // A file copy rather than `seed_scratch`: it keeps soft-deleted
         // versions, version counters and the objects' statuses exactly.
         CheckSource::Data(data) => Scratch::copy_of(data, checker).await?,
-        CheckSource::Registry(config) => {
-            let client = ExternalRegistry::new(config, checker).map_err(Error::ExternalRegistry)?;
-            Scratch::seeded(&client, subjects, checker).await?
+        CheckSource::Registry { registry, objects } => {
+            let client = ExternalRegistry::new(registry, checker).map_err(Error::ExternalRegistry)?;
+            let scratch = Scratch::seeded(&client, subjects, checker).await?;
+            if let Some(data) = objects {
+                scratch.take_objects_of(data)?;
+            }
+            scratch
         }
     })
 }
@@ -71,10 +75,18 @@ pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, E
     let scratch = scratch(&config.source, &check::subjects_of(&loaded), config.checker).await?;
     let now = Time(Timestamp::now());
     let checked = check::check(&loaded, &policies, &scratch, &config.checker, &now).await?;
+    let against = config.source.describe();
     let text = match config.output {
-        CheckOutput::Table => check::render_table(&checked),
-        CheckOutput::Json => check::render_json(&checked),
-        CheckOutput::Github => check::render_github(&checked),
+        CheckOutput::Table => format!(
+            "{}schemaops check: checked against {against}\n",
+            check::render_table(&checked)
+        ),
+        CheckOutput::Json => check::render_json(&checked, &against),
+        CheckOutput::Github => format!(
+            "{}::notice title=schemaops check::checked against {}\n",
+            check::render_github(&checked),
+            check::escape_data(&against)
+        ),
     };
     out.write_all(text.as_bytes()).map_err(Error::Write)?;
     Ok(match check::verdict(&checked) {

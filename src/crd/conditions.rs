@@ -99,11 +99,14 @@ pub enum Reason {
     Observed,
     /// The schema was already registered (before schemaops managed it): its version was adopted.
     Adopted,
+    /// The spec equals an earlier version this Schema registered, and a later one of its own
+    /// stays the subject's latest: a git revert.
+    Reverted,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 24] = [
+    pub const ALL: [Reason; 25] = [
         Reason::Registered,
         Reason::Configured,
         Reason::IncompatibleSchema,
@@ -128,6 +131,7 @@ impl Reason {
         Reason::InvalidPolicy,
         Reason::Observed,
         Reason::Adopted,
+        Reason::Reverted,
     ];
 
     /// The reason written as `word` (see [`as_str`](Self::as_str)), if any.
@@ -162,6 +166,7 @@ impl Reason {
             Reason::InvalidPolicy => "InvalidPolicy",
             Reason::Observed => "Observed",
             Reason::Adopted => "Adopted",
+            Reason::Reverted => "Reverted",
         }
     }
 }

@@ -151,6 +151,11 @@ pub struct SchemaStatus {
     /// SHA-256 of the schema's canonical form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// The versions this Schema registered (or adopted) itself, ascending, the newest
+    /// [`SchemaStatus::OWN_VERSIONS_KEPT`]: a spec equal to one of them is a revert, and only a
+    /// later version that is not among them is drift.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_versions: Vec<i32>,
     /// The schema's GUID, as Confluent computes it: what the newest serializers put in a record
     /// header instead of the ID.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,6 +213,25 @@ impl ManagementPolicy {
 }
 
 impl SchemaStatus {
+    /// How many of its own versions a Schema's status remembers.
+    pub const OWN_VERSIONS_KEPT: usize = 100;
+
+    /// The versions this Schema registered or adopted: `ownVersions`, or
+    /// `version` for a status written before `ownVersions` existed.
+    pub fn own(&self) -> impl Iterator<Item = i32> + '_ {
+        let legacy = self.version.filter(|_| self.own_versions.is_empty());
+        self.own_versions.iter().copied().chain(legacy)
+    }
+
+    /// Remembers `version` as one of this Schema's own.
+    pub fn remember_own(&mut self, version: i32) {
+        if let Err(at) = self.own_versions.binary_search(&version) {
+            self.own_versions.insert(at, version);
+        }
+        let excess = self.own_versions.len().saturating_sub(Self::OWN_VERSIONS_KEPT);
+        self.own_versions.drain(..excess);
+    }
+
     /// The `Drifted=True` condition, when the subject moved on outside
     /// schemaops (a newer version registered, or the Schema's own deleted).
     pub fn drift(&self) -> Option<&Condition> {

@@ -141,13 +141,9 @@ impl Scratch {
             snapshot_into(&database, &folder.path().join(DATABASE_FILE))
                 .map_err(|source| ScratchError::Open { path: database, source })?;
         }
-        let objects = data.join(super::objects::FILE_NAME);
-        match std::fs::copy(&objects, folder.path().join(super::objects::FILE_NAME)) {
-            Ok(_) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(ScratchError::Copy { path: objects, source }),
-        }
-        Self::open(folder, checker).await
+        let scratch = Self::open(folder, checker).await?;
+        scratch.take_objects_of(data)?;
+        Ok(scratch)
     }
 
     /// An empty scratch registry seeded with `subjects` (and the subjects
@@ -170,6 +166,24 @@ impl Scratch {
             scratch.registry.emulate_no_subject_modes();
         }
         Ok(scratch)
+    }
+
+    /// Copies the objects `apply` kept in `data` (its `objects.json`, when it
+    /// has one) into this scratch, beside a registry seeded from elsewhere;
+    /// `data` is only read.
+    ///
+    /// # Errors
+    /// [`ScratchError`] when `data` is not a folder or the file cannot be copied.
+    pub fn take_objects_of(&self, data: &Path) -> Result<(), ScratchError> {
+        if !data.is_dir() {
+            return Err(ScratchError::MissingData { path: data.to_owned() });
+        }
+        let objects = data.join(super::objects::FILE_NAME);
+        match std::fs::copy(&objects, self.folder.path().join(super::objects::FILE_NAME)) {
+            Ok(_) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(ScratchError::Copy { path: objects, source }),
+        }
     }
 
     async fn open(folder: tempfile::TempDir, checker: Checker) -> Result<Self, ScratchError> {

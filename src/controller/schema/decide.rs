@@ -122,6 +122,9 @@ pub enum Plan {
         fingerprint: String,
         /// The subject's newest version, when newer than any this resource registered.
         drifted_to: Option<Version>,
+        /// The newest live version this resource registered itself, when later than
+        /// `version`: the spec went back to an earlier version of its own (a revert).
+        reverted_from: Option<Version>,
         /// What the registry holds of it beyond its version and ID.
         held: Held,
     },
@@ -311,17 +314,29 @@ fn plan(inputs: &SchemaInputs, checker: &Checker, verdict: &mut Verdict) -> Plan
         }
     }
     if let Some(holding) = &registry.holding {
-        let registered_before = inputs.status.as_ref().and_then(|status| status.version).unwrap_or(0);
+        let own: Vec<i32> = inputs
+            .status
+            .as_ref()
+            .map(|status| status.own().collect())
+            .unwrap_or_default();
+        let newest_own = own.iter().copied().max().unwrap_or(0);
         let newest = registry.live_versions.last().copied();
-        let drifted_to = newest.filter(|newest| {
-            newest.get() > holding.version.get() && newest.get() as i64 > i64::from(registered_before)
-        });
+        let drifted_to =
+            newest.filter(|newest| newest.get() > holding.version.get() && newest.get() as i64 > i64::from(newest_own));
+        let reverted_from = registry
+            .live_versions
+            .iter()
+            .rev()
+            .find(|live| own.contains(&(live.get() as i32)))
+            .copied()
+            .filter(|own_latest| own_latest.get() > holding.version.get());
         return Plan::AlreadyRegistered {
             subject: subject.clone(),
             version: holding.version,
             id: holding.id,
             fingerprint,
             drifted_to,
+            reverted_from,
             held: Held::of(&schema.contract, holding),
         };
     }

@@ -21,6 +21,18 @@ const MAX_FRAGMENT_BYTES: usize = 1024;
 /// owns Drifted and DeletionBlocked, present only while they hold.
 const KEPT: [ConditionType; 3] = [ConditionType::Ready, ConditionType::Stalled, ConditionType::Reconciling];
 
+/// The versions `previous` says its Schema registered or adopted; for a
+/// status written before `ownVersions` existed, the version it held (unless
+/// it only observed it).
+fn own_versions_before(previous: &SchemaStatus) -> Vec<i32> {
+    if !previous.own_versions.is_empty() {
+        return previous.own_versions.clone();
+    }
+    let observed = find_condition(&previous.conditions, ConditionType::Ready)
+        .is_some_and(|ready| ready.reason == Reason::Observed.as_str());
+    previous.version.filter(|_| !observed).into_iter().collect()
+}
+
 /// The status after acting on `plan`.
 pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time) -> SchemaStatus {
     let previous = inputs.status.clone().unwrap_or_default();
@@ -31,6 +43,7 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
         version: previous.version,
         id: previous.id,
         fingerprint: previous.fingerprint.clone(),
+        own_versions: own_versions_before(&previous),
         guid: previous.guid.clone(),
         metadata: previous.metadata.clone(),
         conditions: owned_conditions(&previous.conditions),
@@ -72,6 +85,7 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
                 id,
                 fingerprint,
                 drifted_to,
+                reverted_from,
                 held,
             },
             _,
@@ -86,6 +100,7 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             status.id = Some(id.get() as i32);
             status.fingerprint = Some(fingerprint.clone());
             show_held(&mut status, held);
+            status.remember_own(version.get() as i32);
             drift = drifted_to.map(|newest| {
                 format!(
                     "subject `{subject}` has version {newest}, registered outside schemaops; this Schema holds \
@@ -103,6 +118,17 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
                 Verdict::Stalled(
                     Reason::ContractsUnsupported,
                     contract_dropped(subject.as_str(), *version, *id),
+                )
+            } else if let Some(later) = reverted_from {
+                Verdict::Ready(
+                    Reason::Reverted,
+                    format!(
+                        "the spec equals version {version} of subject `{subject}` (ID {id}), which this Schema \
+                         registered before: a revert. Version {later}, also this Schema's, stays the subject's \
+                         latest: reverting in git removes no version, so producers that use the latest version \
+                         (use.latest.version) keep writing version {later}; deleting it, or registering a new \
+                         version, changes that"
+                    ),
                 )
             } else if adopted {
                 Verdict::Ready(
@@ -131,6 +157,7 @@ pub fn render(inputs: &SchemaInputs, plan: &Plan, outcome: &Outcome, now: &Time)
             status.version = Some(registered.version.get() as i32);
             status.id = Some(registered.id.get() as i32);
             status.fingerprint = Some(fingerprint.clone());
+            status.remember_own(registered.version.get() as i32);
             status.compatibility = Some(compatibility(report));
             show_held(&mut status, held);
             if held.contract_dropped {

@@ -4,7 +4,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use super::{Drift, Outcome, SettingChange, SubjectState};
-use crate::crd::conditions::{ConditionType, find_condition};
+use crate::crd::conditions::{ConditionType, Reason, find_condition};
 use crate::crd::{SchemaStatus, SubjectConfigStatus};
 
 /// The drift a Schema's status reports, if any.
@@ -81,6 +81,10 @@ pub fn classify_schema(
             .and_then(|status| status.version)
             .and_then(|v| u32::try_from(v).ok())
         {
+            Some(version) if ready.is_some_and(|ready| ready.reason == Reason::Reverted.as_str()) => Outcome::Revert {
+                version,
+                latest: after_subject.versions.last().copied().unwrap_or(version),
+            },
             Some(version) if new_versions(before_subject, after_subject).contains(&version) => {
                 Outcome::Register { version }
             }

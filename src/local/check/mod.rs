@@ -89,6 +89,15 @@ impl SettingChange {
 pub enum Outcome {
     /// Nothing: the subject already holds exactly this schema, or these settings are in force.
     Unchanged,
+    /// The spec equals an earlier version the Schema registered itself (a
+    /// git revert): nothing is registered, and a later version stays the
+    /// subject's latest.
+    Revert {
+        /// The earlier version the spec equals.
+        version: u32,
+        /// The subject's latest version, which stays.
+        latest: u32,
+    },
     /// The schema would become this new version of its subject.
     Register {
         /// The version.
@@ -120,10 +129,11 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// A word for machines: unchanged, register, configure, rejected, undecided.
+    /// A word for machines: unchanged, revert, register, configure, rejected, undecided.
     pub fn name(&self) -> &'static str {
         match self {
             Outcome::Unchanged => "unchanged",
+            Outcome::Revert { .. } => "revert",
             Outcome::Register { .. } => "register",
             Outcome::Configure { .. } => "configure",
             Outcome::Rejected { .. } => "rejected",
@@ -180,6 +190,9 @@ impl Checked {
                 (Some(version), _) => format!("unchanged (version {version})"),
                 (None, _) => "unchanged".to_owned(),
             },
+            Outcome::Revert { version, latest } => {
+                format!("would revert to version {version}; version {latest} stays the subject's latest")
+            }
             Outcome::Register { version } => {
                 let earlier: Vec<u32> = self.new_versions.iter().copied().filter(|v| v != version).collect();
                 if earlier.is_empty() {

@@ -14,6 +14,7 @@ pub fn tally(checked: &[Checked]) -> String {
     let count = |name: &str| checked.iter().filter(|c| c.outcome.name() == name).count();
     let parts: Vec<String> = [
         ("unchanged", "unchanged"),
+        ("revert", "would revert"),
         ("register", "would register"),
         ("configure", "would change settings"),
         ("rejected", "would be rejected"),
@@ -96,6 +97,20 @@ pub fn render_table(checked: &[Checked]) -> String {
         }
     }
     for object in checked {
+        let Outcome::Revert { version, latest } = &object.outcome else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "\n{} {} would revert, {}:\n  the spec equals version {version}, which this Schema registered before; \
+             version {latest} stays the subject's latest, so producers that use the latest version \
+             (use.latest.version) would keep writing version {latest}",
+            object.kind.as_str(),
+            object.key,
+            location(&object.origin)
+        );
+    }
+    for object in checked {
         let Some(drift) = &object.drift else { continue };
         let _ = writeln!(
             out,
@@ -129,6 +144,8 @@ pub fn render_table(checked: &[Checked]) -> String {
 pub struct JsonReport<'a> {
     /// `accepted`, `rejected` or `undecided`.
     pub verdict: &'static str,
+    /// What the check ran against, in words.
+    pub against: &'a str,
     /// One entry per object.
     pub objects: Vec<JsonObject<'a>>,
 }
@@ -176,7 +193,7 @@ pub struct JsonObject<'a> {
 }
 
 /// The stable, machine-readable document of `-o json`.
-pub fn render_json(checked: &[Checked]) -> String {
+pub fn render_json(checked: &[Checked], against: &str) -> String {
     const NONE: &[SettingChange] = &[];
     const NO_INCOMPATIBILITIES: &[IncompatibilityStatus] = &[];
     let report = JsonReport {
@@ -185,6 +202,7 @@ pub fn render_json(checked: &[Checked]) -> String {
             Verdict::Rejected => "rejected",
             Verdict::Undecided => "undecided",
         },
+        against,
         objects: checked
             .iter()
             .map(|object| {
@@ -209,7 +227,9 @@ pub fn render_json(checked: &[Checked]) -> String {
                         NO_INCOMPATIBILITIES,
                         0,
                     ),
-                    Outcome::Unchanged | Outcome::Register { .. } => (NONE, None, None, NO_INCOMPATIBILITIES, 0),
+                    Outcome::Unchanged | Outcome::Revert { .. } | Outcome::Register { .. } => {
+                        (NONE, None, None, NO_INCOMPATIBILITIES, 0)
+                    }
                 };
                 JsonObject {
                     kind: object.kind.as_str(),
@@ -288,6 +308,12 @@ pub fn render_github(checked: &[Checked]) -> String {
         }
         let line = match &object.outcome {
             Outcome::Unchanged => continue,
+            Outcome::Revert { .. } => workflow_command(
+                "warning",
+                &object.origin,
+                &format!("{name} would revert"),
+                &format!("subject {}: {}", object.subject, object.summary()),
+            ),
             Outcome::Register { .. } => workflow_command(
                 "notice",
                 &object.origin,
