@@ -29,7 +29,9 @@ FROM --platform=$BUILDPLATFORM docker.io/library/rust:${RUST_VERSION}-bookworm A
 ARG TARGETARCH
 WORKDIR /src
 # The target's C toolchain, for a cross build (bundled SQLite, ring and jemalloc are C).
+# TARGETARCH is amd64 or arm64 (BuildKit sets it; older buildah only with --platform).
 RUN set -eu; \
+    TARGETARCH="${TARGETARCH:-$(dpkg --print-architecture)}"; \
     case "$TARGETARCH" in \
       amd64) arch=x86_64 ;; \
       arm64) arch=aarch64 ;; \
