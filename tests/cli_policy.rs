@@ -206,7 +206,11 @@ fn a_policy_file_holding_another_kind_is_an_error_naming_file_and_document() {
     let policies = folder.path().join("policies.yaml");
     std::fs::write(
         &policies,
-        format!("{}---\n{NAMESPACE_A}", policy("prod", "Deny", NO_HARD_DELETE)),
+        format!(
+            "{}---\n{}",
+            policy("prod", "Deny", NO_HARD_DELETE),
+            schema("a", "team-a.orders", "")
+        ),
     )
     .unwrap();
     let output = schemaops(&[
@@ -218,7 +222,9 @@ fn a_policy_file_holding_another_kind_is_an_error_naming_file_and_document() {
     assert_eq!(output.status.code(), Some(2));
     let error = text(&output.stderr);
     assert!(
-        error.contains("policies.yaml (document 2): a --policy file holds SchemaPolicy documents only, not Namespace"),
+        error.contains(
+            "policies.yaml (document 2): a --policy file holds SchemaPolicy and Namespace documents only, not Schema"
+        ),
         "{error}"
     );
 }
@@ -313,4 +319,82 @@ async fn a_policy_added_later_marks_a_registered_schema_without_removing_its_ver
     let registry = support::registry::RegistryProcess::start(data.path()).await;
     let versions = served(&registry.url, "/subjects/team-a.orders-value/versions").await;
     assert_eq!(versions, serde_json::json!([1]), "what is registered stays");
+}
+
+/// Issue 36 item 3: a tenant repository carries no Namespace manifests, so the example policy
+/// (it selects `env: prod` namespaces) matched nothing and team-b's three violations exited 0.
+/// Now `check` warns loudly that the labels are unknown (also as a GitHub annotation),
+/// `--require-namespace-labels` makes that an error, and the labels can be given with
+/// `--namespace-labels` or Namespace documents in a `--policy` file.
+#[test]
+fn a_tenant_repository_without_namespace_manifests_is_told_and_can_give_the_labels() {
+    let tenant = ["examples/policy/20-team-b.yaml"];
+    let policy_file = "examples/policy/01-policy.yaml";
+    let silent = schemaops(&[&["check", "-o", "github", "--policy", policy_file], &tenant[..]].concat());
+    assert_eq!(silent.status.code(), Some(0), "{}", text(&silent.stdout));
+    let warning = text(&silent.stderr);
+    assert!(
+        warning.contains("SchemaPolicy prod selects namespaces by label")
+            && warning.contains("namespace team-b are unknown"),
+        "{warning}"
+    );
+    assert!(
+        text(&silent.stdout).contains("::warning title=schemaops check: namespace labels unknown::"),
+        "{}",
+        text(&silent.stdout)
+    );
+
+    let strict = schemaops(
+        &[
+            &["check", "--require-namespace-labels", "--policy", policy_file],
+            &tenant[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(strict.status.code(), Some(2), "{}", text(&strict.stdout));
+    assert!(
+        text(&strict.stderr).contains("namespace team-b are unknown"),
+        "{}",
+        text(&strict.stderr)
+    );
+
+    let labelled = schemaops(
+        &[
+            &[
+                "check",
+                "--require-namespace-labels",
+                "--policy",
+                policy_file,
+                "--namespace-labels",
+                "team-b:env=prod",
+            ],
+            &tenant[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(labelled.status.code(), Some(1), "{}", text(&labelled.stdout));
+    let table = text(&labelled.stdout);
+    // The table's rows (two spaces before the result), not the explanations under it.
+    assert_eq!(table.matches("  would be rejected (").count(), 3, "{table}");
+
+    // The same labels from a file of Namespace documents, as `kubectl get namespaces -o yaml` saves them.
+    let from_file = schemaops(
+        &[
+            &[
+                "check",
+                "--policy",
+                policy_file,
+                "--policy",
+                "examples/policy/00-namespaces.yaml",
+            ],
+            &tenant[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(from_file.status.code(), Some(1), "{}", text(&from_file.stdout));
+    assert!(
+        !text(&from_file.stderr).contains("unknown"),
+        "{}",
+        text(&from_file.stderr)
+    );
 }

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::{EngineArgs, RegistryConnectionArgs};
 use crate::compat::Checker;
+use crate::local::policies::NamespaceLabelsArg;
 use crate::registry::external::ExternalConfig;
 
 /// Arguments of `schemaops apply`.
@@ -25,9 +26,14 @@ pub struct ApplyArgs {
     #[arg(short = 'o', long, value_enum, default_value_t = ObjectOutput::Table)]
     pub output: ObjectOutput,
 
-    /// SchemaPolicy files or folders to judge with, besides the stored ones (repeatable; not stored).
+    /// SchemaPolicy files or folders to judge with, besides the stored ones (repeatable; not
+    /// stored). Namespace documents there give the namespaces' labels.
     #[arg(long = "policy", value_name = "PATH", env = "SCHEMAOPS_POLICY")]
     pub policies: Vec<PathBuf>,
+
+    /// The namespaces' labels that policies select on.
+    #[command(flatten)]
+    pub namespaces: NamespaceContextArgs,
 
     /// A running registry to apply to instead of the embedded one under `--data`.
     #[command(flatten)]
@@ -36,6 +42,21 @@ pub struct ApplyArgs {
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+/// The cluster context policies need, given without a cluster (`apply` and `check`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct NamespaceContextArgs {
+    /// A namespace's labels, as the cluster has them, for policies that select namespaces by
+    /// label: `team-a:env=prod,tier=gold` (repeatable). Namespace manifests among the manifests
+    /// or in a `--policy` file do the same (`kubectl get namespaces -o yaml > namespaces.yaml`).
+    #[arg(long = "namespace-labels", value_name = "NAMESPACE:KEY=VALUE,…")]
+    pub namespace_labels: Vec<NamespaceLabelsArg>,
+
+    /// Make it an error (exit 2, nothing applied) when a policy selects namespaces by label and
+    /// the labels of a namespace whose objects are judged are unknown; by default a warning.
+    #[arg(long)]
+    pub require_namespace_labels: bool,
 }
 
 /// How `apply` prints objects.
@@ -62,6 +83,8 @@ pub struct ApplyConfig {
     pub output: ObjectOutput,
     /// The `--policy` paths.
     pub policies: Vec<PathBuf>,
+    /// The namespaces' labels given on the command line, and how strict to be about the others.
+    pub namespaces: NamespaceContextArgs,
     /// The engine.
     pub checker: Checker,
 }
@@ -79,6 +102,7 @@ impl ApplyArgs {
             data: self.data,
             output: self.output,
             policies: self.policies,
+            namespaces: self.namespaces,
         })
     }
 }
@@ -101,9 +125,14 @@ pub struct CheckArgs {
     #[arg(short = 'o', long, value_enum, default_value_t = CheckOutput::Table)]
     pub output: CheckOutput,
 
-    /// SchemaPolicy files or folders to judge with, besides those stored under `--data` (repeatable).
+    /// SchemaPolicy files or folders to judge with, besides those stored under `--data`
+    /// (repeatable). Namespace documents there give the namespaces' labels.
     #[arg(long = "policy", value_name = "PATH", env = "SCHEMAOPS_POLICY")]
     pub policies: Vec<PathBuf>,
+
+    /// The namespaces' labels that policies select on.
+    #[command(flatten)]
+    pub namespaces: NamespaceContextArgs,
 
     /// A registry to check against instead (only read: its subjects are copied into a scratch registry).
     #[command(flatten)]
@@ -170,6 +199,8 @@ pub struct CheckConfig {
     pub output: CheckOutput,
     /// The `--policy` paths.
     pub policies: Vec<PathBuf>,
+    /// The namespaces' labels given on the command line, and how strict to be about the others.
+    pub namespaces: NamespaceContextArgs,
     /// The engine.
     pub checker: Checker,
 }
@@ -198,6 +229,7 @@ impl CheckArgs {
             source,
             output: self.output,
             policies: self.policies,
+            namespaces: self.namespaces,
         })
     }
 }

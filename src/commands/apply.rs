@@ -64,7 +64,12 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     // After opening, which creates the folder only once the registry answered.
     let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let now = Time(Timestamp::now());
-    let policies = crate::local::policies::load(&config.policies).map_err(ApplyError::from)?;
+    let policies = crate::local::policies::load_with(
+        &config.policies,
+        &config.namespaces.namespace_labels,
+        config.namespaces.require_namespace_labels,
+    )
+    .map_err(ApplyError::from)?;
     let outcome = crate::local::run::apply(
         &config.paths,
         &policies,
@@ -74,6 +79,12 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
         &now,
     )
     .await?;
+    if !outcome.unlabelled.is_empty() {
+        eprintln!(
+            "warning: {}",
+            crate::local::run::unlabelled_message(&outcome.unlabelled)
+        );
+    }
     let applied = outcome.applied;
     match config.output {
         ObjectOutput::Table => print_table(&applied, out).map_err(Error::Write)?,

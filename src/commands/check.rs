@@ -71,10 +71,27 @@ pub async fn scratch(
 /// [`Error`] when a manifest is unreadable or refused, or the scratch fails.
 pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
     let loaded = manifests::load(&config.paths)?;
-    let policies = policies::load(&config.policies)?;
+    let policies = policies::load_with(
+        &config.policies,
+        &config.namespaces.namespace_labels,
+        config.namespaces.require_namespace_labels,
+    )?;
     let scratch = scratch(&config.source, &check::subjects_of(&loaded), config.checker).await?;
     let now = Time(Timestamp::now());
-    let checked = check::check(&loaded, &policies, &scratch, &config.checker, &now).await?;
+    let run = check::check(&loaded, &policies, &scratch, &config.checker, &now).await?;
+    let checked = run.checked;
+    if !run.unlabelled.is_empty() {
+        let warning = crate::local::run::unlabelled_message(&run.unlabelled);
+        eprintln!("warning: {warning}");
+        if config.output == CheckOutput::Github {
+            writeln!(
+                out,
+                "::warning title=schemaops check: namespace labels unknown::{}",
+                check::escape_data(&warning)
+            )
+            .map_err(Error::Write)?;
+        }
+    }
     let against = config.source.describe();
     let text = match config.output {
         CheckOutput::Table => format!(

@@ -71,7 +71,8 @@ fn read_policies(paths: &[std::path::PathBuf]) -> Result<Option<SharedPolicies>,
     if paths.is_empty() {
         return Ok(None);
     }
-    let policies = load(paths).map_err(Error::Policies)?;
+    // The REST API judges without namespaces: Namespace documents there change nothing.
+    let policies = load(paths, &[]).map_err(Error::Policies)?.policies;
     let names: Vec<String> = policies
         .iter()
         .map(|policy| policy.metadata.name.clone().unwrap_or_default())

@@ -1,9 +1,15 @@
 //! The policies `apply` and `check` judge with: the stored SchemaPolicies,
 //! those of `--policy` files (in force for one run, never stored), and the
-//! namespaces they may select, gathered into one [`PolicyContext`].
+//! namespaces they may select, gathered into one [`PolicyContext`]. The
+//! namespaces' labels come from Namespace manifests (among the manifests or
+//! in `--policy` files, e.g. `kubectl get namespaces -o yaml` saved from the
+//! cluster) and `--namespace-labels`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Namespace;
 
 use super::manifests::{self, Manifest, ManifestError, Origin};
 use super::objects::Objects;
@@ -17,8 +23,8 @@ pub enum PolicyError {
     /// A `--policy` path could not be read.
     #[error(transparent)]
     Manifests(#[from] ManifestError),
-    /// A `--policy` document is not a SchemaPolicy.
-    #[error("{origin}: a --policy file holds SchemaPolicy documents only, not {kind}")]
+    /// A `--policy` document is not a SchemaPolicy or a Namespace.
+    #[error("{origin}: a --policy file holds SchemaPolicy and Namespace documents only, not {kind}")]
     NotAPolicy {
         /// Where it is.
         origin: Origin,
@@ -34,24 +40,101 @@ pub enum PolicyError {
     },
 }
 
-/// Reads the SchemaPolicies of `paths` (files or folders).
+/// What a run judges with besides the stored objects: the policies of
+/// `--policy` files and the namespaces whose labels were given (in those
+/// files or with `--namespace-labels`). None of it is stored.
+#[derive(Debug, Clone, Default)]
+pub struct RunPolicies {
+    /// The SchemaPolicies.
+    pub policies: Vec<SchemaPolicy>,
+    /// The Namespaces, with their labels.
+    pub namespaces: Vec<Namespace>,
+    /// Whether objects of a namespace whose labels are unknown to a policy
+    /// that selects by label are an error (`--require-namespace-labels`)
+    /// rather than a warning.
+    pub require_namespace_labels: bool,
+}
+
+/// Reads the SchemaPolicies and Namespaces of `paths` (files or folders),
+/// then adds the namespaces of `labels` (`--namespace-labels`).
 ///
 /// # Errors
 /// [`PolicyError`] when a path is unreadable or holds another kind.
-pub fn load(paths: &[PathBuf]) -> Result<Vec<SchemaPolicy>, PolicyError> {
-    if paths.is_empty() {
-        return Ok(Vec::new());
+pub fn load(paths: &[PathBuf], labels: &[NamespaceLabelsArg]) -> Result<RunPolicies, PolicyError> {
+    load_with(paths, labels, false)
+}
+
+/// [`load`], refusing unknown namespace labels when `require_namespace_labels`.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_with(
+    paths: &[PathBuf],
+    labels: &[NamespaceLabelsArg],
+    require_namespace_labels: bool,
+) -> Result<RunPolicies, PolicyError> {
+    let mut run = RunPolicies {
+        require_namespace_labels,
+        ..RunPolicies::default()
+    };
+    if !paths.is_empty() {
+        for (origin, manifest) in manifests::load(paths)? {
+            match manifest {
+                Manifest::SchemaPolicy(policy) => run.policies.push(*policy),
+                Manifest::Namespace(namespace) => run.namespaces.push(*namespace),
+                Manifest::Schema(_) => return Err(not_a_policy(origin, "Schema")),
+                Manifest::SubjectConfig(_) => return Err(not_a_policy(origin, "SubjectConfig")),
+                Manifest::ConfigMap(_) => return Err(not_a_policy(origin, "ConfigMap")),
+            }
+        }
     }
-    manifests::load(paths)?
-        .into_iter()
-        .map(|(origin, manifest)| match manifest {
-            Manifest::SchemaPolicy(policy) => Ok(*policy),
-            Manifest::Schema(_) => Err(not_a_policy(origin, "Schema")),
-            Manifest::SubjectConfig(_) => Err(not_a_policy(origin, "SubjectConfig")),
-            Manifest::ConfigMap(_) => Err(not_a_policy(origin, "ConfigMap")),
-            Manifest::Namespace(_) => Err(not_a_policy(origin, "Namespace")),
+    run.namespaces
+        .extend(labels.iter().map(NamespaceLabelsArg::to_namespace));
+    Ok(run)
+}
+
+/// One `--namespace-labels NAMESPACE:KEY=VALUE,KEY=VALUE`: the labels a
+/// namespace has in the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceLabelsArg {
+    /// The namespace.
+    pub namespace: String,
+    /// Its labels.
+    pub labels: BTreeMap<String, String>,
+}
+
+impl std::str::FromStr for NamespaceLabelsArg {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (namespace, pairs) = text
+            .split_once(':')
+            .ok_or_else(|| format!("`{text}` is not NAMESPACE:KEY=VALUE[,KEY=VALUE…]"))?;
+        if namespace.is_empty() {
+            return Err(format!("`{text}` names no namespace before the `:`"));
+        }
+        let mut labels = BTreeMap::new();
+        for pair in pairs.split(',').filter(|pair| !pair.trim().is_empty()) {
+            let (key, value) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("`{pair}` in `{text}` is not KEY=VALUE"))?;
+            labels.insert(key.trim().to_owned(), value.trim().to_owned());
+        }
+        Ok(Self {
+            namespace: namespace.to_owned(),
+            labels,
         })
-        .collect()
+    }
+}
+
+impl NamespaceLabelsArg {
+    /// The Namespace object these labels describe.
+    fn to_namespace(&self) -> Namespace {
+        let mut namespace = Namespace::default();
+        namespace.metadata.name = Some(self.namespace.clone());
+        namespace.metadata.labels = Some(self.labels.clone());
+        namespace
+    }
 }
 
 fn not_a_policy(origin: Origin, kind: &'static str) -> PolicyError {
@@ -59,33 +142,75 @@ fn not_a_policy(origin: Origin, kind: &'static str) -> PolicyError {
 }
 
 /// The policies in force over `objects`: the stored ones, replaced by name
-/// by those of `extra`; and every namespace known, with its labels (a
-/// namespace of a stored object without a Namespace has none).
+/// by those of `extra`; and every namespace known, with its labels (those of
+/// `extra` win; a namespace of a stored object without a Namespace has none).
 ///
 /// # Errors
 /// [`PolicyError::Invalid`] naming every invalid policy and its problems.
-pub fn context(objects: &Objects, extra: &[SchemaPolicy]) -> Result<PolicyContext, PolicyError> {
+pub fn context(objects: &Objects, extra: &RunPolicies) -> Result<PolicyContext, PolicyError> {
     let name = |policy: &SchemaPolicy| policy.metadata.name.clone().unwrap_or_default();
     let stored = objects
         .schema_policies
         .iter()
-        .filter(|policy| extra.iter().all(|other| name(other) != name(policy)));
-    let specs: Vec<(String, &SchemaPolicy)> = stored.chain(extra).map(|policy| (name(policy), policy)).collect();
+        .filter(|policy| extra.policies.iter().all(|other| name(other) != name(policy)));
+    let specs: Vec<(String, &SchemaPolicy)> = stored
+        .chain(&extra.policies)
+        .map(|policy| (name(policy), policy))
+        .collect();
     let set = PolicySet::compile(specs.iter().map(|(name, policy)| (name.as_str(), &policy.spec)));
     if !set.invalid().is_empty() {
         return Err(PolicyError::Invalid {
             invalid: set.invalid().to_vec(),
         });
     }
-    Ok(PolicyContext::new(Arc::new(set), Arc::new(namespaces(objects))))
+    Ok(PolicyContext::new(
+        Arc::new(set),
+        Arc::new(namespaces(objects, &extra.namespaces)),
+    ))
 }
 
-/// Every namespace known: the Namespaces with their labels, then the
-/// namespaces of the stored objects.
-fn namespaces(objects: &Objects) -> NamespaceLabels {
+/// The namespaces of `judged` whose labels are unknown (no Namespace
+/// manifest, in the objects or in `extra`, names them), when some policy in
+/// `context` selects namespaces by label: such a policy cannot be judged for
+/// them as the cluster would, so the caller warns (or refuses, when asked to).
+/// Each with the names of those policies.
+pub fn unlabelled<'a>(
+    context: &PolicyContext,
+    objects: &Objects,
+    extra: &RunPolicies,
+    judged: impl IntoIterator<Item = &'a str>,
+) -> Vec<(String, Vec<String>)> {
+    let selecting: Vec<String> = context
+        .policies
+        .policies()
+        .iter()
+        .filter(|policy| policy.selects_namespaces_by_label())
+        .map(|policy| policy.name().to_owned())
+        .collect();
+    if selecting.is_empty() {
+        return Vec::new();
+    }
+    let labelled: BTreeSet<&str> = objects
+        .namespaces
+        .iter()
+        .chain(&extra.namespaces)
+        .filter_map(|namespace| namespace.metadata.name.as_deref())
+        .collect();
+    let unknown: BTreeSet<&str> = judged.into_iter().filter(|name| !labelled.contains(name)).collect();
+    unknown
+        .into_iter()
+        .map(|name| (name.to_owned(), selecting.clone()))
+        .collect()
+}
+
+/// Every namespace known: the Namespaces with their labels (`extra`'s
+/// replacing stored ones of the same name), then the namespaces of the
+/// stored objects.
+fn namespaces(objects: &Objects, extra: &[Namespace]) -> NamespaceLabels {
     let mut known: NamespaceLabels = objects
         .namespaces
         .iter()
+        .chain(extra)
         .map(|namespace| {
             (
                 namespace.metadata.name.clone().unwrap_or_default(),
@@ -143,7 +268,7 @@ mod tests {
         );
         config.metadata.namespace = Some("team-b".to_owned());
         objects.subject_configs.push(config);
-        let known = namespaces(&objects);
+        let known = namespaces(&objects, &[]);
         assert_eq!(known["team-a"]["env"], "prod");
         assert!(known["team-b"].is_empty());
     }
@@ -154,7 +279,11 @@ mod tests {
             validation_actions: Vec::new(),
             ..SchemaPolicySpec::default()
         };
-        let error = context(&Objects::default(), &[policy("empty", spec)]).unwrap_err();
+        let run = RunPolicies {
+            policies: vec![policy("empty", spec)],
+            ..RunPolicies::default()
+        };
+        let error = context(&Objects::default(), &run).unwrap_err();
         assert_eq!(
             error.to_string(),
             "SchemaPolicy empty is invalid: spec.validationActions: name at least one of Deny, Warn, Audit"
@@ -176,7 +305,11 @@ mod tests {
                 ..SchemaPolicySpec::default()
             },
         );
-        let context = context(&objects, &[valid]).unwrap();
+        let run = RunPolicies {
+            policies: vec![valid],
+            ..RunPolicies::default()
+        };
+        let context = context(&objects, &run).unwrap();
         assert_eq!(context.policies.policies().len(), 1);
     }
 }

@@ -13,13 +13,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::manifests::{self, Manifest, ManifestError, Origin};
 use super::objects::{Objects, ObjectsError};
-use super::policies::{self, PolicyError};
+use super::policies::{self, PolicyError, RunPolicies};
 use crate::compat::Checker;
 use crate::controller::judge::PolicyContext;
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::controller::{schema, subject_config};
 use crate::crd::conditions::ConditionType;
-use crate::crd::{ResourceKind, Schema, SchemaPolicy, SubjectConfig};
+use crate::crd::{ResourceKind, Schema, SubjectConfig};
 use crate::registry::Registry;
 
 /// How many passes over the Schemas at most: a Schema whose references name
@@ -46,6 +46,31 @@ pub enum ApplyError {
         /// Why.
         problem: String,
     },
+    /// `--require-namespace-labels`, and a policy that selects namespaces by
+    /// label would judge objects of namespaces whose labels are unknown.
+    #[error("{}", unlabelled_message(unlabelled))]
+    UnlabelledNamespaces {
+        /// Each namespace with the policies that select by label.
+        unlabelled: Vec<(String, Vec<String>)>,
+    },
+}
+
+/// The warning (or, with `--require-namespace-labels`, the error) for
+/// namespaces whose labels are unknown to policies that select by label.
+pub fn unlabelled_message(unlabelled: &[(String, Vec<String>)]) -> String {
+    let names: Vec<&str> = unlabelled.iter().map(|(name, _)| name.as_str()).collect();
+    let policies: std::collections::BTreeSet<&str> = unlabelled
+        .iter()
+        .flat_map(|(_, policies)| policies.iter().map(String::as_str))
+        .collect();
+    format!(
+        "SchemaPolicy {} selects namespaces by label, but the labels of namespace {} are unknown here, so \
+         its objects are judged as if the namespace had no labels; give them with a Namespace manifest \
+         (in a --policy file, e.g. `kubectl get namespaces -o yaml > namespaces.yaml`) or \
+         --namespace-labels NAMESPACE:KEY=VALUE",
+        policies.into_iter().collect::<Vec<_>>().join(", "),
+        names.join(", ")
+    )
 }
 
 /// An object this run applied, as it ended.
@@ -96,6 +121,9 @@ pub struct Outcome {
     pub applied: Vec<Applied>,
     /// Set when the registry failed and the run stopped early.
     pub interrupted: Option<Interruption>,
+    /// Namespaces of objects this run judged whose labels are unknown to a
+    /// policy that selects namespaces by label, each with those policies.
+    pub unlabelled: Vec<(String, Vec<String>)>,
 }
 
 /// Loads `paths`, applies them to the objects kept in `data` and
@@ -114,7 +142,7 @@ pub struct Outcome {
 /// cannot be used.
 pub async fn apply(
     paths: &[PathBuf],
-    policies: &[SchemaPolicy],
+    policies: &RunPolicies,
     data: &std::path::Path,
     registry: &dyn Registry,
     checker: &Checker,
@@ -130,7 +158,7 @@ pub async fn apply(
 /// As [`apply`], except that the manifests are not read here.
 pub async fn apply_loaded(
     loaded: Vec<(Origin, Manifest)>,
-    policies: &[SchemaPolicy],
+    policies: &RunPolicies,
     data: &std::path::Path,
     registry: &dyn Registry,
     checker: &Checker,
@@ -148,6 +176,15 @@ pub async fn apply_loaded(
             })?;
     }
     let policy = policies::context(&trial, policies)?;
+    let judged = loaded.iter().filter_map(|(_, manifest)| match manifest {
+        Manifest::Schema(schema) => schema.metadata.namespace.as_deref(),
+        Manifest::SubjectConfig(config) => config.metadata.namespace.as_deref(),
+        _ => None,
+    });
+    let unlabelled = policies::unlabelled(&policy, &trial, policies, judged);
+    if policies.require_namespace_labels && !unlabelled.is_empty() {
+        return Err(ApplyError::UnlabelledNamespaces { unlabelled });
+    }
     let mut run = Run {
         objects,
         policy,
@@ -191,7 +228,9 @@ pub async fn apply_loaded(
     }
     run.settle().await;
     run.objects.save(data)?;
-    Ok(run.finish())
+    let mut outcome = run.finish();
+    outcome.unlabelled = unlabelled;
+    Ok(outcome)
 }
 
 /// The state of one run.
@@ -336,6 +375,7 @@ impl Run<'_> {
         Outcome {
             applied,
             interrupted: self.interrupted,
+            unlabelled: Vec::new(),
         }
     }
 }

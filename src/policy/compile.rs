@@ -158,6 +158,11 @@ impl CompiledPolicy {
         &self.name
     }
 
+    /// Whether the policy selects namespaces by their labels (`match.namespaceSelector`).
+    pub fn selects_namespaces_by_label(&self) -> bool {
+        self.namespace_selector.is_some()
+    }
+
     /// What the policy does about a violation.
     pub fn actions(&self) -> Actions {
         self.actions

@@ -16,11 +16,12 @@ use serde::Serialize;
 
 use super::manifests::{Manifest, Origin};
 use super::objects::Objects;
+use super::policies::RunPolicies;
 use super::run::{Applied, ApplyError};
 use super::scratch::Scratch;
 use crate::compat::{Checker, Mode};
 use crate::controller::view::ObjectKey;
-use crate::crd::{IncompatibilityStatus, ResourceKind, SchemaPolicy};
+use crate::crd::{IncompatibilityStatus, ResourceKind};
 pub use classify::{classify_schema, classify_subject_config};
 use classify::{drift_of, new_versions, policy_warning_of};
 pub use render::{escape_data, escape_property, render_github, render_json, render_table, tally};
@@ -307,6 +308,15 @@ pub async fn observe(registry: &dyn Registry, subject: &str) -> Result<SubjectSt
     })
 }
 
+/// What a check found.
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    /// Each Schema and SubjectConfig with what applying it would do, in the order `apply` reports them.
+    pub checked: Vec<Checked>,
+    /// Namespaces whose labels are unknown to a policy that selects by label, each with those policies.
+    pub unlabelled: Vec<(String, Vec<String>)>,
+}
+
 /// Applies the manifests `loaded` to the scratch folder and registry, and
 /// says what each Schema and SubjectConfig would do, in the order `apply`
 /// reports them, judged by the stored policies and `policies`.
@@ -315,11 +325,11 @@ pub async fn observe(registry: &dyn Registry, subject: &str) -> Result<SubjectSt
 /// [`CheckError`] when a manifest is refused, or the scratch fails.
 pub async fn check(
     loaded: &[(Origin, Manifest)],
-    policies: &[SchemaPolicy],
+    policies: &RunPolicies,
     scratch: &Scratch,
     checker: &Checker,
     now: &Time,
-) -> Result<Vec<Checked>, CheckError> {
+) -> Result<CheckRun, CheckError> {
     let view = scratch.view();
     let registry: &dyn Registry = &view;
     let objects_before = Objects::load(scratch.data()).map_err(ApplyError::from)?;
@@ -336,6 +346,7 @@ pub async fn check(
         });
     }
     let applied = outcome.applied;
+    let unlabelled = outcome.unlabelled;
     let mut after = Vec::with_capacity(subjects.len());
     for subject in &subjects {
         after.push(observe(registry, subject).await?);
@@ -409,7 +420,7 @@ pub async fn check(
             }
         });
     }
-    Ok(checked)
+    Ok(CheckRun { checked, unlabelled })
 }
 #[cfg(test)]
 pub(crate) mod tests {
@@ -509,7 +520,10 @@ pub(crate) mod tests {
             .await
             .unwrap();
         let now = Time(Timestamp::now());
-        let checked = check(&loaded, &[], &scratch, &Checker::default(), &now).await.unwrap();
+        let checked = check(&loaded, &RunPolicies::default(), &scratch, &Checker::default(), &now)
+            .await
+            .unwrap()
+            .checked;
         assert_eq!(checked[0].outcome, Outcome::Register { version: 6 });
         assert_eq!(
             observe(&source, "orders-value").await.unwrap().versions,
