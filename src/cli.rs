@@ -34,15 +34,6 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Check schema files for compatibility with the compatibility engine.
-    ///
-    /// Exit status: 0 compatible, 1 incompatible, 2 error (bad usage, or a
-    /// schema that cannot be read or is invalid).
-    Compat(CompatArgs),
-    /// Serve the Confluent Schema Registry REST API from the embedded store.
-    Registry(RegistryArgs),
-    /// Print the CustomResourceDefinitions of Schema, SubjectConfig and SchemaPolicy as YAML (`kubectl apply -f -`).
-    Crds,
     /// Apply Schema and SubjectConfig manifests to the embedded registry on disk (or to a running
     /// registry with `--registry-url`), without a cluster.
     ///
@@ -62,17 +53,27 @@ pub enum Command {
     /// would be accepted, 1 some would be rejected, 2 error (an unreadable
     /// or invalid manifest, or an object that could not be checked).
     Check(CheckArgs),
-    /// Write a registry's subjects as Schema and SubjectConfig manifests, one file per subject, plus `index.md`.
-    Export(Box<ExportArgs>),
+    /// Check schema files for compatibility with the compatibility engine.
+    ///
+    /// Exit status: 0 compatible, 1 incompatible, 2 error (bad usage, or a
+    /// schema that cannot be read or is invalid).
+    Compat(CompatArgs),
+    /// Serve the Confluent Schema Registry REST API from the embedded store.
+    Registry(RegistryArgs),
     /// Run the controllers against the cluster, with the embedded registry serving its REST API.
     Operator(Box<OperatorArgs>),
+    /// Write a registry's subjects as Schema and SubjectConfig manifests, one file per subject, plus `index.md`.
+    Export(Box<ExportArgs>),
     /// Copy a Confluent-compatible registry into the embedded one, keeping every schema ID and
     /// version. Exit status: 0 copied (or nothing to copy), 2 error or conflict (nothing written).
     Import(ImportArgs),
+    /// Print the CustomResourceDefinitions of Schema, SubjectConfig and SchemaPolicy as YAML (`kubectl apply -f -`).
+    Crds,
 }
 
 /// Engine options shared by the commands that judge schemas.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Engine")]
 pub struct EngineArgs {
     /// How JSON Schema differences are judged: STRICT (Confluent's default) or LENIENT.
     #[arg(long, env = "SCHEMAOPS_JSON_POLICY", default_value = "strict")]
@@ -171,6 +172,7 @@ pub struct OperatorArgs {
 
 /// Leader election (`schemaops operator`): only the Lease holder reconciles.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Leader election")]
 pub struct LeaderArgs {
     /// Run the controllers only while holding a coordination.k8s.io Lease (for several replicas).
     #[arg(long, env = "SCHEMAOPS_LEADER_ELECTION")]
@@ -218,6 +220,7 @@ impl LeaderArgs {
 
 /// The validating admission webhook's options (`schemaops operator`).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Admission webhook")]
 pub struct WebhookArgs {
     /// Serve the validating admission webhook over HTTPS at this address (off unless given; port 0 picks one, printed).
     #[arg(long, env = "SCHEMAOPS_WEBHOOK_LISTEN", value_name = "ADDR")]
@@ -336,6 +339,7 @@ impl WebhookArgs {
 /// Karapace, Apicurio's `ccompat` API, Redpanda). Without `--registry-url`
 /// the embedded registry is used.
 #[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Registry connection")]
 pub struct RegistryConnectionArgs {
     /// Base URL of an external registry, e.g. `https://registry:8081` or
     /// `https://apicurio/apis/ccompat/v7`. Without it, the embedded registry is used.
@@ -343,11 +347,17 @@ pub struct RegistryConnectionArgs {
     pub registry_url: Option<String>,
 
     /// User name for HTTP basic authentication (with a password).
-    #[arg(long, env = "SCHEMAOPS_REGISTRY_USERNAME", value_name = "USER")]
+    #[arg(
+        help_heading = "Registry authentication",
+        long,
+        env = "SCHEMAOPS_REGISTRY_USERNAME",
+        value_name = "USER"
+    )]
     pub registry_username: Option<String>,
 
     /// Password for HTTP basic authentication. Prefer the environment or a file to the command line.
     #[arg(
+        help_heading = "Registry authentication",
         long,
         env = "SCHEMAOPS_REGISTRY_PASSWORD",
         hide_env_values = true,
@@ -356,11 +366,16 @@ pub struct RegistryConnectionArgs {
     pub registry_password: Option<String>,
 
     /// A file holding the basic-authentication password (trailing newline ignored).
-    #[arg(long, env = "SCHEMAOPS_REGISTRY_PASSWORD_FILE", value_name = "FILE")]
+    #[arg(
+        help_heading = "Registry authentication",
+        long,
+        env = "SCHEMAOPS_REGISTRY_PASSWORD_FILE",
+        value_name = "FILE"
+    )]
     pub registry_password_file: Option<PathBuf>,
 
     /// Bearer token sent as `Authorization: Bearer <token>`.
-    #[arg(
+    #[arg(help_heading = "Registry authentication", 
         long,
         env = "SCHEMAOPS_REGISTRY_TOKEN",
         hide_env_values = true,
@@ -370,6 +385,7 @@ pub struct RegistryConnectionArgs {
 
     /// A file holding the bearer token (trailing newline ignored).
     #[arg(
+        help_heading = "Registry authentication",
         long,
         env = "SCHEMAOPS_REGISTRY_TOKEN_FILE",
         value_name = "FILE",
@@ -384,6 +400,7 @@ pub struct RegistryConnectionArgs {
 
     /// PEM client certificate (chain) for mutual TLS; needs --registry-client-key.
     #[arg(
+        help_heading = "Registry authentication",
         long,
         env = "SCHEMAOPS_REGISTRY_CLIENT_CERT",
         value_name = "FILE",
@@ -393,6 +410,7 @@ pub struct RegistryConnectionArgs {
 
     /// PEM private key of the client certificate; needs --registry-client-cert.
     #[arg(
+        help_heading = "Registry authentication",
         long,
         env = "SCHEMAOPS_REGISTRY_CLIENT_KEY",
         value_name = "FILE",
@@ -621,6 +639,7 @@ pub struct RegistryArgs {
 
 /// Logging options shared by the long-running commands.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
 pub struct LoggingArgs {
     /// `plain` for people, `json` for log collectors. Levels come from `RUST_LOG` (default `info`).
     #[arg(long, value_enum, env = "SCHEMAOPS_LOG_FORMAT", default_value_t = LogFormat::Plain)]
@@ -696,6 +715,7 @@ impl RegistryArgs {
 /// Where the embedded registry keeps its data instead of SQLite under
 /// `--data` (`schemaops registry` and `schemaops operator`).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "PostgreSQL store")]
 pub struct StoreArgs {
     /// A PostgreSQL database for the embedded registry instead of SQLite under
     /// `--data`: `postgres://user:password@host:port/database`. Add
@@ -800,7 +820,7 @@ pub struct CompatArgs {
     pub cases: Option<PathBuf>,
 
     /// How to print the result of a single check.
-    #[arg(long, value_enum, env = "SCHEMAOPS_OUTPUT", default_value_t = OutputFormat::Text)]
+    #[arg(short = 'o', long, value_enum, env = "SCHEMAOPS_OUTPUT", default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
 
     /// How JSON Schema differences are judged: STRICT (Confluent's default) or LENIENT.

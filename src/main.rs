@@ -16,11 +16,23 @@ fn main() -> ExitCode {
         Ok(Verdict::Compatible) => ExitCode::SUCCESS,
         Ok(Verdict::Incompatible) => ExitCode::from(1),
         Ok(Verdict::Failed) => ExitCode::from(2),
+        // A reader that went away (`schemaops compat --cases … | head`) ends the run quietly, with
+        // the status a shell gives a process that SIGPIPE stopped (128 + 13).
+        Err(error) if closed_pipe(&error) => ExitCode::from(141),
         Err(error) => {
             eprintln!("schemaops: error: {error:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `error` comes from writing to a pipe whose reader has gone.
+fn closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn run(cli: Cli) -> anyhow::Result<Verdict> {

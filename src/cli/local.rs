@@ -46,6 +46,7 @@ pub struct ApplyArgs {
 
 /// The cluster context policies need, given without a cluster (`apply` and `check`).
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Policy context")]
 pub struct NamespaceContextArgs {
     /// A namespace's labels, as the cluster has them, for policies that select namespaces by
     /// label: `team-a:env=prod,tier=gold` (repeatable). Namespace manifests among the manifests

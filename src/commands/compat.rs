@@ -166,7 +166,7 @@ fn render_json(report: &Report) -> String {
     let value = serde_json::json!({
         "compatible": report.is_compatible(),
         "mode": report.mode,
-        "checked_versions": report.checked_versions,
+        "checkedVersions": report.checked_versions,
         "incompatibilities": report.incompatibilities,
     });
     format!("{value}\n")

@@ -74,7 +74,8 @@ pub enum Mode {
 }
 
 /// Which way data must flow between the candidate and an earlier version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum Direction {
     /// The candidate reads what the earlier version wrote.
     Backward,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::avro;
 use super::json;
-use super::mode::Mode;
+use super::mode::{Direction, Mode};
 use super::path::SchemaPath;
 use super::protobuf;
 
@@ -47,6 +47,9 @@ pub struct Incompatibility {
     /// The 1-based position, in the `previous` list given to the check, of the
     /// version this breaks against.
     pub version: usize,
+    /// The directions it breaks: BACKWARD (consumers using the new schema), FORWARD (consumers
+    /// still using the earlier version), or both, listed once (FULL).
+    pub directions: Vec<Direction>,
 }
 
 /// The outcome of a check that could decide.
@@ -62,15 +65,23 @@ pub struct Report {
 }
 
 impl Report {
-    /// Builds a report, putting the incompatibilities in their stable order.
+    /// Builds a report, putting the incompatibilities in their stable order,
+    /// and listing once a change that breaks both directions (see [`merge_directions`]).
     pub fn new(mode: Mode, checked_versions: Vec<usize>, mut incompatibilities: Vec<Incompatibility>) -> Self {
-        incompatibilities
-            .sort_by(|a, b| (a.version, &a.path, a.kind, &a.message).cmp(&(b.version, &b.path, b.kind, &b.message)));
+        incompatibilities.sort_by(|a, b| {
+            (a.version, &a.path, a.kind, cause(&a.message), &a.directions).cmp(&(
+                b.version,
+                &b.path,
+                b.kind,
+                cause(&b.message),
+                &b.directions,
+            ))
+        });
         incompatibilities.dedup();
         Self {
             mode,
             checked_versions,
-            incompatibilities,
+            incompatibilities: merge_directions(incompatibilities),
         }
     }
 
@@ -80,9 +91,82 @@ impl Report {
     }
 }
 
+/// Where the message's closing clause about consumers starts (every format
+/// ends its messages with "consumers … cannot read …"); the whole message
+/// when it has none.
+fn consumers_clause_start(message: &str) -> usize {
+    message.rfind("consumers ").unwrap_or(message.len())
+}
+
+/// What changed, without who breaks: the message up to its consumers clause.
+fn cause(message: &str) -> &str {
+    &message[..consumers_clause_start(message)]
+}
+
+/// One entry for a change found in both directions against the same
+/// version, at the same path, of the same kind and cause: its message names
+/// both kinds of consumer that break, and `directions` both directions.
+/// `sorted` must be sorted so that such a pair is adjacent, BACKWARD first.
+fn merge_directions(sorted: Vec<Incompatibility>) -> Vec<Incompatibility> {
+    let mut merged: Vec<Incompatibility> = Vec::with_capacity(sorted.len());
+    for next in sorted {
+        if let Some(last) = merged.last_mut() {
+            let same_change = last.version == next.version
+                && last.path == next.path
+                && last.kind == next.kind
+                && cause(&last.message) == cause(&next.message)
+                && last
+                    .directions
+                    .iter()
+                    .all(|direction| !next.directions.contains(direction));
+            if same_change {
+                let clause = &next.message[consumers_clause_start(&next.message)..];
+                last.message = format!("{}, and {clause}", last.message);
+                last.directions.extend(next.directions);
+                continue;
+            }
+        }
+        merged.push(next);
+    }
+    merged
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_breaking_both_directions_is_listed_once_with_both() {
+        let found = |direction, clause: &str| Incompatibility {
+            kind: Kind::Avro(avro::Kind::TypeMismatch),
+            path: SchemaPath::root().key("fields").index(0),
+            message: format!("field `a` changed from int to string: {clause}"),
+            version: 1,
+            directions: vec![direction],
+        };
+        let report = Report::new(
+            Mode::Full,
+            vec![1],
+            vec![
+                found(
+                    Direction::Forward,
+                    "consumers still using version 1 cannot read records written with the new schema",
+                ),
+                found(
+                    Direction::Backward,
+                    "consumers using the new schema cannot read records written with version 1",
+                ),
+            ],
+        );
+        assert_eq!(report.incompatibilities.len(), 1, "{report:?}");
+        let only = &report.incompatibilities[0];
+        assert_eq!(only.directions, [Direction::Backward, Direction::Forward]);
+        assert_eq!(
+            only.message,
+            "field `a` changed from int to string: consumers using the new schema cannot read records written \
+             with version 1, and consumers still using version 1 cannot read records written with the new schema"
+        );
+    }
 
     fn incompatibility(version: usize, path: SchemaPath, kind: avro::Kind) -> Incompatibility {
         Incompatibility {
@@ -90,6 +174,7 @@ mod tests {
             path,
             message: "m".to_owned(),
             version,
+            directions: vec![Direction::Backward],
         }
     }
 

@@ -9,6 +9,7 @@ use super::ServerLimits;
 
 /// Limits on slow, idle and oversized HTTP requests, for every server the command runs.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "HTTP limits")]
 pub struct ServerLimitsArgs {
     /// Seconds a client may take to send a request's line and headers.
     #[arg(long, env = "SCHEMAOPS_HEADER_TIMEOUT_SECONDS", default_value_t = ServerLimits::DEFAULT.header_read_timeout.as_secs())]

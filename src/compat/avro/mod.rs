@@ -112,6 +112,7 @@ pub(crate) fn resolve(
             ),
             path,
             version,
+            directions: vec![direction],
         })
         .collect()
 }

@@ -266,6 +266,7 @@ pub(crate) fn check(
             ),
             path: change.path,
             version,
+            directions: vec![direction],
         })
         .collect())
 }

@@ -715,6 +715,7 @@ mod tests {
                 path: SchemaPath::root().key("fields").index(i),
                 message: "x".repeat(5000),
                 version: 1,
+                directions: vec![crate::compat::Direction::Backward],
             })
             .collect();
         let report = Report::new(Mode::Backward, vec![1], many);

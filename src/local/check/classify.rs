@@ -33,13 +33,22 @@ pub(super) fn new_versions(before: &SubjectState, after: &SubjectState) -> Vec<u
         .collect()
 }
 
+/// A status message in the conditional a prediction needs: `check` never
+/// writes, so "nothing was written" becomes "nothing would be written".
+fn conditional(message: &str) -> String {
+    message.replace(
+        "nothing was written to the registry",
+        "nothing would be written to the registry",
+    )
+}
+
 /// Ready=False is a rejection; Ready missing or Unknown is undecided.
 fn not_ready(ready: Option<&Condition>) -> Option<Outcome> {
     match ready {
         Some(condition) if condition.status == "True" => None,
         Some(condition) if condition.status == "False" => Some(Outcome::Rejected {
             reason: condition.reason.clone(),
-            message: condition.message.clone(),
+            message: conditional(&condition.message),
             incompatibilities: Vec::new(),
             total: 0,
         }),
