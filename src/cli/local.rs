@@ -7,14 +7,22 @@ use clap::{Args, ValueEnum};
 
 use super::{EngineArgs, RegistryConnectionArgs};
 use crate::compat::Checker;
+use crate::local::manifests::Strictness;
 use crate::registry::external::ExternalConfig;
 
 /// Arguments of `schemaops apply`.
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// Manifest files or folders (folders are read recursively, files in name order).
+    /// Manifest files or folders (folders are read recursively, files in name
+    /// order), or `-` for a stream on standard input (`kustomize build DIR | …`).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Unknown fields in Schema, SubjectConfig and SchemaPolicy documents are
+    /// warnings instead of errors (for manifests written before they were
+    /// checked); wrong types and values stay errors.
+    #[arg(long)]
+    pub lenient: bool,
 
     /// Folder for the registry and the applied objects (created when missing);
     /// with `--registry-url`, for the applied objects only.
@@ -64,6 +72,8 @@ pub struct ApplyConfig {
     pub policies: Vec<PathBuf>,
     /// The engine.
     pub checker: Checker,
+    /// How unknown fields in manifests are taken.
+    pub strictness: Strictness,
 }
 
 impl ApplyArgs {
@@ -79,6 +89,7 @@ impl ApplyArgs {
             data: self.data,
             output: self.output,
             policies: self.policies,
+            strictness: strictness(self.lenient),
         })
     }
 }
@@ -86,9 +97,16 @@ impl ApplyArgs {
 /// Arguments of `schemaops check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Manifest files or folders (folders are read recursively, files in name order).
+    /// Manifest files or folders (folders are read recursively, files in name
+    /// order), or `-` for a stream on standard input (`kustomize build DIR | …`).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Unknown fields in Schema, SubjectConfig and SchemaPolicy documents are
+    /// warnings instead of errors (for manifests written before they were
+    /// checked); wrong types and values stay errors.
+    #[arg(long)]
+    pub lenient: bool,
 
     /// Data folder of `apply` to check against (only read: a scratch copy is
     /// used). Without it, the manifests are checked against an empty registry.
@@ -147,6 +165,8 @@ pub struct CheckConfig {
     pub policies: Vec<PathBuf>,
     /// The engine.
     pub checker: Checker,
+    /// How unknown fields in manifests are taken.
+    pub strictness: Strictness,
 }
 
 impl CheckArgs {
@@ -171,6 +191,16 @@ impl CheckArgs {
             source,
             output: self.output,
             policies: self.policies,
+            strictness: strictness(self.lenient),
         })
+    }
+}
+
+/// `--lenient` as a [`Strictness`].
+fn strictness(lenient: bool) -> Strictness {
+    if lenient {
+        Strictness::Lenient
+    } else {
+        Strictness::Strict
     }
 }

@@ -65,8 +65,11 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let now = Time(Timestamp::now());
     let policies = crate::local::policies::load(&config.policies).map_err(ApplyError::from)?;
-    let outcome = crate::local::run::apply(
-        &config.paths,
+    let loaded = crate::local::manifests::read(&config.paths, config.strictness).map_err(ApplyError::from)?;
+    super::report_reading("apply", &loaded);
+    let skipped = crate::local::manifests::skip_summary(&loaded.skipped);
+    let outcome = crate::local::run::apply_loaded(
+        loaded.manifests,
         &policies,
         &config.data,
         registry.as_ref(),
@@ -76,7 +79,10 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     .await?;
     let applied = outcome.applied;
     match config.output {
-        ObjectOutput::Table => print_table(&applied, out).map_err(Error::Write)?,
+        ObjectOutput::Table => {
+            print_table(&applied, out).map_err(Error::Write)?;
+            super::report_skipped(skipped.as_deref(), Some(out)).map_err(Error::Write)?;
+        }
         ObjectOutput::Yaml => {
             for object in &applied {
                 let text = match object {
@@ -109,6 +115,9 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
             })?;
             writeln!(out, "{text}").map_err(Error::Write)?;
         }
+    }
+    if config.output != ObjectOutput::Table {
+        super::report_skipped(skipped.as_deref(), None).map_err(Error::Write)?;
     }
     if let Some(interruption) = &outcome.interrupted {
         report_interruption(interruption);

@@ -66,17 +66,21 @@ pub async fn scratch(
 /// # Errors
 /// [`Error`] when a manifest is unreadable or refused, or the scratch fails.
 pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let loaded = manifests::load(&config.paths)?;
+    let loaded = manifests::read(&config.paths, config.strictness)?;
+    super::report_reading("check", &loaded);
     let policies = policies::load(&config.policies)?;
-    let scratch = scratch(&config.source, &check::subjects_of(&loaded), config.checker).await?;
+    let scratch = scratch(&config.source, &check::subjects_of(&loaded.manifests), config.checker).await?;
     let now = Time(Timestamp::now());
-    let checked = check::check(&loaded, &policies, &scratch, &config.checker, &now).await?;
+    let checked = check::check(&loaded.manifests, &policies, &scratch, &config.checker, &now).await?;
     let text = match config.output {
         CheckOutput::Table => check::render_table(&checked),
         CheckOutput::Json => check::render_json(&checked),
         CheckOutput::Github => check::render_github(&checked),
     };
     out.write_all(text.as_bytes()).map_err(Error::Write)?;
+    let skipped = manifests::skip_summary(&loaded.skipped);
+    let table = config.output == CheckOutput::Table;
+    super::report_skipped(skipped.as_deref(), table.then_some(out)).map_err(Error::Write)?;
     Ok(match check::verdict(&checked) {
         check::Verdict::Accepted => Verdict::Compatible,
         check::Verdict::Rejected => Verdict::Incompatible,
