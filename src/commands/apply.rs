@@ -65,8 +65,7 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     let _lock = crate::local::lock::ApplyLock::acquire(&config.data)?;
     let now = Time(Timestamp::now());
     let policies = crate::local::policies::load(&config.policies).map_err(ApplyError::from)?;
-    let loaded = crate::local::manifests::read(&config.paths, config.strictness).map_err(ApplyError::from)?;
-    super::report_reading("apply", &loaded);
+    let loaded = super::read_manifests("apply", &config.paths, config.strictness).map_err(ApplyError::from)?;
     let skipped = crate::local::manifests::skip_summary(&loaded.skipped);
     let outcome = crate::local::run::apply_loaded(
         loaded.manifests,

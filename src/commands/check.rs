@@ -66,8 +66,7 @@ pub async fn scratch(
 /// # Errors
 /// [`Error`] when a manifest is unreadable or refused, or the scratch fails.
 pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let loaded = manifests::read(&config.paths, config.strictness)?;
-    super::report_reading("check", &loaded);
+    let loaded = super::read_manifests("check", &config.paths, config.strictness)?;
     let policies = policies::load(&config.policies)?;
     let scratch = scratch(&config.source, &check::subjects_of(&loaded.manifests), config.checker).await?;
     let now = Time(Timestamp::now());

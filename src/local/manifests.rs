@@ -238,13 +238,13 @@ pub enum ManifestError {
     #[error(
         "no manifests found in {}{}",
         paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
-        skipped.as_ref().map(|skipped| format!(" ({skipped})")).unwrap_or_default()
+        skip_summary(skipped).map(|skipped| format!(" ({skipped})")).unwrap_or_default()
     )]
     Empty {
         /// The paths given.
         paths: Vec<PathBuf>,
-        /// What was skipped there, from [`skip_summary`].
-        skipped: Option<String>,
+        /// What was skipped there.
+        skipped: Vec<Skipped>,
     },
 }
 
@@ -369,9 +369,13 @@ pub fn read(paths: &[PathBuf], strictness: Strictness) -> Result<Loaded, Manifes
         return Err(ManifestError::Fields { problems });
     }
     if loaded.manifests.is_empty() {
+        let named = |path: &PathBuf| match path.as_os_str() == STDIN_ARGUMENT {
+            true => PathBuf::from(STDIN_NAME),
+            false => path.clone(),
+        };
         return Err(ManifestError::Empty {
-            paths: paths.to_vec(),
-            skipped: skip_summary(&loaded.skipped),
+            paths: paths.iter().map(named).collect(),
+            skipped: loaded.skipped,
         });
     }
     Ok(loaded)
