@@ -369,9 +369,12 @@ pub fn read(paths: &[PathBuf], strictness: Strictness) -> Result<Loaded, Manifes
         return Err(ManifestError::Fields { problems });
     }
     if loaded.manifests.is_empty() {
-        let named = |path: &PathBuf| match path.as_os_str() == STDIN_ARGUMENT {
-            true => PathBuf::from(STDIN_NAME),
-            false => path.clone(),
+        let named = |path: &PathBuf| {
+            if path.as_os_str() == STDIN_ARGUMENT {
+                PathBuf::from(STDIN_NAME)
+            } else {
+                path.clone()
+            }
         };
         return Err(ManifestError::Empty {
             paths: paths.iter().map(named).collect(),
@@ -384,10 +387,9 @@ pub fn read(paths: &[PathBuf], strictness: Strictness) -> Result<Loaded, Manifes
 /// The line of the field at `path` within `lines` (a document's lines), as
 /// an offset from its first: each field name of the path is looked for
 /// below the previous one, as a key at the start of a line (`name:`, after
-/// any list dashes, or `"name":`), and in a JSON document anywhere in a line.
-/// List indices are not followed. For a field
-/// that is missing (a required one), the deepest one found; `None` when
-/// not even the first is.
+/// any list dashes, or `"name":`), and in a JSON document anywhere in a
+/// line. List indices are not followed. For a field that is missing (a
+/// required one), the deepest one found; `None` when not even the first is.
 fn field_line(lines: &[&str], path: &[Segment]) -> Option<usize> {
     let json = lines
         .iter()
