@@ -81,7 +81,7 @@ fn json_output_lists_the_incompatibilities() {
         "compat",
         "--mode",
         "FORWARD",
-        "--output",
+        "-o",
         "json",
         "--previous",
         "examples/avro/rsvp-v1.avsc",
@@ -92,7 +92,9 @@ fn json_output_lists_the_incompatibilities() {
     let value: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(value["compatible"], false);
     assert_eq!(value["mode"], "FORWARD");
-    assert_eq!(value["checked_versions"], serde_json::json!([1]));
+    // camelCase, as `check -o json` writes its keys (issue 36 item 6).
+    assert_eq!(value["checkedVersions"], serde_json::json!([1]));
+    assert_eq!(value["incompatibilities"][0]["directions"], serde_json::json!(["FORWARD"]));
     let found = &value["incompatibilities"][0];
     assert_eq!(found["kind"], "READER_FIELD_MISSING_DEFAULT_VALUE");
     assert_eq!(found["path"], "/fields/2");
@@ -436,4 +438,22 @@ fn crds_prints_the_checked_in_definitions() {
         .collect();
     assert!(expected.contains("kind: SchemaPolicy"), "{expected}");
     assert_eq!(stdout(&output), expected);
+}
+
+/// Issue 36 item 6: `compat --cases … | head` used to end with "error: Broken pipe" and exit 2.
+/// A reader that has gone ends the run quietly, with the status a shell reports for SIGPIPE.
+#[test]
+fn a_closed_pipe_ends_quietly_with_the_sigpipe_status() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["compat", "--cases", "tests/conformance/avro.jsonl"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // The reader goes before anything is written, as `head -0` would.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(141), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "", "nothing is said about the closed pipe");
 }

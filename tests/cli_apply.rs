@@ -187,7 +187,12 @@ fn a_bad_manifest_names_its_file_and_document_and_nothing_is_stored() {
         (
             "kind.yaml",
             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
-            "Secret (v1) is not applied here",
+            "no manifests found in",
+        ),
+        (
+            "typo.yaml",
+            "apiVersion: schemaops.dev/v1alpha1\nkind: Shema\nmetadata:\n  name: s\n",
+            "Shema is not a schemaops kind (did you mean Schema?)",
         ),
         (
             "both.yaml",

@@ -414,6 +414,92 @@ async fn an_object_that_is_not_a_schema_is_denied_with_the_serde_message() {
     );
 }
 
+/// Runs the schemaops binary with `args` in `folder`.
+fn schemaops_cli(folder: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(args)
+        .current_dir(folder)
+        .env_remove("SCHEMAOPS_DATA")
+        .env_remove("SCHEMAOPS_POLICY")
+        .output()
+        .unwrap()
+}
+
+/// Issue 36: the webhook holds an object to its CRD's schema as `check` and
+/// `apply` hold the same object in a manifest: one verdict, one message.
+#[tokio::test]
+async fn fields_outside_the_crd_schema_get_the_verdict_and_message_check_and_apply_give() {
+    let folder = tempfile::tempdir().unwrap();
+    let admission = admission(registry_with_v1(folder.path()).await, FixedView::default());
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut object = schema_object("orders", SUBJECT, &v1());
+        edit(&mut object);
+        object
+    };
+    let config = json!({
+        "apiVersion": "schemaops.dev/v1alpha1", "kind": "SubjectConfig",
+        "metadata": {"name": "orders", "namespace": "default"},
+        "spec": {"subject": SUBJECT, "compatibilty": "FULL"}
+    });
+    let cases = [
+        ("unknown", with(&|o| o["spec"]["schemaTyp"] = json!("PROTOBUF")), false),
+        (
+            "deep",
+            with(&|o| o["spec"]["metadata"] = json!({"propertys": {"owner": "a"}})),
+            false,
+        ),
+        ("enum", with(&|o| o["spec"]["deletionPolicy"] = json!("Retian")), false),
+        (
+            "type",
+            with(&|o| o["spec"]["references"] = json!([{"name": "a", "subject": "b", "version": "1"}])),
+            false,
+        ),
+        ("config", config, false),
+        (
+            "valid",
+            with(&|o| {
+                o["metadata"]["labels"] = json!({"team": "a"});
+                o["metadata"]["generation"] = json!(1);
+                o["spec"]["deletionPolicy"] = json!("Retain");
+            }),
+            true,
+        ),
+    ];
+    for (name, object, allowed) in cases {
+        let mut body = review_body("CREATE", Some(object.clone()), None);
+        if object["kind"] == "SubjectConfig" {
+            body["request"]["kind"]["kind"] = json!("SubjectConfig");
+            body["request"]["resource"]["resource"] = json!("subjectconfigs");
+        }
+        let (_, reply) = post(admission.clone(), body.to_string()).await;
+        let response = &reply["response"];
+        assert_eq!(response["allowed"], allowed, "{name}: {reply:#}");
+
+        let file = folder.path().join(format!("{name}.json"));
+        std::fs::write(&file, serde_json::to_string_pretty(&object).unwrap()).unwrap();
+        let data = folder.path().join(format!("{name}-data"));
+        for args in [
+            vec!["check", file.to_str().unwrap()],
+            vec!["apply", "--data", data.to_str().unwrap(), file.to_str().unwrap()],
+        ] {
+            let output = schemaops_cli(folder.path(), &args);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            if allowed {
+                assert_eq!(output.status.code(), Some(0), "{name}, {args:?}: {stderr}");
+                continue;
+            }
+            assert_eq!(output.status.code(), Some(2), "{name}, {args:?}: {stderr}");
+            let message = response["status"]["message"].as_str().unwrap();
+            assert_eq!(response["status"]["code"], 422, "{name}");
+            assert!(
+                stderr.contains(&format!("{}.json (document 1), line ", name))
+                    && stderr.ends_with(&format!(": {message}\n")),
+                "{name}, {args:?}: the webhook said\n  {message}\nand the command\n  {stderr}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn an_unreachable_registry_allows_with_a_warning() {
     let admission = admission(Arc::new(Unreachable), FixedView::default());

@@ -7,15 +7,23 @@ use clap::{Args, ValueEnum};
 
 use super::{EngineArgs, RegistryConnectionArgs};
 use crate::compat::Checker;
+use crate::local::manifests::Strictness;
 use crate::local::policies::NamespaceLabelsArg;
 use crate::registry::external::ExternalConfig;
 
 /// Arguments of `schemaops apply`.
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// Manifest files or folders (folders are read recursively, files in name order).
+    /// Manifest files or folders (folders are read recursively, files in name
+    /// order), or `-` for a stream on standard input (`kustomize build DIR | …`).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Unknown fields in Schema, SubjectConfig and SchemaPolicy documents are
+    /// warnings instead of errors (for manifests written before they were
+    /// checked); wrong types and values stay errors.
+    #[arg(long)]
+    pub lenient: bool,
 
     /// Folder for the registry and the applied objects (created when missing);
     /// with `--registry-url`, for the applied objects only.
@@ -88,6 +96,8 @@ pub struct ApplyConfig {
     pub namespaces: NamespaceContextArgs,
     /// The engine.
     pub checker: Checker,
+    /// How unknown fields in manifests are taken.
+    pub strictness: Strictness,
 }
 
 impl ApplyArgs {
@@ -104,6 +114,7 @@ impl ApplyArgs {
             output: self.output,
             policies: self.policies,
             namespaces: self.namespaces,
+            strictness: strictness(self.lenient),
         })
     }
 }
@@ -111,9 +122,16 @@ impl ApplyArgs {
 /// Arguments of `schemaops check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Manifest files or folders (folders are read recursively, files in name order).
+    /// Manifest files or folders (folders are read recursively, files in name
+    /// order), or `-` for a stream on standard input (`kustomize build DIR | …`).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Unknown fields in Schema, SubjectConfig and SchemaPolicy documents are
+    /// warnings instead of errors (for manifests written before they were
+    /// checked); wrong types and values stay errors.
+    #[arg(long)]
+    pub lenient: bool,
 
     /// Data folder of `apply` to check against (only read: a scratch copy is used). With
     /// `--registry-url` too, the objects `apply --registry-url` kept there (drift, reverts and
@@ -204,6 +222,8 @@ pub struct CheckConfig {
     pub namespaces: NamespaceContextArgs,
     /// The engine.
     pub checker: Checker,
+    /// How unknown fields in manifests are taken.
+    pub strictness: Strictness,
 }
 
 impl CheckArgs {
@@ -231,6 +251,16 @@ impl CheckArgs {
             output: self.output,
             policies: self.policies,
             namespaces: self.namespaces,
+            strictness: strictness(self.lenient),
         })
+    }
+}
+
+/// `--lenient` as a [`Strictness`].
+fn strictness(lenient: bool) -> Strictness {
+    if lenient {
+        Strictness::Lenient
+    } else {
+        Strictness::Strict
     }
 }

@@ -70,8 +70,10 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
         config.namespaces.require_namespace_labels,
     )
     .map_err(ApplyError::from)?;
-    let outcome = crate::local::run::apply(
-        &config.paths,
+    let loaded = super::read_manifests("apply", &config.paths, config.strictness).map_err(ApplyError::from)?;
+    let skipped = crate::local::manifests::skip_summary(&loaded.skipped);
+    let outcome = crate::local::run::apply_loaded(
+        loaded.manifests,
         &policies,
         &config.data,
         registry.as_ref(),
@@ -87,7 +89,10 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     }
     let applied = outcome.applied;
     match config.output {
-        ObjectOutput::Table => print_table(&applied, out).map_err(Error::Write)?,
+        ObjectOutput::Table => {
+            print_table(&applied, out).map_err(Error::Write)?;
+            super::report_skipped(skipped.as_deref(), Some(out)).map_err(Error::Write)?;
+        }
         ObjectOutput::Yaml => {
             for object in &applied {
                 let text = match object {
@@ -120,6 +125,9 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
             })?;
             writeln!(out, "{text}").map_err(Error::Write)?;
         }
+    }
+    if config.output != ObjectOutput::Table {
+        super::report_skipped(skipped.as_deref(), None).map_err(Error::Write)?;
     }
     if let Some(interruption) = &outcome.interrupted {
         report_interruption(interruption);

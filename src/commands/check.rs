@@ -70,15 +70,15 @@ pub async fn scratch(
 /// # Errors
 /// [`Error`] when a manifest is unreadable or refused, or the scratch fails.
 pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let loaded = manifests::load(&config.paths)?;
+    let loaded = super::read_manifests("check", &config.paths, config.strictness)?;
     let policies = policies::load_with(
         &config.policies,
         &config.namespaces.namespace_labels,
         config.namespaces.require_namespace_labels,
     )?;
-    let scratch = scratch(&config.source, &check::subjects_of(&loaded), config.checker).await?;
+    let scratch = scratch(&config.source, &check::subjects_of(&loaded.manifests), config.checker).await?;
     let now = Time(Timestamp::now());
-    let run = check::check(&loaded, &policies, &scratch, &config.checker, &now).await?;
+    let run = check::check(&loaded.manifests, &policies, &scratch, &config.checker, &now).await?;
     let checked = run.checked;
     if !run.unlabelled.is_empty() {
         let warning = crate::local::run::unlabelled_message(&run.unlabelled);
@@ -106,6 +106,9 @@ pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, E
         ),
     };
     out.write_all(text.as_bytes()).map_err(Error::Write)?;
+    let skipped = manifests::skip_summary(&loaded.skipped);
+    let table = config.output == CheckOutput::Table;
+    super::report_skipped(skipped.as_deref(), table.then_some(out)).map_err(Error::Write)?;
     Ok(match check::verdict(&checked) {
         check::Verdict::Accepted => Verdict::Compatible,
         check::Verdict::Rejected => Verdict::Incompatible,

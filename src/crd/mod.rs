@@ -12,6 +12,7 @@ pub mod render;
 mod schema;
 mod schema_policy;
 mod subject_config;
+pub mod validate;
 
 pub use schema::{
     CompatibilityStatus, ConfigMapKeyRef, DeletionPolicy, IncompatibilityStatus, ManagementPolicy, Observation, Schema,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::manifests::{self, Manifest, ManifestError, Origin};
+use super::manifests::{Manifest, ManifestError, Origin};
 use super::objects::{Objects, ObjectsError};
 use super::policies::{self, PolicyError, RunPolicies};
 use crate::compat::Checker;
@@ -126,10 +126,10 @@ pub struct Outcome {
     pub unlabelled: Vec<(String, Vec<String>)>,
 }
 
-/// Loads `paths`, applies them to the objects kept in `data` and
-/// reconciles, judged by the stored SchemaPolicies and `policies` (from
-/// `--policy` files, in force for this run only), saves, and returns what
-/// the run did.
+/// Applies the manifests `loaded` (as [`super::manifests::read`] gives
+/// them) to the objects kept in `data` and reconciles, judged by the stored
+/// SchemaPolicies and `policies` (from `--policy` files, in force for this
+/// run only), saves, and returns what the run did.
 ///
 /// ConfigMaps and SubjectConfigs go first (so a level change applies to the
 /// schemas of the same run); then each Schema manifest is applied and
@@ -137,25 +137,8 @@ pub struct Outcome {
 /// judged one after the other, as the operator would see them arrive.
 ///
 /// # Errors
-/// [`ApplyError`] when a manifest is unreadable or refused, or a policy is
-/// invalid (then nothing is stored or registered), or the objects file
-/// cannot be used.
-pub async fn apply(
-    paths: &[PathBuf],
-    policies: &RunPolicies,
-    data: &std::path::Path,
-    registry: &dyn Registry,
-    checker: &Checker,
-    now: &Time,
-) -> Result<Outcome, ApplyError> {
-    let loaded = manifests::load(paths)?;
-    apply_loaded(loaded, policies, data, registry, checker, now).await
-}
-
-/// [`apply`] with the manifests already loaded (`check` keeps their origins).
-///
-/// # Errors
-/// As [`apply`], except that the manifests are not read here.
+/// [`ApplyError`] when a manifest is refused, or a policy is invalid (then
+/// nothing is stored or registered), or the objects file cannot be used.
 pub async fn apply_loaded(
     loaded: Vec<(Origin, Manifest)>,
     policies: &RunPolicies,

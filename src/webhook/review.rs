@@ -8,6 +8,13 @@
 //! fixed lists.
 //!
 //! # Rules
+//! - The object of a CREATE or UPDATE of any schemaops kind is first held
+//!   to its CRD's schema as `check` and `apply` hold a manifest
+//!   ([`crate::crd::validate`]): an unknown field, a wrong type or a value
+//!   the enum lacks is denied with 422 `Invalid` and the same message. The
+//!   API server prunes unknown fields (or refuses them, under
+//!   `fieldValidation=Strict`) before a webhook is called, so this matters
+//!   for objects sent otherwise; it keeps the three verdicts one.
 //! - CREATE and UPDATE of `schemaops.dev` `Schema`s are judged; every other
 //!   operation, kind or subresource is allowed, and so is a Schema outside
 //!   the one namespace the operator watches (when it watches one).
@@ -51,6 +58,9 @@ pub const KIND: &str = "Schema";
 
 /// The other kind judged here, against the policies.
 pub const SUBJECT_CONFIG_KIND: &str = "SubjectConfig";
+
+/// The cluster-scoped kind, only held to its schema here.
+pub const SCHEMA_POLICY_KIND: &str = "SchemaPolicy";
 
 /// The HTTP status code of a denial for an incompatible or invalid schema:
 /// the API server's own answer to an object that fails validation.
@@ -167,7 +177,12 @@ impl Admission {
         let judged = matches!(request.operation, Operation::Create | Operation::Update)
             && request.kind.group == API_GROUP
             && request.sub_resource.as_deref().unwrap_or_default().is_empty()
-            && (self.namespace.is_none() || self.namespace == request.namespace);
+            && (self.namespace.is_none()
+                || self.namespace == request.namespace
+                || request.kind.kind == SCHEMA_POLICY_KIND);
+        if judged && let Some(problems) = schema_violations(request) {
+            return deny(response, CODE_INVALID, "Invalid", problems);
+        }
         if judged && request.kind.kind == SUBJECT_CONFIG_KIND {
             return self.review_subject_config(request, response).await;
         }
@@ -336,6 +351,16 @@ fn verdict(response: AdmissionResponse, inputs: &SchemaInputs, plan: Plan) -> Ad
     }
 }
 
+/// What in the request's object breaks its CRD's schema, one violation a
+/// line, as `check` words each (without its file and line); `None` when
+/// nothing does, or the kind is none of schemaops'.
+fn schema_violations(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
+    let object = serde_json::to_value(request.object.as_ref()?).ok()?;
+    let violations = crate::crd::validate::validate(&request.kind.kind, &object)?;
+    let lines: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
 /// The request's object as a `kind` (with the object before an UPDATE, when
 /// it reads as one), or why the request cannot be judged.
 pub(super) fn objects_of<T: serde::de::DeserializeOwned>(
@@ -488,7 +513,7 @@ mod tests {
         let broken = schema_object("orders", "orders-value", "not a schema");
         let delete = request("DELETE", KIND, None, Some(broken.clone()));
         assert!(admission.review(&delete).await.allowed);
-        let other = request("CREATE", "SubjectConfig", Some(broken.clone()), None);
+        let other = request("CREATE", "Deployment", Some(broken.clone()), None);
         assert!(admission.review(&other).await.allowed);
         let mut status = request("UPDATE", KIND, Some(broken.clone()), None);
         status.sub_resource = Some("status".to_owned());
@@ -499,6 +524,45 @@ mod tests {
         };
         let create = request("CREATE", KIND, Some(broken), None);
         assert!(watching_elsewhere.review(&create).await.allowed);
+    }
+
+    #[tokio::test]
+    async fn fields_outside_the_crd_schema_are_denied_as_invalid_in_every_kind() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let mut schema = schema_object("orders", "orders-value", TEXT);
+        schema["spec"]["schemaTyp"] = json!("PROTOBUF");
+        let config = json!({
+            "apiVersion": "schemaops.dev/v1alpha1", "kind": "SubjectConfig",
+            "metadata": {"name": "orders", "namespace": "default"},
+            "spec": {"subject": "orders-value", "compatibility": "FULLY"}
+        });
+        let policy = json!({
+            "apiVersion": "schemaops.dev/v1alpha1", "kind": "SchemaPolicy", "metadata": {"name": "p"},
+            "spec": {"rules": {"naming": {"avroNamespce": "com.acme.*"}}}
+        });
+        for (kind, object, expected) in [
+            (KIND, schema, "spec.schemaTyp: unknown field (did you mean schemaType?)"),
+            (
+                SUBJECT_CONFIG_KIND,
+                config,
+                "spec.compatibility: unsupported value \"FULLY\"",
+            ),
+            (
+                SCHEMA_POLICY_KIND,
+                policy,
+                "spec.rules.naming.avroNamespce: unknown field (did you mean avroNamespace?)",
+            ),
+        ] {
+            let response = admission.review(&request("CREATE", kind, Some(object), None)).await;
+            assert!(!response.allowed, "{kind}");
+            assert_eq!(response.result.code, CODE_INVALID);
+            assert!(
+                response.result.message.starts_with(expected),
+                "{}",
+                response.result.message
+            );
+        }
     }
 
     #[test]
