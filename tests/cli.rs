@@ -94,7 +94,10 @@ fn json_output_lists_the_incompatibilities() {
     assert_eq!(value["mode"], "FORWARD");
     // camelCase, as `check -o json` writes its keys (issue 36 item 6).
     assert_eq!(value["checkedVersions"], serde_json::json!([1]));
-    assert_eq!(value["incompatibilities"][0]["directions"], serde_json::json!(["FORWARD"]));
+    assert_eq!(
+        value["incompatibilities"][0]["directions"],
+        serde_json::json!(["FORWARD"])
+    );
     let found = &value["incompatibilities"][0];
     assert_eq!(found["kind"], "READER_FIELD_MISSING_DEFAULT_VALUE");
     assert_eq!(found["path"], "/fields/2");

@@ -31,7 +31,12 @@ fn messages(checker: &Checker, mode: Mode, later: &ParsedSchema, earlier: &Parse
     let report = checker
         .check_parsed(mode, later, &[earlier])
         .expect("the check decides generated pairs");
-    report.incompatibilities.into_iter().map(|i| i.message).collect()
+    report
+        .incompatibilities
+        .iter()
+        .flat_map(|i| i.per_direction())
+        .map(|i| i.message)
+        .collect()
 }
 
 fn reasons(changes: &[Change], directions: &[Direction]) -> BTreeSet<String> {

@@ -612,6 +612,25 @@ async fn a_referenced_version_cannot_be_deleted(backend: Backend) {
     let dangling =
         json!({"schema": user, "references": [{"name": "shared.Address", "subject": "address", "version": 9}]});
     assert_eq!(code(&api.post("/subjects/user2/versions", dangling).await), 42201);
+
+    // Issue 37 item 6: once the referrer is only soft-deleted, its ID is still served, so a hard
+    // delete of what it refers to is refused too (it would leave the referrer unreadable); a soft
+    // delete is allowed, as in Confluent.
+    assert_eq!(api.delete("/subjects/user/versions/1").await.0, StatusCode::OK);
+    assert_eq!(api.delete("/subjects/address/versions/1").await.0, StatusCode::OK);
+    let hard = api.delete("/subjects/address/versions/1?permanent=true").await;
+    assert_eq!(code(&hard), 42206, "{hard:?}");
+    assert_eq!(code(&api.delete("/subjects/address?permanent=true").await), 42206);
+    assert_eq!(api.get("/schemas/ids/2").await.0, StatusCode::OK);
+    // With the referrer hard-deleted first, the version it referred to can go.
+    assert_eq!(
+        api.delete("/subjects/user/versions/1?permanent=true").await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        api.delete("/subjects/address/versions/1?permanent=true").await.0,
+        StatusCode::OK
+    );
 }
 
 async fn bad_input_gets_confluent_codes_and_changes_nothing(backend: Backend) {

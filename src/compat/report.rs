@@ -91,6 +91,34 @@ impl Report {
     }
 }
 
+impl Incompatibility {
+    /// This entry as the checks of each direction found it: one entry per
+    /// direction, each message naming only its own consumers (the inverse
+    /// of how [`Report::new`] lists a change that breaks both ways once).
+    pub fn per_direction(&self) -> Vec<Incompatibility> {
+        if self.directions.len() < 2 {
+            return vec![self.clone()];
+        }
+        // "{cause}{backward clause}, and {forward clause}", as `merge_directions` wrote it.
+        let second = consumers_clause_start(&self.message);
+        let head = self.message[..second]
+            .strip_suffix(", and ")
+            .unwrap_or(&self.message[..second]);
+        let first = consumers_clause_start(head);
+        let cause = &head[..first];
+        let clauses = [&head[first..], &self.message[second..]];
+        self.directions
+            .iter()
+            .zip(clauses)
+            .map(|(direction, clause)| Incompatibility {
+                message: format!("{cause}{clause}"),
+                directions: vec![*direction],
+                ..self.clone()
+            })
+            .collect()
+    }
+}
+
 /// Where the message's closing clause about consumers starts (every format
 /// ends its messages with "consumers … cannot read …"); the whole message
 /// when it has none.
@@ -166,6 +194,14 @@ mod tests {
             "field `a` changed from int to string: consumers using the new schema cannot read records written \
              with version 1, and consumers still using version 1 cannot read records written with the new schema"
         );
+        let split = only.per_direction();
+        assert_eq!(split.len(), 2);
+        assert_eq!(
+            split[1].message,
+            "field `a` changed from int to string: consumers still using version 1 cannot read records written \
+             with the new schema"
+        );
+        assert_eq!(split[1].directions, [Direction::Forward]);
     }
 
     fn incompatibility(version: usize, path: SchemaPath, kind: avro::Kind) -> Incompatibility {

@@ -241,7 +241,7 @@ impl VersionedSchema {
 }
 
 /// A (subject, version) pair.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, utoipa::ToSchema)]
 pub struct SubjectVersion {
     /// The subject.
     pub subject: SubjectName,

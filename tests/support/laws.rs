@@ -31,7 +31,8 @@ fn findings(report: &Report) -> BTreeSet<(usize, String, String, String)> {
     report
         .incompatibilities
         .iter()
-        .map(|i| (i.version, i.kind.to_string(), i.path.to_string(), i.message.clone()))
+        .flat_map(|i| i.per_direction())
+        .map(|i| (i.version, i.kind.to_string(), i.path.to_string(), i.message))
         .collect()
 }
 

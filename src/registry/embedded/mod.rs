@@ -70,6 +70,32 @@ impl std::fmt::Debug for EmbeddedRegistry {
     }
 }
 
+/// How many dangling references the start-up log names one by one.
+const LOGGED_DANGLING_REFERENCES: usize = 20;
+
+/// Logs the references a store already holds whose target version is gone
+/// (hard-deleted while a soft-deleted version still referred to it, before
+/// such deletes were refused): the referring schema is still served, but a
+/// client cannot resolve its reference.
+fn report_dangling_references(state: &State) {
+    let dangling = state.dangling_references();
+    for (id, subject, version) in dangling.iter().take(LOGGED_DANGLING_REFERENCES) {
+        tracing::warn!(
+            schema_id = id.get(),
+            %subject,
+            version = version.get(),
+            "Schema {id} refers to version {version} of subject `{subject}`, which was hard-deleted: \
+             clients cannot resolve the reference; register that version again (IMPORT mode keeps its number)"
+        );
+    }
+    if dangling.len() > LOGGED_DANGLING_REFERENCES {
+        tracing::warn!(
+            more = dangling.len() - LOGGED_DANGLING_REFERENCES,
+            "More schemas refer to hard-deleted versions"
+        );
+    }
+}
+
 impl EmbeddedRegistry {
     /// Loads everything from `store`; `checker` judges every registration.
     ///
@@ -80,8 +106,10 @@ impl EmbeddedRegistry {
             action: "load the registry",
             source,
         })?;
+        let state = State::from_snapshot(snapshot);
+        report_dangling_references(&state);
         Ok(Self {
-            state: RwLock::new(State::from_snapshot(snapshot)),
+            state: RwLock::new(state),
             writes: tokio::sync::Mutex::new(()),
             store,
             checker,
@@ -838,7 +866,9 @@ impl Registry for EmbeddedRegistry {
                     }
                     _ => {}
                 }
-                let referrers = state.referrers(subject, version);
+                // A hard delete also waits for soft-deleted referrers: their IDs are still served,
+                // and records written with them would become unreadable (Confluent's 42206).
+                let referrers = state.referrers(subject, version, permanent);
                 if !referrers.is_empty() {
                     return Err(Error::ReferencesExist {
                         subject: subject.clone(),
@@ -884,7 +914,12 @@ impl Registry for EmbeddedRegistry {
                     (true, true) => all,
                 };
                 for version in &targets {
-                    let referrers = state.referrers(subject, *version);
+                    // Referrers held only by this subject's own versions go with it.
+                    let referrers: Vec<SchemaId> = state
+                        .referrers(subject, *version, permanent)
+                        .into_iter()
+                        .filter(|id| state.holders(*id, true).iter().any(|holder| holder.subject != *subject))
+                        .collect();
                     if !referrers.is_empty() {
                         return Err(Error::ReferencesExist {
                             subject: subject.clone(),
@@ -921,7 +956,7 @@ impl Registry for EmbeddedRegistry {
         self.catch_up().await?;
         let state = self.read();
         let (version, _) = state.select(subject, version, true)?;
-        Ok(state.referrers(subject, version))
+        Ok(state.referrers(subject, version, false))
     }
 
     fn schema_types(&self) -> Vec<Format> {

@@ -143,6 +143,10 @@ pub(crate) struct State {
     pub(crate) by_guid: FxHashMap<Guid, SchemaId>,
     /// Subject versions holding each schema, for lookups by ID.
     holders: FxHashMap<SchemaId, Vec<SubjectVersion>>,
+    /// The schemas whose references name each subject version, so finding a
+    /// version's referrers does not scan every schema (schemas are never
+    /// removed, so neither are entries).
+    referring: FxHashMap<SubjectVersion, Vec<SchemaId>>,
     /// The newest store batch applied here.
     pub(crate) revision: u64,
 }
@@ -189,7 +193,7 @@ impl State {
         match change {
             Change::PutSchema(row) => {
                 self.by_fingerprint.insert(row.fingerprint.clone(), row.id);
-                self.schemas.entry(row.id).or_insert_with(|| {
+                if !self.schemas.contains_key(&row.id) {
                     let content = SchemaContent {
                         format: row.format,
                         text: row.text.clone(),
@@ -197,8 +201,15 @@ impl State {
                         contract: row.contract.clone(),
                     };
                     self.by_guid.entry(content.guid()).or_insert(row.id);
-                    Arc::new(content)
-                });
+                    for reference in &content.references {
+                        let target = SubjectVersion {
+                            subject: reference.subject.clone(),
+                            version: reference.version,
+                        };
+                        self.referring.entry(target).or_default().push(row.id);
+                    }
+                    self.schemas.insert(row.id, Arc::new(content));
+                }
             }
             Change::PutSubject(row) => {
                 let subject = self.subjects.entry(row.subject.clone()).or_insert_with(Subject::new);
@@ -603,21 +614,53 @@ impl State {
     }
 
     /// The IDs of live schemas whose references name this version.
-    pub(crate) fn referrers(&self, subject: &SubjectName, version: Version) -> Vec<SchemaId> {
+    /// The schemas that refer to `version` of `subject` and are held by a
+    /// version that is live, or (with `include_soft_deleted`, for a hard
+    /// delete, which would leave them unreadable) by any version at all.
+    pub(crate) fn referrers(
+        &self,
+        subject: &SubjectName,
+        version: Version,
+        include_soft_deleted: bool,
+    ) -> Vec<SchemaId> {
+        let target = SubjectVersion {
+            subject: subject.clone(),
+            version,
+        };
         let mut ids: Vec<SchemaId> = self
+            .referring
+            .get(&target)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|id| !self.holders(*id, include_soft_deleted).is_empty())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
+    /// References whose target version no longer exists (hard-deleted
+    /// before deletes checked soft-deleted referrers): each referring schema
+    /// with the subject and version it names.
+    pub(crate) fn dangling_references(&self) -> Vec<(SchemaId, SubjectName, Version)> {
+        let mut dangling: Vec<(SchemaId, SubjectName, Version)> = self
             .schemas
             .iter()
-            .filter(|(_, content)| {
+            .flat_map(|(id, content)| {
                 content
                     .references
                     .iter()
-                    .any(|reference| reference.subject == *subject && reference.version == version)
+                    .filter(|reference| {
+                        self.subjects
+                            .get(&reference.subject)
+                            .is_none_or(|found| !found.versions.contains_key(&reference.version))
+                    })
+                    .map(|reference| (*id, reference.subject.clone(), reference.version))
             })
-            .map(|(id, _)| *id)
-            .filter(|id| !self.holders(*id, false).is_empty())
             .collect();
-        ids.sort();
-        ids
+        dangling.sort();
+        dangling
     }
 }
 
