@@ -307,7 +307,16 @@ pub fn read(paths: &[PathBuf], strictness: Strictness) -> Result<Loaded, Manifes
         // document keeps line 1 rather than a wrong line.
         let counted = with_content.len() == documents.len();
         let lines: Vec<&str> = text.lines().collect();
-        for (index, document) in documents.into_iter().enumerate() {
+        // A `List` (what `kubectl get … -o yaml` writes) stands for its items, each
+        // named by the List's document.
+        let documents = documents.into_iter().enumerate().flat_map(|(index, document)| {
+            let items: Vec<Value> = match list_items(&document) {
+                Some(items) => items.to_vec(),
+                None => vec![document],
+            };
+            items.into_iter().map(move |item| (index, item))
+        });
+        for (index, document) in documents {
             if document.is_null() {
                 continue;
             }
@@ -703,6 +712,18 @@ enum DocumentKind {
     NotAnObject,
 }
 
+/// The items of a `v1` `List` document (`kubectl get namespaces -o yaml`).
+fn list_items(document: &Value) -> Option<&[Value]> {
+    let object = document.as_object()?;
+    let is_list = object.get("apiVersion").and_then(Value::as_str) == Some("v1")
+        && object.get("kind").and_then(Value::as_str) == Some("List");
+    object
+        .get("items")
+        .and_then(Value::as_array)
+        .filter(|_| is_list)
+        .map(Vec::as_slice)
+}
+
 /// What `document` is; an error for a document that names only one of
 /// `apiVersion` and `kind`, or a kind or version of schemaops' own group
 /// that schemaops does not serve (a typo, not someone else's object).
@@ -930,6 +951,24 @@ mod reading {
             "k/kustomization.yaml: a kustomization, skipped; to check what it renders: kustomize build k | \
              schemaops check -"
         );
+    }
+
+    #[test]
+    fn a_list_stands_for_its_items_as_kubectl_get_writes_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = folder.path().join("namespaces.yaml");
+        std::fs::write(
+            &file,
+            "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: team-a\n    \
+             labels: {env: prod}\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: web}\nmetadata:\n  \
+             resourceVersion: \"\"\n",
+        )
+        .unwrap();
+        let loaded = read(&[file], Strictness::Strict).unwrap();
+        assert_eq!(loaded.manifests.len(), 1);
+        assert!(matches!(&loaded.manifests[0].1, Manifest::Namespace(namespace)
+            if namespace.metadata.name.as_deref() == Some("team-a")));
+        assert_eq!(loaded.skipped.len(), 1, "the Deployment is skipped and counted");
     }
 
     #[test]
