@@ -421,6 +421,15 @@ pub struct RegistryConnectionArgs {
     /// Limit on one request to the registry (connect, send, read), in seconds.
     #[arg(long, env = "SCHEMAOPS_REGISTRY_TIMEOUT_SECONDS", default_value_t = 10)]
     pub registry_timeout_seconds: u64,
+
+    /// The longest answer read from the registry, in bytes (default 64 MiB); a longer one is an error.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_REGISTRY_MAX_RESPONSE_BYTES",
+        value_name = "BYTES",
+        default_value_t = ExternalConfig::DEFAULT_MAX_RESPONSE_BYTES
+    )]
+    pub registry_max_response_bytes: u64,
 }
 
 impl RegistryConnectionArgs {
@@ -460,6 +469,11 @@ impl RegistryConnectionArgs {
         }
         if self.registry_timeout_seconds == 0 {
             return Err("--registry-timeout-seconds must be at least 1".to_owned());
+        }
+        if self.registry_max_response_bytes < MIN_RESPONSE_BYTES {
+            return Err(format!(
+                "--registry-max-response-bytes must be at least {MIN_RESPONSE_BYTES}"
+            ));
         }
         let password = match (self.registry_password, &self.registry_password_file) {
             (Some(password), _) => Some(password),
@@ -503,9 +517,13 @@ impl RegistryConnectionArgs {
         config.client_cert_file = self.registry_client_cert;
         config.client_key_file = self.registry_client_key;
         config.timeout = std::time::Duration::from_secs(self.registry_timeout_seconds);
+        config.max_response_bytes = self.registry_max_response_bytes;
         Ok(Some(config))
     }
 }
+
+/// The smallest `--registry-max-response-bytes`: room for any error body.
+const MIN_RESPONSE_BYTES: u64 = 1024;
 
 /// A password or token from a file, without the trailing newline.
 fn secret_file(flag: &str, path: &std::path::Path) -> Result<String, String> {

@@ -343,3 +343,92 @@ fn an_unreachable_registry_or_a_foreign_out_folder_is_refused_with_nothing_writt
     assert!(text(&foreign.stderr).contains("notes.txt"), "{}", text(&foreign.stderr));
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
 }
+
+/// Issue 37, item 7: `x`, `X` and `x-2d711642` gave 11 files for 12
+/// subjects and exit 0 (one file overwrote another), and a 255-character
+/// subject failed the whole export with "File name too long". Every subject
+/// now has its own file (distinct even case-folded, at most 255 bytes),
+/// `index.md` maps each subject to it, and `apply` of the folder gives back
+/// every subject.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subjects_whose_names_collide_or_are_too_long_for_a_file_each_get_a_file_of_their_own() {
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryProcess::start(source_data.path()).await;
+    fill(&source.url).await;
+    let topic = "t".repeat(249);
+    let long_value = format!("{topic}-value");
+    let long_key = format!("{topic}-key");
+    assert_eq!(long_value.len(), 255);
+    let extra = ["x", "X", "x-2d711642", &long_value, &long_key, "aux"];
+    for (n, subject) in extra.iter().enumerate() {
+        let schema = format!(r#"{{"type":"record","name":"R{n}","fields":[{{"name":"f","type":"int"}}]}}"#);
+        register(&source.url, subject, json!({ "schema": schema })).await;
+    }
+    let subjects: Vec<String> = serde_json::from_value(get(&source.url, "/subjects").await.1).unwrap();
+    assert_eq!(subjects.len(), 12, "{subjects:?}");
+
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let exported = schemaops(&["export", "--registry-url", &source.url, "--out", path(&out)]);
+    assert_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
+    assert!(
+        text(&exported.stdout).starts_with("exported 12 subjects"),
+        "{}",
+        text(&exported.stdout)
+    );
+
+    let files: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files.len(), 13, "12 subjects and the index: {files:?}");
+    let folded: std::collections::BTreeSet<String> = files.iter().map(|name| name.to_lowercase()).collect();
+    assert_eq!(
+        folded.len(),
+        files.len(),
+        "distinct on a case-insensitive file system: {files:?}"
+    );
+    assert!(files.iter().all(|name| name.len() <= 255), "{files:?}");
+
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    let mut mapped = BTreeMap::new();
+    for row in index.lines().filter(|line| line.starts_with("| `")) {
+        let subject = row[3..].split('`').next().unwrap().to_owned();
+        let file = row.split('[').nth(1).unwrap().split(']').next().unwrap().to_owned();
+        mapped.insert(subject, file);
+    }
+    assert_eq!(
+        mapped.keys().collect::<Vec<_>>(),
+        subjects.iter().collect::<Vec<_>>(),
+        "{index}"
+    );
+    for (subject, file) in &mapped {
+        let manifest = std::fs::read_to_string(out.join(file)).unwrap_or_else(|error| panic!("{file}: {error}"));
+        let documents: Vec<Value> = serde_saphyr::from_multiple(&manifest).unwrap();
+        assert!(
+            documents
+                .iter()
+                .all(|document| document["spec"]["subject"] == subject.as_str()),
+            "{file} holds `{subject}`: {manifest}"
+        );
+    }
+    assert!(
+        mapped[&long_value].starts_with("tttttttttt"),
+        "readable: {}",
+        mapped[&long_value]
+    );
+    assert_ne!(mapped[&long_value], mapped[&long_key]);
+
+    let target = work.path().join("target");
+    let applied = schemaops(&["apply", "--data", path(&target), path(&out)]);
+    assert_eq!(
+        applied.status.code(),
+        Some(0),
+        "{}{}",
+        text(&applied.stdout),
+        text(&applied.stderr)
+    );
+    let served = RegistryProcess::start(&target).await;
+    let restored: Vec<String> = serde_json::from_value(get(&served.url, "/subjects").await.1).unwrap();
+    assert_eq!(restored, subjects);
+}

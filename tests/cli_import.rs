@@ -3,7 +3,11 @@
 //! references in all three formats and its own levels and modes, copied
 //! into a fresh folder that then answers as the source did; a second run
 //! changes nothing; a conflicting target is refused untouched; an
-//! interrupted import finishes on the next run.
+//! interrupted import finishes on the next run. A source that answers
+//! another question than the one asked, or gives one ID with two schemas,
+//! is refused before anything is written; an answer over the size limit is
+//! refused naming it, with the memory of the run bounded (issue 37, items 8
+//! and 9), through the registry double in `tests/support/registry_double.rs`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,6 +18,7 @@ use serde_json::{Value, json};
 mod support;
 
 use support::registry::RegistryProcess;
+use support::registry_double::{RegistryDouble, Reply, ReplyBody};
 
 /// One write to the source registry.
 enum Step {
@@ -288,4 +293,167 @@ fn an_unreachable_source_exits_2_and_creates_nothing() {
         text(&refused.stderr)
     );
     assert!(!target.exists());
+}
+
+/// Runs `schemaops import --from FROM --data DATA ARGS…` off the async
+/// runtime (so the double keeps serving), under `ulimit -v` (4 GiB: a
+/// runaway cannot take the machine down), and returns its output and its
+/// peak resident memory in KiB, read from `/proc` while it runs.
+async fn import_measured(from: &str, data: &Path, args: &[&str]) -> (Output, u64) {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"ulimit -v 4194304 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["import", "--from", from, "--data"])
+        .arg(data)
+        .args(args)
+        .env("RUST_LOG", "error")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().expect("the binary runs");
+        let status = format!("/proc/{}/status", child.id());
+        let mut peak_kib = 0;
+        while child.try_wait().unwrap().is_none() {
+            if let Some(hwm) = std::fs::read_to_string(&status).ok().and_then(|text| {
+                text.lines()
+                    .find_map(|line| line.strip_prefix("VmHWM:"))
+                    .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            }) {
+                peak_kib = peak_kib.max(hwm);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        (child.wait_with_output().unwrap(), peak_kib)
+    })
+    .await
+    .unwrap()
+}
+
+/// Issue 37, item 8: a version answered as version 7 was imported as
+/// version 7, an answer naming another subject was stored under it, and one
+/// ID given with two texts was written partly before the import failed.
+/// Each is now refused, naming what was asked and what the source said,
+/// before the target is even created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_whose_answers_contradict_the_questions_is_refused_with_nothing_written() {
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryDouble::start(source_data.path()).await;
+    populate(
+        &source.url,
+        &[
+            Step::Register("a", json!({"schema": avro("A", r#"{"name":"x","type":"int"}"#)})),
+            Step::Register("b", json!({"schema": avro("B", r#"{"name":"y","type":"int"}"#)})),
+        ],
+    )
+    .await;
+    let (_, a) = source.backend_get("/subjects/a/versions/1").await;
+    let (_, b) = source.backend_get("/subjects/b/versions/1").await;
+    assert_eq!((&a["id"], &b["id"]), (&json!(1), &json!(2)));
+    let with = |answer: &Value, field: &str, value: Value| {
+        let mut answer = answer.clone();
+        answer[field] = value;
+        answer
+    };
+    let cases = [
+        (
+            "/subjects/a/versions/1",
+            with(&a, "version", json!(7)),
+            "asked for subject `a` version 1, the source answered with version 7".to_owned(),
+        ),
+        (
+            "/subjects/a/versions/1",
+            with(&a, "subject", json!("b")),
+            "asked for subject `a` version 1, the source answered for subject `b`".to_owned(),
+        ),
+        (
+            "/subjects/b/versions/1",
+            with(&b, "id", json!(1)),
+            "schema ID 1 is given with 2 different schemas: first by subject `a` version 1; second by subject `b` \
+             version 1; GET /schemas/ids/1 gives the schema of the first group"
+                .to_owned(),
+        ),
+    ];
+    for (path, lie, expected) in cases {
+        *source.faults.replies.lock().unwrap() = vec![Reply::json(reqwest::Method::GET, path, 200, lie)];
+        let parent = tempfile::tempdir().unwrap();
+        let target = parent.path().join("target");
+        let (refused, _) = import_measured(&source.url, &target, &[]).await;
+        let message = text(&refused.stderr);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{expected}: {}{message}",
+            text(&refused.stdout)
+        );
+        assert!(
+            message.contains(&expected) && message.contains("nothing was written"),
+            "{expected}: {message}"
+        );
+        assert!(!target.exists(), "{expected}: nothing written");
+    }
+    // The same source, answering faithfully, imports.
+    source.faults.replies.lock().unwrap().clear();
+    let parent = tempfile::tempdir().unwrap();
+    let (imported, _) = import_measured(&source.url, &parent.path().join("target"), &[]).await;
+    assert_eq!(imported.status.code(), Some(0), "{}", text(&imported.stderr));
+}
+
+/// Issue 37, item 9: a 150 MB `/subjects` answer made `import` peak at
+/// 791 MB. A 100 MB answer, generated while it is sent, is now refused once
+/// the limit has arrived (64 MiB by default; less with the flag), naming the
+/// request and the limit, with the process's memory bounded accordingly;
+/// an answer announcing its length over the limit is refused unread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_size_limit_is_refused_naming_the_limit_with_memory_bounded() {
+    const HUNDRED_MB: u64 = 100_000_000;
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryDouble::start(source_data.path()).await;
+    let huge = |announced| {
+        vec![Reply {
+            method: reqwest::Method::GET,
+            path: "/subjects".to_owned(),
+            status: 200,
+            body: ReplyBody::Subjects {
+                bytes: HUNDRED_MB,
+                announced,
+            },
+        }]
+    };
+    // (announced, flag, limit named, peak RSS allowed in MiB)
+    let cases: [(bool, Option<&str>, &str, u64); 3] = [
+        (false, None, "67108864", 250),
+        (false, Some("1048576"), "1048576", 100),
+        (true, Some("1048576"), "1048576", 100),
+    ];
+    for (announced, flag, limit, allowed_mib) in cases {
+        *source.faults.replies.lock().unwrap() = huge(announced);
+        let parent = tempfile::tempdir().unwrap();
+        let target = parent.path().join("target");
+        let args: Vec<&str> = flag
+            .map(|bytes| vec!["--registry-max-response-bytes", bytes])
+            .unwrap_or_default();
+        let started = std::time::Instant::now();
+        let (refused, peak_kib) = import_measured(&source.url, &target, &args).await;
+        let message = text(&refused.stderr);
+        eprintln!(
+            "{limit}-byte limit, length announced {announced}: refused in {:?}, peak RSS {} MiB",
+            started.elapsed(),
+            peak_kib / 1024
+        );
+        assert_eq!(refused.status.code(), Some(2), "{message}");
+        assert!(
+            message.contains(&format!("answered GET /subjects with more than {limit} bytes"))
+                && message.contains("--registry-max-response-bytes"),
+            "{message}"
+        );
+        assert!(peak_kib > 0, "the peak was read");
+        assert!(
+            peak_kib / 1024 < allowed_mib,
+            "peak RSS {} MiB over {allowed_mib} MiB",
+            peak_kib / 1024
+        );
+        assert!(!target.exists());
+    }
 }

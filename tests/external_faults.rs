@@ -650,3 +650,52 @@ async fn a_registry_that_drops_data_contracts_is_named_not_trusted() {
     let (_, stored) = double.backend_get("/subjects/customers-value/versions/1").await;
     assert!(stored.get("metadata").is_none(), "{stored}");
 }
+
+/// Issue 37, item 9: every command that talks to an external registry reads
+/// answers up to `--registry-max-response-bytes` only. An answer longer
+/// than that (here 1 MB, sent chunked, against a 4 KiB limit) ends `apply`,
+/// `check` and `export` with exit 2 naming the request and the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_refuses_an_answer_over_the_size_limit_naming_it() {
+    use support::registry_double::{Reply, ReplyBody};
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    let huge = |path: &str| Reply {
+        method: reqwest::Method::GET,
+        path: path.to_owned(),
+        status: 200,
+        body: ReplyBody::Subjects {
+            bytes: 1_000_000,
+            announced: false,
+        },
+    };
+    *double.faults.replies.lock().unwrap() = vec![huge("/subjects"), huge("/subjects/rsvp-value/versions")];
+    let (_dir, folder) = manifests(&[(
+        "a.yaml",
+        schema_manifest("rsvp", "rsvp-value", &record("R", r#"{"name":"a","type":"string"}"#)),
+    )]);
+    let limit = ["--registry-url", &double.url, "--registry-max-response-bytes", "4096"];
+    let out = tempfile::tempdir().unwrap();
+    let export_to = out.path().join("export");
+    let runs = [
+        ("apply", [&limit[..], &[folder.to_str().unwrap()]].concat()),
+        ("check", [&limit[..], &[folder.to_str().unwrap()]].concat()),
+        ("export", [&limit[..], &["--out", export_to.to_str().unwrap()]].concat()),
+    ];
+    for (command, args) in runs {
+        let data = tempfile::tempdir().unwrap();
+        let output = if command == "export" {
+            run_args(command, &args).await
+        } else {
+            run(command, data.path(), &args).await
+        };
+        let all = format!("{}{}", text(&output.stdout), text(&output.stderr));
+        assert_eq!(output.status.code(), Some(2), "{command}: {all}");
+        assert!(
+            all.contains("with more than 4096 bytes") && all.contains("GET /subjects"),
+            "{command}: {all}"
+        );
+    }
+    assert_eq!(double.registrations(), 0);
+    assert!(!export_to.exists());
+}

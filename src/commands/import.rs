@@ -6,7 +6,7 @@ use std::io::Write;
 
 use super::Verdict;
 use crate::cli::ImportConfig;
-use crate::import::{ImportError, import};
+use crate::import::{ImportError, import, read};
 use crate::registry::external::ExternalRegistry;
 
 /// How often progress is reported, in versions registered.
@@ -41,26 +41,50 @@ pub enum Error {
 /// Imports the source into the target and prints what was done.
 ///
 /// # Errors
-/// [`Error`] when a registry cannot be used; conflicts are printed, one a
-/// line, and give [`Verdict::Failed`].
+/// [`Error`] when a registry cannot be used; conflicts with the target and
+/// contradictions in the source are printed, one a line, and give
+/// [`Verdict::Failed`].
 pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
     let source = ExternalRegistry::new(&config.source, config.checker).map_err(Error::Client)?;
     source.capabilities().await.map_err(|error| Error::Unreachable {
         url: config.source.display_url(),
         source: error,
     })?;
+    // The whole source is read and checked before the target is opened.
+    let held = match read::source(&source).await {
+        Ok(held) => held,
+        Err(ImportError::Contradictions(contradictions)) => {
+            eprintln!(
+                "schemaops import: the source's answers contradict the questions or each other; nothing was written:"
+            );
+            for contradiction in &contradictions {
+                eprintln!("  {contradiction}");
+            }
+            return Ok(Verdict::Failed);
+        }
+        Err(error) => return Err(error.into()),
+    };
     let target = super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?;
     let mut progress = |done: usize, total: usize| {
         if done.is_multiple_of(PROGRESS_EVERY) || done == total {
             eprintln!("schemaops import: {done}/{total} versions copied");
         }
     };
-    let summary = match import(&source, &target, &mut progress).await {
+    let summary = match import(&held, &target, &mut progress).await {
         Ok(summary) => summary,
         Err(ImportError::Conflicts(conflicts)) => {
             eprintln!("schemaops import: the target conflicts with the source; nothing was written:");
             for conflict in &conflicts {
                 eprintln!("  {conflict}");
+            }
+            return Ok(Verdict::Failed);
+        }
+        Err(ImportError::Contradictions(contradictions)) => {
+            eprintln!(
+                "schemaops import: the source's answers contradict the questions or each other; nothing was written:"
+            );
+            for contradiction in &contradictions {
+                eprintln!("  {contradiction}");
             }
             return Ok(Verdict::Failed);
         }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use kube::api::ObjectMeta;
 
-use super::names::object_names;
+use super::names::{file_name, object_names};
 use super::pretty::pretty_json;
 use super::{Export, SubjectExport};
 use crate::compat::Format;
@@ -35,20 +35,31 @@ pub struct RenderError {
     message: String,
 }
 
-/// Every file of the export, by file name: `<object-name>.yaml` per
-/// subject and [`INDEX_FILE`].
+/// The files of an export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// Every file's text by file name: `<object-name>.yaml` per subject and [`INDEX_FILE`].
+    pub files: BTreeMap<String, String>,
+    /// The file of each exported subject, by subject.
+    pub subject_files: BTreeMap<String, String>,
+}
+
+/// Every file of the export.
 ///
 /// # Errors
 /// [`RenderError`] when a manifest cannot be serialized.
-pub fn render(export: &Export, namespace: &str) -> Result<BTreeMap<String, String>, RenderError> {
+pub fn render(export: &Export, namespace: &str) -> Result<Rendered, RenderError> {
     let names = object_names(export.subjects.iter().map(|s| s.subject.as_str()));
     let mut files = BTreeMap::new();
+    let mut subject_files = BTreeMap::new();
     for subject in &export.subjects {
         let name = names.get(subject.subject.as_str()).cloned().unwrap_or_default();
-        files.insert(format!("{name}.yaml"), manifests(subject, &name, namespace)?);
+        let file = file_name(&name);
+        files.insert(file.clone(), manifests(subject, &name, namespace)?);
+        subject_files.insert(subject.subject.to_string(), file);
     }
     files.insert(INDEX_FILE.to_owned(), index(export, &names));
-    Ok(files)
+    Ok(Rendered { files, subject_files })
 }
 
 /// The documents of one subject's file.
@@ -155,6 +166,7 @@ fn index(export: &Export, names: &BTreeMap<String, String>) -> String {
     );
     for subject in &export.subjects {
         let name = names.get(subject.subject.as_str()).map_or("", String::as_str);
+        let file = file_name(name);
         let exported: Vec<Version> = subject.documents.iter().map(|d| d.version).collect();
         let renumbered = (1..=exported.len())
             .map(|n| n.to_string())
@@ -168,7 +180,7 @@ fn index(export: &Export, names: &BTreeMap<String, String>) -> String {
         let referenced = if subject.selected { "" } else { " (referenced)" };
         let _ = writeln!(
             text,
-            "| {}{referenced} | [{name}.yaml]({name}.yaml) | {name} | {} | {renumbered} | {} | {} | {} | {mode} |",
+            "| {}{referenced} | [{file}]({file}) | {name} | {} | {renumbered} | {} | {} | {} | {mode} |",
             cell(subject.subject.as_str()),
             list(&exported),
             list(&subject.live),
@@ -260,7 +272,9 @@ mod tests {
             global_level: Mode::Backward,
             global_mode: RegistryMode::ReadWrite,
         };
-        let files = render(&export, "ns").unwrap();
+        let rendered = render(&export, "ns").unwrap();
+        let files = &rendered.files;
+        assert_eq!(rendered.subject_files["A"], "a.yaml");
         assert_eq!(files.keys().collect::<Vec<_>>(), ["a.yaml", "b.yaml", "index.md"]);
         let a = &files["a.yaml"];
         let kinds: Vec<&str> = a.lines().filter(|line| line.starts_with("kind: ")).collect();
@@ -283,6 +297,6 @@ mod tests {
             "{index}"
         );
         assert!(index.contains("not exported): `gone`."), "{index}");
-        assert_eq!(render(&export, "ns").unwrap(), files, "deterministic");
+        assert_eq!(render(&export, "ns").unwrap(), rendered, "deterministic");
     }
 }

@@ -3,7 +3,8 @@
 //! reference, level and mode.
 //!
 //! Three steps, one module each: [`read`] gathers what the source holds and
-//! what the target already holds of it; [`plan`] decides, without I/O, what
+//! what the target already holds of it, and refuses a source whose answers
+//! contradict the questions asked or each other (see [`Contradiction`]); [`plan`] decides, without I/O, what
 //! to write and in which order (or refuses, naming every conflict);
 //! [`copy`] writes the plan with IMPORT semantics. Knows nothing of
 //! Kubernetes or of the command line.
@@ -39,6 +40,9 @@ pub enum ImportError {
     /// The source cannot be copied as it stands (nothing was written).
     #[error("the source cannot be imported: {0}")]
     Unimportable(String),
+    /// The source's answers contradict the questions or each other (nothing was written).
+    #[error("the source contradicts itself in {} place(s); nothing was written", .0.len())]
+    Contradictions(Vec<Contradiction>),
     /// The target holds content that differs from the source's (nothing was written).
     #[error("the target conflicts with the source in {} place(s); nothing was written", .0.len())]
     Conflicts(Vec<Conflict>),
@@ -75,6 +79,95 @@ pub enum Conflict {
     },
 }
 
+/// A place where the source answered another question than the one asked,
+/// or gave two answers that cannot both be true.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Contradiction {
+    /// Asked for a version of one subject, the answer named another subject.
+    #[error("asked for subject `{subject}` version {version}, the source answered for subject `{answered}`")]
+    Subject {
+        /// The subject asked for.
+        subject: SubjectName,
+        /// The version asked for.
+        version: Version,
+        /// The subject the answer named.
+        answered: SubjectName,
+    },
+    /// Asked for one version, the answer named another.
+    #[error("asked for subject `{subject}` version {version}, the source answered with version {answered}")]
+    Version {
+        /// The subject asked for.
+        subject: SubjectName,
+        /// The version asked for.
+        version: Version,
+        /// The version the answer named.
+        answered: Version,
+    },
+    /// Subject versions gave one schema ID with different schemas (texts,
+    /// types or references); the ID was read again to say which it holds.
+    #[error(
+        "schema ID {id} is given with {} different schemas: {}; GET /schemas/ids/{id} gives {}",
+        claims.len(),
+        claim_list(claims),
+        by_id
+    )]
+    Id {
+        /// The ID.
+        id: SchemaId,
+        /// The subject versions that gave it, grouped by the schema they gave.
+        claims: Vec<Vec<(SubjectName, Version)>>,
+        /// What reading the ID itself gave.
+        by_id: IdAnswer,
+    },
+}
+
+/// What the source answered when an ID claimed by two schemas was read again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdAnswer {
+    /// The schema of one group of claims (an index into them).
+    Claim(usize),
+    /// A schema that none of the claims gave.
+    Another,
+    /// An error.
+    Failed(String),
+}
+
+impl std::fmt::Display for IdAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdAnswer::Claim(index) => write!(f, "the schema of the {} group", ordinal(*index)),
+            IdAnswer::Another => f.write_str("yet another schema"),
+            IdAnswer::Failed(error) => write!(f, "an error ({error})"),
+        }
+    }
+}
+
+/// Groups of subject versions as `(1) `a` version 1; (2) `b` version 1, `c` version 2`.
+fn claim_list(claims: &[Vec<(SubjectName, Version)>]) -> String {
+    claims
+        .iter()
+        .enumerate()
+        .map(|(index, group)| {
+            let members: Vec<String> = group
+                .iter()
+                .map(|(subject, version)| format!("subject `{subject}` version {version}"))
+                .collect();
+            format!("{} by {}", ordinal(index), members.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `first`, `second`, … for small indexes.
+fn ordinal(index: usize) -> String {
+    match index {
+        0 => "first".to_owned(),
+        1 => "second".to_owned(),
+        2 => "third".to_owned(),
+        n => format!("{}th", n + 1),
+    }
+}
+
 /// A level and a mode of the registry (`subject` `None`) or of one subject;
 /// `None` where it has none of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,19 +180,19 @@ pub struct Settings {
     pub mode: Option<RegistryMode>,
 }
 
-/// Copies everything `source` holds into `target`: reads both, plans, then
-/// writes. `progress` hears (versions registered, versions to register).
+/// Copies what was read from a source (by [`read::source`]) into `target`:
+/// reads the target, plans, then writes. `progress` hears (versions
+/// registered, versions to register).
 ///
 /// # Errors
 /// [`ImportError`]; on [`ImportError::Conflicts`] and
 /// [`ImportError::Unimportable`] nothing was written.
 pub async fn import(
-    source: &dyn crate::registry::Registry,
+    held: &read::Source,
     target: &dyn crate::registry::Registry,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<copy::Summary, ImportError> {
-    let held = read::source(source).await?;
-    let present = read::target(target, &held).await?;
-    let plan = plan::plan(&held, &present)?;
-    copy::copy(&held, &plan, target, progress).await
+    let present = read::target(target, held).await?;
+    let plan = plan::plan(held, &present)?;
+    copy::copy(held, &plan, target, progress).await
 }

@@ -1,13 +1,20 @@
 //! Reads what an import needs: every version the source holds (soft-deleted
 //! ones included) with its settings, and what the target already holds
 //! under the same IDs, subject versions and subjects.
+//!
+//! # Guarantees
+//! The source's answers are checked against the questions before anything
+//! is planned: each version must be the subject and version asked for, and
+//! one schema ID must not come with two schemas (the ID is then read again
+//! to report which one it holds). Any contradiction refuses the import.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use super::{ImportError, Settings};
+use super::{Contradiction, IdAnswer, ImportError, Settings};
+use crate::compat::Format;
 use crate::registry::{
-    Error, Registry, SchemaContent, SchemaId, SubjectFilter, SubjectName, Version, VersionFilter, VersionSelector,
-    VersionedSchema,
+    Error, Registry, SchemaContent, SchemaId, SchemaReference, SubjectFilter, SubjectName, Version, VersionFilter,
+    VersionSelector, VersionedSchema,
 };
 
 /// What the source registry holds.
@@ -52,6 +59,7 @@ pub async fn source(registry: &dyn Registry) -> Result<Source, ImportError> {
                 .map_err(failed("the global settings".to_owned()))?,
         ],
     };
+    let mut contradictions = Vec::new();
     for subject in subjects {
         let versions = registry
             .versions(&subject, VersionFilter::All)
@@ -62,6 +70,20 @@ pub async fn source(registry: &dyn Registry) -> Result<Source, ImportError> {
                 .version(&subject, VersionSelector::Exact(version), true)
                 .await
                 .map_err(failed(format!("subject `{subject}` version {version}")))?;
+            if held.subject != subject {
+                contradictions.push(Contradiction::Subject {
+                    subject: subject.clone(),
+                    version,
+                    answered: held.subject.clone(),
+                });
+            }
+            if held.version != version {
+                contradictions.push(Contradiction::Version {
+                    subject: subject.clone(),
+                    version,
+                    answered: held.version,
+                });
+            }
             read.versions.push(held);
         }
         let own = settings(registry, Some(&subject))
@@ -69,7 +91,57 @@ pub async fn source(registry: &dyn Registry) -> Result<Source, ImportError> {
             .map_err(failed(format!("the settings of subject `{subject}`")))?;
         read.settings.push(own);
     }
+    for (id, claims) in ids_with_several_schemas(&read.versions) {
+        let by_id = match registry.schema_by_id(id).await {
+            Ok(content) => claims
+                .iter()
+                .position(|group| schema_of(&read.versions[group[0]]) == content_key(&content))
+                .map_or(IdAnswer::Another, IdAnswer::Claim),
+            Err(error) => IdAnswer::Failed(error.to_string()),
+        };
+        let claims = claims
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .map(|&index| (read.versions[index].subject.clone(), read.versions[index].version))
+                    .collect()
+            })
+            .collect();
+        contradictions.push(Contradiction::Id { id, claims, by_id });
+    }
+    if !contradictions.is_empty() {
+        return Err(ImportError::Contradictions(contradictions));
+    }
     Ok(read)
+}
+
+/// Each ID that versions give with more than one schema, with the versions
+/// (indexes into `versions`) grouped by the schema they give, in order.
+fn ids_with_several_schemas(versions: &[VersionedSchema]) -> Vec<(SchemaId, Vec<Vec<usize>>)> {
+    let mut by_id: BTreeMap<SchemaId, Vec<Vec<usize>>> = BTreeMap::new();
+    for (index, held) in versions.iter().enumerate() {
+        let groups = by_id.entry(held.id).or_default();
+        match groups
+            .iter_mut()
+            .find(|group| schema_of(&versions[group[0]]) == schema_of(held))
+        {
+            Some(group) => group.push(index),
+            None => groups.push(vec![index]),
+        }
+    }
+    by_id.into_iter().filter(|(_, groups)| groups.len() > 1).collect()
+}
+
+/// What an ID names, as the plan compares it with the target: type, text, references.
+type SchemaKey<'a> = (Format, &'a str, &'a [SchemaReference]);
+
+fn schema_of(held: &VersionedSchema) -> SchemaKey<'_> {
+    (held.format, &held.text, &held.references)
+}
+
+fn content_key(content: &SchemaContent) -> SchemaKey<'_> {
+    (content.format, &content.text, &content.references)
 }
 
 /// Reads what the target holds of `source`.
@@ -137,5 +209,48 @@ fn absent_as_none<T>(answer: Result<T, Error>) -> Result<Option<T>, Error> {
         Ok(found) => Ok(Some(found)),
         Err(Error::SubjectNotFound { .. } | Error::VersionNotFound { .. } | Error::SchemaNotFound { .. }) => Ok(None),
         Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(subject: &str, id: i64, text: &str) -> VersionedSchema {
+        VersionedSchema {
+            contract: Default::default(),
+            subject: SubjectName::new(subject).unwrap(),
+            version: Version::FIRST,
+            id: SchemaId::new(id).unwrap(),
+            format: Format::Avro,
+            text: text.to_owned(),
+            references: Vec::new(),
+            deleted: false,
+        }
+    }
+
+    #[test]
+    fn one_id_with_one_schema_under_several_subjects_is_no_contradiction() {
+        let versions = [
+            version("a", 1, "\"int\""),
+            version("b", 1, "\"int\""),
+            version("c", 2, "\"long\""),
+        ];
+        assert!(ids_with_several_schemas(&versions).is_empty());
+    }
+
+    // Issue 37, item 8: one ID claimed for two texts was written partly before it failed.
+    #[test]
+    fn one_id_given_with_two_schemas_is_found_with_its_claims_grouped() {
+        let versions = [
+            version("a", 1, "\"int\""),
+            version("b", 1, "\"long\""),
+            version("c", 1, "\"int\""),
+            version("d", 2, "\"int\""),
+        ];
+        assert_eq!(
+            ids_with_several_schemas(&versions),
+            vec![(SchemaId::new(1).unwrap(), vec![vec![0, 2], vec![1]])]
+        );
     }
 }

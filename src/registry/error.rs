@@ -196,6 +196,22 @@ pub enum Error {
         /// What went wrong on the last attempt.
         reason: String,
     },
+    /// A remote registry's answer was longer than the client reads; what
+    /// arrived was dropped. Not retried: the same request gets the same answer.
+    #[error(
+        "the registry at {url} answered {method} {path} with more than {limit} bytes, the most this client reads \
+         (--registry-max-response-bytes)"
+    )]
+    AnswerTooLarge {
+        /// The registry's base URL.
+        url: String,
+        /// The request's method.
+        method: String,
+        /// The request's path under the base URL, without the query.
+        path: String,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// A remote registry's error that has no variant of its own, with its code.
     #[error("the registry answered HTTP {status} with error code {code}: {message}")]
     Remote {
@@ -255,7 +271,7 @@ impl Error {
     /// "not found" as "absent" must not read these that way.
     pub fn is_unanswered(&self) -> bool {
         match self {
-            Error::Unauthorized { .. } | Error::Forbidden { .. } => true,
+            Error::Unauthorized { .. } | Error::Forbidden { .. } | Error::AnswerTooLarge { .. } => true,
             Error::Remote { status, code, .. } => *status >= 500 || *code < 10_000,
             other => other.is_transient(),
         }
@@ -277,6 +293,7 @@ impl Error {
             Error::Unauthorized { .. } => 40101,
             Error::Forbidden { .. } => 40301,
             Error::Unavailable { .. } => 50301,
+            Error::AnswerTooLarge { .. } => 502,
             Error::Remote { code, .. } => *code,
             Error::InvalidSchema { .. } | Error::TooComplex { .. } => 42201,
             Error::InvalidVersion { .. } => 42202,
@@ -334,6 +351,7 @@ impl Error {
             Error::Unauthorized { .. } => "RegistryUnauthorized",
             Error::Forbidden { .. } => "RegistryForbidden",
             Error::Unavailable { .. } => "RegistryUnavailable",
+            Error::AnswerTooLarge { .. } => "RegistryAnswerTooLarge",
             Error::Remote { .. } => "RegistryError",
             Error::Store { .. } => "StoreFailed",
             Error::Unsupported { .. } => "Unsupported",

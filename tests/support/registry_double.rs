@@ -6,7 +6,9 @@
 //! Every request is forwarded to the real registry unless a fault set on
 //! [`Faults`] says otherwise. Faults can change while a run is under way, so
 //! a test can make the registry elect a leader, lack a feature, hang, reset
-//! connections, or die and come back in the middle of an `apply`.
+//! connections, or die and come back in the middle of an `apply`; and
+//! [`Faults::replies`] makes it answer chosen requests with a given wrong
+//! answer, or one far too large (generated while it is sent).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -14,8 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full, StreamBody};
+use hyper::body::{Bytes, Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -61,6 +64,51 @@ pub struct Faults {
     /// Stored texts served in place of the real ones, keyed by subject and
     /// version: what a registry that stores schemas we refuse would return.
     pub substitutes: Mutex<Vec<(String, i32, String)>>,
+    /// Answers given instead of forwarding, to the requests they match; the
+    /// first match wins, and every other request is forwarded as usual.
+    pub replies: Mutex<Vec<Reply>>,
+}
+
+/// An answer the double gives to one kind of request instead of the real
+/// registry's: a registry that answers another question than the one asked.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The request's method.
+    pub method: Method,
+    /// The request's path, exactly (the query is not compared).
+    pub path: String,
+    /// The answer's status.
+    pub status: u16,
+    /// The answer's body.
+    pub body: ReplyBody,
+}
+
+/// The body of a [`Reply`].
+#[derive(Debug, Clone)]
+pub enum ReplyBody {
+    /// This JSON.
+    Json(serde_json::Value),
+    /// A JSON array of subject names of about this many bytes, generated in
+    /// 64 KiB chunks as the client reads (never held whole), sent chunked,
+    /// or with its `Content-Length` when `announced`.
+    Subjects {
+        /// The body's size, in bytes.
+        bytes: u64,
+        /// Whether the length is announced in `Content-Length`.
+        announced: bool,
+    },
+}
+
+impl Reply {
+    /// `status` with `body` as JSON for `method path`.
+    pub fn json(method: Method, path: &str, status: u16, body: serde_json::Value) -> Self {
+        Self {
+            method,
+            path: path.to_owned(),
+            status,
+            body: ReplyBody::Json(body),
+        }
+    }
 }
 
 /// The real registry behind a fault-injecting proxy.
@@ -241,13 +289,48 @@ impl std::fmt::Display for Dropped {
 
 impl std::error::Error for Dropped {}
 
-type Answer = Response<Full<Bytes>>;
+type Answer = Response<BoxBody<Bytes, std::convert::Infallible>>;
 
 fn json_answer(status: StatusCode, body: &serde_json::Value) -> Answer {
     Response::builder()
         .status(status)
         .header("content-type", "application/vnd.schemaregistry.v1+json")
-        .body(Full::new(Bytes::from(body.to_string())))
+        .body(Full::new(Bytes::from(body.to_string())).boxed())
+        .expect("a valid response")
+}
+
+/// Subject names in a generated listing: `"s0000000000000000001",` is 23 bytes.
+const GENERATED_ENTRY: u64 = 23;
+
+/// Entries per generated chunk (about 64 KiB).
+const GENERATED_CHUNK_ENTRIES: u64 = 2_850;
+
+/// A JSON array of about `bytes` bytes of subject names, generated chunk by chunk.
+fn generated_subjects(bytes: u64, announced: bool) -> Answer {
+    let entries = (bytes / GENERATED_ENTRY).max(1);
+    let chunks = entries.div_ceil(GENERATED_CHUNK_ENTRIES);
+    let stream = futures::stream::iter((0..chunks).map(move |chunk| {
+        let first = chunk * GENERATED_CHUNK_ENTRIES;
+        let last = (first + GENERATED_CHUNK_ENTRIES).min(entries);
+        let mut text = String::with_capacity(((last - first) * GENERATED_ENTRY + 2) as usize);
+        if chunk == 0 {
+            text.push('[');
+        }
+        for entry in first..last {
+            text.push_str(&format!("\"s{entry:019}\""));
+            text.push(if entry + 1 == entries { ']' } else { ',' });
+        }
+        Ok::<_, std::convert::Infallible>(Frame::data(Bytes::from(text)))
+    }));
+    let mut response = Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "application/vnd.schemaregistry.v1+json");
+    if announced {
+        // `[`, then each entry with its `,` or the closing `]`.
+        response = response.header("content-length", 1 + entries * GENERATED_ENTRY);
+    }
+    response
+        .body(StreamBody::new(stream).boxed())
         .expect("a valid response")
 }
 
@@ -277,6 +360,14 @@ impl Forward {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         let query = request.uri().query().map(str::to_owned);
+        if let Some(reply) = self.reply(&method, &path) {
+            return Ok(match reply.body {
+                ReplyBody::Json(body) => {
+                    json_answer(StatusCode::from_u16(reply.status).expect("a valid status"), &body)
+                }
+                ReplyBody::Subjects { bytes, announced } => generated_subjects(bytes, announced),
+            });
+        }
         if method != Method::GET && path.strip_prefix("/mode/").is_some_and(|subject| !subject.is_empty()) {
             self.state.subject_mode_writes.fetch_add(1, Ordering::SeqCst);
         }
@@ -330,7 +421,18 @@ impl Forward {
         if let Some(content_type) = content_type {
             response = response.header("content-type", content_type);
         }
-        Ok(response.body(Full::new(bytes)).expect("a valid response"))
+        Ok(response.body(Full::new(bytes).boxed()).expect("a valid response"))
+    }
+
+    /// The reply set for `method path`, if any.
+    fn reply(&self, method: &Method, path: &str) -> Option<Reply> {
+        self.faults
+            .replies
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|reply| reply.method == method && reply.path == path)
+            .cloned()
     }
 
     fn write_fails(&self) -> bool {

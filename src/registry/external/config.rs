@@ -54,6 +54,9 @@ pub struct ExternalConfig {
     /// The wait before the first retry; each further retry waits twice as
     /// long (at most [`ExternalConfig::MAX_BACKOFF`]), plus up to 10% jitter.
     pub retry_backoff: Duration,
+    /// The longest answer read, in bytes: a longer one is refused with
+    /// [`crate::registry::Error::AnswerTooLarge`] once this much has arrived.
+    pub max_response_bytes: u64,
 }
 
 impl ExternalConfig {
@@ -63,6 +66,9 @@ impl ExternalConfig {
     pub const DEFAULT_MAX_RETRIES: u32 = 3;
     /// The default first backoff.
     pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(200);
+    /// The default longest answer: 64 MiB, far above the largest listing or
+    /// schema a registry serves in practice.
+    pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
     /// The longest wait between two attempts.
     pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
@@ -77,6 +83,7 @@ impl ExternalConfig {
             timeout: Self::DEFAULT_TIMEOUT,
             max_retries: Self::DEFAULT_MAX_RETRIES,
             retry_backoff: Self::DEFAULT_RETRY_BACKOFF,
+            max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 
@@ -101,6 +108,7 @@ impl fmt::Debug for ExternalConfig {
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .field("retry_backoff", &self.retry_backoff)
+            .field("max_response_bytes", &self.max_response_bytes)
             .finish()
     }
 }

@@ -94,6 +94,15 @@ pub struct Transport {
     auth: ExternalAuth,
     max_retries: u32,
     retry_backoff: Duration,
+    max_response_bytes: u64,
+}
+
+/// Why one attempt got no usable answer.
+enum AttemptError {
+    /// Connecting, sending or reading failed.
+    Http(reqwest::Error),
+    /// The answer is longer than [`ExternalConfig::max_response_bytes`]; what was read is dropped.
+    TooLarge,
 }
 
 impl Transport {
@@ -124,6 +133,7 @@ impl Transport {
             auth: config.auth.clone(),
             max_retries: config.max_retries,
             retry_backoff: config.retry_backoff,
+            max_response_bytes: config.max_response_bytes,
         })
     }
 
@@ -138,7 +148,8 @@ impl Transport {
     ///
     /// # Errors
     /// [`Error::Unavailable`] when every attempt failed to connect, timed
-    /// out, or got a retryable status.
+    /// out, or got a retryable status; [`Error::AnswerTooLarge`], without
+    /// retrying, for an answer longer than the configured maximum.
     pub async fn send(
         &self,
         method: Method,
@@ -152,7 +163,15 @@ impl Transport {
             let reason = match self.attempt(method.clone(), &url, query, body).await {
                 Ok(answer) if !retryable(answer.status) => return Ok(answer),
                 Ok(answer) => format!("HTTP {}: {}", answer.status.as_u16(), answer.message()),
-                Err(error) => describe(&error),
+                Err(AttemptError::Http(error)) => describe(&error),
+                Err(AttemptError::TooLarge) => {
+                    return Err(Error::AnswerTooLarge {
+                        url: self.base.clone(),
+                        method: method.to_string(),
+                        path: path.to_owned(),
+                        limit: self.max_response_bytes,
+                    });
+                }
             };
             if attempt >= self.max_retries {
                 return Err(Error::Unavailable {
@@ -199,13 +218,14 @@ impl Transport {
         })
     }
 
+    /// One request, its answer read in chunks up to the maximum size.
     async fn attempt(
         &self,
         method: Method,
         url: &str,
         query: &[(&str, String)],
         body: Option<&serde_json::Value>,
-    ) -> Result<Answer, reqwest::Error> {
+    ) -> Result<Answer, AttemptError> {
         let mut request = self.client.request(method, url).query(query);
         request = match &self.auth {
             ExternalAuth::None => request,
@@ -216,9 +236,21 @@ impl Transport {
             let bytes = serde_json::to_vec(body).unwrap_or_default();
             request = request.header(reqwest::header::CONTENT_TYPE, CONTENT_TYPE).body(bytes);
         }
-        let response = request.send().await?;
+        let mut response = request.send().await.map_err(AttemptError::Http)?;
         let status = response.status();
-        let body = response.bytes().await?.to_vec();
+        let limit = self.max_response_bytes;
+        let announced = response.content_length().unwrap_or(0);
+        if announced > limit {
+            return Err(AttemptError::TooLarge);
+        }
+        // Never more than the limit, whatever the length header says.
+        let mut body = Vec::with_capacity(usize::try_from(announced).unwrap_or(0));
+        while let Some(chunk) = response.chunk().await.map_err(AttemptError::Http)? {
+            if (body.len() + chunk.len()) as u64 > limit {
+                return Err(AttemptError::TooLarge);
+            }
+            body.extend_from_slice(&chunk);
+        }
         Ok(Answer { status, body })
     }
 
