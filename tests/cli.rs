@@ -460,3 +460,33 @@ fn a_closed_pipe_ends_quietly_with_the_sigpipe_status() {
     assert_eq!(output.status.code(), Some(141), "{}", stderr(&output));
     assert_eq!(stderr(&output), "", "nothing is said about the closed pipe");
 }
+
+/// Issue 37 item 1: a check lists at most 1,000 incompatibilities and counts the rest, so no
+/// answer grows with the number of fields a hostile pair of schemas changes.
+#[test]
+fn a_check_with_thousands_of_problems_lists_a_thousand_and_counts_them_all() {
+    let folder = tempfile::tempdir().unwrap();
+    let record = |kind: &str| {
+        let fields: Vec<String> = (0..1_500)
+            .map(|index| format!(r#"{{"name":"f{index}","type":"{kind}"}}"#))
+            .collect();
+        format!(r#"{{"type":"record","name":"R","fields":[{}]}}"#, fields.join(","))
+    };
+    let previous = folder.path().join("previous.avsc");
+    let candidate = folder.path().join("candidate.avsc");
+    std::fs::write(&previous, record("string")).unwrap();
+    std::fs::write(&candidate, record("boolean")).unwrap();
+    let output = schemaops(&[
+        "compat",
+        "-o",
+        "json",
+        "--previous",
+        previous.to_str().unwrap(),
+        "--candidate",
+        candidate.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let value: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(value["incompatibilitiesTotal"], 1_500);
+    assert_eq!(value["incompatibilities"].as_array().unwrap().len(), 1_000);
+}

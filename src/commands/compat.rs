@@ -168,6 +168,7 @@ fn render_json(report: &Report) -> String {
         "mode": report.mode,
         "checkedVersions": report.checked_versions,
         "incompatibilities": report.incompatibilities,
+        "incompatibilitiesTotal": report.total,
     });
     format!("{value}\n")
 }
@@ -194,12 +195,11 @@ fn render_text(report: &Report, format: Format, previous: &[PathBuf]) -> String 
         };
         return text;
     }
-    let count = report.incompatibilities.len();
     let _ = writeln!(
         text,
-        "incompatible under {}: {count} problem{} (checked against {})",
+        "incompatible under {}: {} (checked against {})",
         report.mode,
-        if count == 1 { "" } else { "s" },
+        report.count_phrase(),
         versions.join(", ")
     );
     for incompatibility in &report.incompatibilities {

@@ -59,9 +59,12 @@ pub struct Report {
     pub mode: Mode,
     /// The 1-based positions of the earlier versions checked, newest first.
     pub checked_versions: Vec<usize>,
-    /// Every incompatibility against every checked version, sorted by
-    /// (version, path, kind, message) with duplicates removed.
+    /// The incompatibilities against the checked versions, sorted by
+    /// (version, path, kind, message) with duplicates removed: every one, or
+    /// the first [`Report::MAX_LISTED`] when there are more (`total` counts them all).
     pub incompatibilities: Vec<Incompatibility>,
+    /// How many incompatibilities there are in all, listed or not.
+    pub total: usize,
 }
 
 impl Report {
@@ -78,16 +81,40 @@ impl Report {
             ))
         });
         incompatibilities.dedup();
+        let mut incompatibilities = merge_directions(incompatibilities);
+        let total = incompatibilities.len();
+        // What every consumer of a report (statuses, REST answers, the matrix, the pages) holds
+        // and renders stays bounded however many fields a hostile pair of schemas changes.
+        incompatibilities.truncate(Self::MAX_LISTED);
+        incompatibilities.shrink_to_fit();
         Self {
             mode,
             checked_versions,
-            incompatibilities: merge_directions(incompatibilities),
+            incompatibilities,
+            total,
+        }
+    }
+
+    /// The most incompatibilities a report lists; `total` counts the rest.
+    pub const MAX_LISTED: usize = 1_000;
+
+    /// "3 problems", or "10,000 problems; the first 1,000 listed".
+    pub fn count_phrase(&self) -> String {
+        let noun = if self.total == 1 { "problem" } else { "problems" };
+        if self.total > self.incompatibilities.len() {
+            format!(
+                "{} {noun}; the first {} listed",
+                self.total,
+                self.incompatibilities.len()
+            )
+        } else {
+            format!("{} {noun}", self.total)
         }
     }
 
     /// True when nothing breaks.
     pub fn is_compatible(&self) -> bool {
-        self.incompatibilities.is_empty()
+        self.total == 0
     }
 }
 
@@ -162,6 +189,24 @@ fn merge_directions(sorted: Vec<Incompatibility>) -> Vec<Incompatibility> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_lists_at_most_a_thousand_and_counts_them_all() {
+        let many: Vec<Incompatibility> = (0..1_500)
+            .map(|index| Incompatibility {
+                kind: Kind::Avro(avro::Kind::TypeMismatch),
+                path: SchemaPath::root().key("fields").index(index),
+                message: format!("field {index} changed: consumers using the new schema cannot read it"),
+                version: 1,
+                directions: vec![Direction::Backward],
+            })
+            .collect();
+        let report = Report::new(Mode::Backward, vec![1], many);
+        assert_eq!(report.incompatibilities.len(), Report::MAX_LISTED);
+        assert_eq!(report.total, 1_500);
+        assert!(!report.is_compatible());
+        assert_eq!(report.count_phrase(), "1500 problems; the first 1000 listed");
+    }
 
     #[test]
     fn a_change_breaking_both_directions_is_listed_once_with_both() {

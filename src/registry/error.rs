@@ -243,11 +243,10 @@ pub enum Error {
 }
 
 fn incompatible_message(report: &Report) -> String {
-    let count = report.incompatibilities.len();
     let mut text = format!(
-        "schema being registered is incompatible with an earlier schema under {} ({count} problem{}): ",
+        "schema being registered is incompatible with an earlier schema under {} ({}): ",
         report.mode,
-        if count == 1 { "" } else { "s" }
+        report.count_phrase()
     );
     let items: Vec<String> = report
         .incompatibilities

@@ -385,20 +385,19 @@ pub fn compatibility(report: &Report) -> CompatibilityStatus {
                 message: truncate_message(&found.message, MAX_FRAGMENT_BYTES),
             })
             .collect(),
-        total: report.incompatibilities.len() as i32,
+        total: i32::try_from(report.total).unwrap_or(i32::MAX),
     }
 }
 
 /// One message naming every incompatibility, cut to fit a condition.
 pub fn summary(subject: &str, report: &Report) -> String {
-    let count = report.incompatibilities.len();
     let versions: Vec<String> = report.checked_versions.iter().map(ToString::to_string).collect();
     let mut text = format!(
-        "incompatible with subject `{subject}` under {} (checked version{} {}): {count} problem{}",
+        "incompatible with subject `{subject}` under {} (checked version{} {}): {}",
         report.mode,
         if versions.len() == 1 { "" } else { "s" },
         versions.join(", "),
-        if count == 1 { "" } else { "s" },
+        report.count_phrase(),
     );
     for found in &report.incompatibilities {
         text.push_str(&format!(

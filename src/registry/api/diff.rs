@@ -189,6 +189,8 @@ pub struct MatrixMode {
     pub mode: String,
     /// Whether the schema passes it.
     pub compatible: bool,
+    /// How many incompatibilities there are in all; at most 1,000 are listed.
+    pub incompatibilities_total: usize,
     /// The versions it checks, newest first.
     pub checked_versions: Vec<u32>,
     /// Every finding against them.
@@ -238,6 +240,7 @@ impl MatrixBody {
                 .map(|verdict| MatrixMode {
                     mode: verdict.mode.to_string(),
                     compatible: verdict.incompatibilities.is_empty(),
+                    incompatibilities_total: verdict.total,
                     checked_versions: verdict.checked.iter().map(|v| v.get()).collect(),
                     incompatibilities: findings(&verdict.incompatibilities),
                 })

@@ -8,7 +8,7 @@
 
 use crate::compat::diff::{Change, diff};
 use crate::compat::{
-    Checker, Direction, Format, Incompatibility, Mode, ParsedSchema, SchemaRole, SchemaText, error_chain,
+    Checker, Direction, Format, Incompatibility, Mode, ParsedSchema, Report, SchemaRole, SchemaText, error_chain,
 };
 use crate::registry::external::reference_texts;
 use crate::registry::{
@@ -49,8 +49,10 @@ pub struct ModeVerdict {
     pub mode: Mode,
     /// The versions it checks, newest first.
     pub checked: Vec<Version>,
-    /// Every finding against them.
+    /// The findings against them: every one, or the first [`Report::MAX_LISTED`].
     pub incompatibilities: Vec<Incompatibility>,
+    /// How many findings there are in all, listed or not.
+    pub total: usize,
 }
 
 /// A schema against every earlier version and every mode.
@@ -237,18 +239,24 @@ async fn matrix(
 fn verdict(mode: Mode, rows: &[MatrixRow]) -> ModeVerdict {
     let positions = mode.versions_to_check(rows.len());
     let mut incompatibilities = Vec::new();
+    let mut total = 0;
     for &position in &positions {
         let row = &rows[position - 1];
         for direction in mode.directions() {
-            incompatibilities.extend(match direction {
-                Direction::Backward => row.backward.iter().cloned(),
-                Direction::Forward => row.forward.iter().cloned(),
-            });
+            let found = match direction {
+                Direction::Backward => &row.backward,
+                Direction::Forward => &row.forward,
+            };
+            total += found.len();
+            // Listed up to the same bound as a report; the rest only counted.
+            let room = Report::MAX_LISTED.saturating_sub(incompatibilities.len());
+            incompatibilities.extend(found.iter().take(room).cloned());
         }
     }
     ModeVerdict {
         mode,
         checked: positions.iter().map(|&position| rows[position - 1].version).collect(),
         incompatibilities,
+        total,
     }
 }
