@@ -140,19 +140,22 @@ pub struct DiffBody {
     pub to: VersionRef,
     /// The later version against the earlier one.
     pub compatible: PairVerdict,
-    /// Every change, compatible or not.
+    /// The changes, compatible or not: every one, or the first 1,000 (`changesTotal` counts them all).
     pub changes: Vec<ChangeBody>,
+    /// How many changes there are in all, listed or not.
+    pub changes_total: usize,
 }
 
 impl DiffBody {
     fn of(found: &VersionDiff) -> Self {
+        let backward = !found.changes.iter().any(|change| change.breaks(Direction::Backward));
+        let forward = !found.changes.iter().any(|change| change.breaks(Direction::Forward));
         let changes: Vec<ChangeBody> = found
             .changes
             .iter()
+            .take(crate::compat::Report::MAX_LISTED)
             .map(|change| ChangeBody::of(change, found.from.version.get()))
             .collect();
-        let backward = !changes.iter().any(|change| change.breaks_backward);
-        let forward = !changes.iter().any(|change| change.breaks_forward);
         Self {
             subject: found.from.subject.to_string(),
             schema_type: found.from.format.to_string(),
@@ -164,6 +167,7 @@ impl DiffBody {
                 full: backward && forward,
             },
             changes,
+            changes_total: found.changes.len(),
         }
     }
 }
