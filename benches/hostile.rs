@@ -12,13 +12,21 @@
 //!   which each schema refers to both schemas of the level below (2 per
 //!   level), and one schema referring to many others.
 //!
+//! - CEL validations (issue 37, items 3 and 4), each timed once with the
+//!   peak memory it added: a 4 KiB chain thousands of levels deep (refused
+//!   when the policy compiles), loops nested 7 deep over 10 elements (10^7
+//!   steps) and a field-uniqueness rule over n and 10n fields (n² steps);
+//!   the last two end at the evaluation budget, so their time is bounded.
+//!
 //! `cargo bench --bench hostile [-- --case TEXT]`: with `--case`, only the
 //! cases whose name contains TEXT run (to profile one alone).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use schemaops::compat::{Checker, Format, Mode, SchemaText, check};
+use schemaops::compat::{Checker, FieldSummary, Format, Mode, SchemaSummary, SchemaText, check};
+use schemaops::crd::SchemaPolicySpec;
+use schemaops::policy::{PolicySet, Proposal, Target};
 use schemaops::registry::embedded::EmbeddedRegistry;
 use schemaops::registry::embedded::sqlite::SqliteStore;
 use schemaops::registry::{NewSchema, RegisterOptions, Registry, SchemaReference, SubjectName, Version};
@@ -210,6 +218,78 @@ async fn many_references(count: usize) -> Duration {
     started.elapsed()
 }
 
+/// The process's peak resident memory (VmHWM), in MiB, after `reset_peak`.
+fn peak_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    kib / 1024.0
+}
+
+/// Starts the peak over from the current resident memory (Linux).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// A policy whose only rule is the CEL expression `expression`.
+fn cel_policy(expression: &str) -> SchemaPolicySpec {
+    serde_json::from_value(serde_json::json!({
+        "rules": {"validations": [{"expression": expression}]},
+        "validationActions": ["Deny"],
+    }))
+    .expect("a policy")
+}
+
+/// Compiles `expression` into a policy and judges a Schema whose summary has
+/// `fields` fields; prints the time and the peak memory of both, and what
+/// the policy said.
+fn cel_case(case: &str, expression: &str, fields: usize) {
+    if !selected(case) {
+        return;
+    }
+    let summary = SchemaSummary {
+        fields: (0..fields)
+            .map(|index| FieldSummary {
+                record: "com.acme.Wide".to_owned(),
+                name: format!("f{index}"),
+                documented: true,
+            })
+            .collect(),
+        ..SchemaSummary::default()
+    };
+    let object = serde_json::json!({});
+    reset_peak();
+    let before = peak_mib();
+    let started = Instant::now();
+    let spec = cel_policy(expression);
+    let policies = PolicySet::compile([("hostile", &spec)]);
+    let outcome = match policies.invalid().first() {
+        Some(invalid) => format!("invalid: {}", invalid.problems.join("; ")),
+        None => {
+            let proposal = Proposal {
+                summary: Some(&summary),
+                object: Some(&object),
+                ..Proposal::new(Target::Schema)
+            };
+            let verdict = policies.evaluate(&proposal);
+            verdict
+                .violations
+                .first()
+                .map_or_else(|| "holds".to_owned(), |violation| violation.problem.clone())
+        }
+    };
+    let elapsed = started.elapsed();
+    println!(
+        "{case:<44} {:>9.2} ms   peak +{:.1} MiB   {}",
+        elapsed.as_secs_f64() * 1e3,
+        peak_mib() - before,
+        outcome.chars().take(120).collect::<String>()
+    );
+}
+
 fn main() {
     println!("growth from n to {FACTOR}n, measured in this run (linear {FACTOR}x; target at most {TARGET_RATIO}x):");
     self_check(
@@ -243,4 +323,26 @@ fn main() {
         let large = runtime.block_on(many_references(FACTOR * count));
         report(many, count, small, large);
     }
+    println!(
+        "CEL validations (issue 37): each ends at its limit, with the time to the verdict and the peak memory it added:"
+    );
+    cel_case(
+        "CEL chain of 2,046 `+` terms (4 KiB)",
+        &(vec!["1"; 2046].join("+") + " > 0"),
+        0,
+    );
+    cel_case(
+        "CEL chain of 2,040 `.b` selections (4 KiB)",
+        &("object".to_owned() + &".b".repeat(2040)),
+        0,
+    );
+    let ten = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]";
+    let nested = (1..=7).fold("true".to_owned(), |inner, level| {
+        format!("{ten}.all(x{level}, {inner})")
+    });
+    cel_case("CEL all() nested 7 deep over 10 (10^7 steps)", &nested, 0);
+    let unique = "schema.fields.all(f, schema.fields.filter(g, g.name == f.name).size() == 1)";
+    cel_case("CEL field uniqueness, 200 fields", unique, 200);
+    cel_case("CEL field uniqueness, 2,000 fields", unique, 2_000);
+    cel_case("CEL field uniqueness, 20,000 fields", unique, 20_000);
 }

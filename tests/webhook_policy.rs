@@ -237,3 +237,69 @@ async fn without_a_policy_subject_configs_are_allowed_as_before() {
     );
     assert_eq!(post(admission, claim).await["allowed"], true);
 }
+
+/// A policy whose only rule is the CEL expression `expression`, for every
+/// namespace.
+fn validation_policy(expression: &str) -> SchemaPolicySpec {
+    serde_json::from_value(json!({
+        "rules": {"validations": [{"expression": expression}]},
+        "validationActions": ["Deny"],
+    }))
+    .unwrap()
+}
+
+/// Issue 37, item 3: a 4 KiB chain with no brackets parsed into a tree
+/// 2,047 levels deep and overflowed a 2 MiB stack (a test thread's, a
+/// tokio worker's), aborting the process. It is an invalid policy now,
+/// naming the limit and the depth, and applies to nothing.
+#[tokio::test]
+async fn a_cel_chain_thousands_deep_is_an_invalid_policy_not_a_crash() {
+    for chain in [
+        vec!["1"; 2046].join("+") + " > 0",
+        vec!["1"; 2046].join("*") + " > 0",
+        "object".to_owned() + &"[0]".repeat(1350),
+    ] {
+        let spec = validation_policy(&chain);
+        let set = PolicySet::compile([("deep", &spec)]);
+        assert!(set.is_empty());
+        let problems = &set.invalid()[0].problems;
+        assert!(
+            problems[0].starts_with("spec.rules.validations[0].expression: the expression is ")
+                && problems[0].ends_with(" levels deep; the limit is 64"),
+            "{problems:?}"
+        );
+    }
+}
+
+/// Issue 37, item 4: a field-uniqueness rule is quadratic; on 2,000 fields
+/// it took 25 s per review. It runs out of its budget now, and that is a
+/// denial that says so (never a pass).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cel_rule_over_its_budget_denies_saying_so() {
+    let folder = tempfile::tempdir().unwrap();
+    // `schema` is null while the Schema is judged on its spec alone.
+    let unique = "schema == null || schema.fields.all(f, schema.fields.filter(g, g.name == f.name).size() == 1)";
+    let admission = admission(folder.path(), policies(Some(validation_policy(unique)))).await;
+    let record = |count: usize| {
+        let fields: Vec<Value> = (0..count)
+            .map(|i| json!({"name": format!("f{i}"), "type": "int"}))
+            .collect();
+        json!({"type": "record", "name": "Wide", "namespace": "com.example", "fields": fields}).to_string()
+    };
+    let wide = review(
+        "Schema",
+        "team-a",
+        json!({"subject": "team-a.wide-value", "schema": record(2_000)}),
+    );
+    assert_denied(
+        &post(Arc::clone(&admission), wide).await,
+        "ran out of its evaluation budget (100000 steps / 250 ms)",
+    );
+    let narrow = review(
+        "Schema",
+        "team-a",
+        json!({"subject": "team-a.wide-value", "schema": record(10)}),
+    );
+    let response = post(admission, narrow).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+}

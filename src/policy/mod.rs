@@ -85,12 +85,20 @@ impl PolicySet {
 
     /// Judges `proposal` against every policy.
     pub fn evaluate(&self, proposal: &Proposal<'_>) -> Verdict {
-        let mut violations = Vec::new();
-        let mut bindings = None;
-        for policy in &self.policies {
-            policy.judge(proposal, &mut bindings, &mut violations);
+        let judge = || {
+            let mut violations = Vec::new();
+            let mut bindings = None;
+            for policy in &self.policies {
+                policy.judge(proposal, &mut bindings, &mut violations);
+            }
+            Verdict { violations }
+        };
+        // Every CEL evaluation of the judgement on one stack with room for it.
+        if self.needs_object() && proposal.object.is_some() {
+            cel::on_evaluation_stack(judge)
+        } else {
+            judge()
         }
-        Verdict { violations }
     }
 
     /// Whether an object in `namespace` may claim `subject` as far as the
