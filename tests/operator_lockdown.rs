@@ -87,19 +87,31 @@ fn apply(kubeconfig: &Path, cache: &Path, manifest: &str) {
     );
 }
 
+/// The test API server with the CRDs and a namespace `shop`: the server, its kubeconfig,
+/// kubectl's cache folder and a data folder for the operator.
+fn cluster_with_namespace_shop() -> (TestApiServer, std::path::PathBuf, tempfile::TempDir, tempfile::TempDir) {
+    let server = TestApiServer::start();
+    let kubeconfig = server.kubeconfig().to_owned();
+    let cache = tempfile::tempdir().unwrap();
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+    ok(
+        &kubectl(&kubeconfig, cache.path(), &["apply", "-f", crds.to_str().unwrap()]),
+        "apply the CRDs",
+    );
+    ok(
+        &kubectl(&kubeconfig, cache.path(), &["create", "namespace", "shop"]),
+        "create the namespace",
+    );
+    (server, kubeconfig, cache, tempfile::tempdir().unwrap())
+}
+
 #[tokio::test]
 async fn rest_writes_need_the_admin_credential_while_reads_and_schema_resources_keep_working() {
     if !kubectl_runs() {
         return;
     }
-    let server = TestApiServer::start();
-    let kubeconfig = server.kubeconfig().to_owned();
-    let cache = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
+    let (_server, kubeconfig, cache, data) = cluster_with_namespace_shop();
     let run = |args: &[&str]| kubectl(&kubeconfig, cache.path(), args);
-    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-    ok(&run(&["apply", "-f", crds.to_str().unwrap()]), "apply the CRDs");
-    ok(&run(&["create", "namespace", "shop"]), "create the namespace");
     let secrets = tempfile::tempdir().unwrap();
     let admin_file = secrets.path().join("admin");
     std::fs::write(&admin_file, format!("{ADMIN_TOKEN}\n")).unwrap();
@@ -234,14 +246,8 @@ async fn configmaps_are_read_by_name_and_read_again_never_listed_or_watched() {
     if !kubectl_runs() {
         return;
     }
-    let server = TestApiServer::start();
-    let kubeconfig = server.kubeconfig().to_owned();
-    let cache = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
+    let (server, kubeconfig, cache, data) = cluster_with_namespace_shop();
     let run = |args: &[&str]| kubectl(&kubeconfig, cache.path(), args);
-    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-    ok(&run(&["apply", "-f", crds.to_str().unwrap()]), "apply the CRDs");
-    ok(&run(&["create", "namespace", "shop"]), "create the namespace");
     // A ConfigMap no Schema names: the operator must never read it.
     ok(
         &run(&[
