@@ -275,10 +275,14 @@ fn cel_case(case: &str, expression: &str, fields: usize) {
                 ..Proposal::new(Target::Schema)
             };
             let verdict = policies.evaluate(&proposal);
-            verdict
-                .violations
-                .first()
-                .map_or_else(|| "holds".to_owned(), |violation| violation.problem.clone())
+            // The problem quotes the expression first; what matters is why.
+            verdict.violations.first().map_or_else(
+                || "holds".to_owned(),
+                |violation| match violation.problem.split_once("cannot be evaluated: ") {
+                    Some((_, why)) => why.to_owned(),
+                    None => violation.problem.clone(),
+                },
+            )
         }
     };
     let elapsed = started.elapsed();
