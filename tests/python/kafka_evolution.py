@@ -302,7 +302,7 @@ SCENARIOS = {
          {"rsvp_id": 3000, "member_id": 1.5}),
         ("FULL", PROTO_V1, [PROTO_ID, PROTO_EVENT, PROTO_MEMBER, PROTO_NOTE],
          [PROTO_ID, ("event_id", 2, "int64"), PROTO_MEMBER, PROTO_NOTE],
-         ["FIELD_SCALAR_KIND_CHANGED", "FIELD_SCALAR_KIND_CHANGED"],  # once per direction
+         ["FIELD_SCALAR_KIND_CHANGED"],  # once, with both directions (issue 36 item 6)
          {"rsvp_id": 3000, "event_id": 9}),
     ]),
 }
