@@ -53,15 +53,7 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
     // The whole source is read and checked before the target is opened.
     let held = match read::source(&source).await {
         Ok(held) => held,
-        Err(ImportError::Contradictions(contradictions)) => {
-            eprintln!(
-                "schemaops import: the source's answers contradict the questions or each other; nothing was written:"
-            );
-            for contradiction in &contradictions {
-                eprintln!("  {contradiction}");
-            }
-            return Ok(Verdict::Failed);
-        }
+        Err(error) if report_refusal(&error) => return Ok(Verdict::Failed),
         Err(error) => return Err(error.into()),
     };
     let target = super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?;
@@ -72,22 +64,7 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
     };
     let summary = match import(&held, &target, &mut progress).await {
         Ok(summary) => summary,
-        Err(ImportError::Conflicts(conflicts)) => {
-            eprintln!("schemaops import: the target conflicts with the source; nothing was written:");
-            for conflict in &conflicts {
-                eprintln!("  {conflict}");
-            }
-            return Ok(Verdict::Failed);
-        }
-        Err(ImportError::Contradictions(contradictions)) => {
-            eprintln!(
-                "schemaops import: the source's answers contradict the questions or each other; nothing was written:"
-            );
-            for contradiction in &contradictions {
-                eprintln!("  {contradiction}");
-            }
-            return Ok(Verdict::Failed);
-        }
+        Err(error) if report_refusal(&error) => return Ok(Verdict::Failed),
         Err(error) => return Err(error.into()),
     };
     writeln!(
@@ -105,4 +82,26 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
     )
     .map_err(Error::Write)?;
     Ok(Verdict::Compatible)
+}
+
+/// Says on standard error why nothing was written when `error` is a
+/// refusal (the target conflicts, or the source contradicts itself), one
+/// line per problem; false for any other error.
+fn report_refusal(error: &ImportError) -> bool {
+    let (why, problems): (&str, Vec<String>) = match error {
+        ImportError::Conflicts(conflicts) => (
+            "the target conflicts with the source",
+            conflicts.iter().map(ToString::to_string).collect(),
+        ),
+        ImportError::Contradictions(contradictions) => (
+            "the source's answers contradict the questions or each other",
+            contradictions.iter().map(ToString::to_string).collect(),
+        ),
+        _ => return false,
+    };
+    eprintln!("schemaops import: {why}; nothing was written:");
+    for problem in problems {
+        eprintln!("  {problem}");
+    }
+    true
 }
