@@ -342,6 +342,10 @@ impl Auth {
 
     /// What to do with a request with this `Authorization` header that does `access`.
     pub fn decide(&self, authorization: Option<&HeaderValue>, access: Access) -> Decision {
+        // Open reads (the lookup path) need no header parsed and no credential compared.
+        if access == Access::Read && self.readers.is_empty() {
+            return Decision::Allow;
+        }
         let presented = authorization.and_then(Presented::from_header);
         // Every credential is compared, so the time taken does not tell which matched.
         let matches = |list: &[Credential]| {
