@@ -40,13 +40,15 @@ pub enum Error {
 }
 
 /// The scratch registry and objects for `source`; `subjects` are the ones a
-/// registry source must provide.
+/// registry source must provide, and `contracts_used` says whether the
+/// manifests carry data contracts (see [`Scratch::seeded`]).
 ///
 /// # Errors
 /// [`ScratchError`] when the copy cannot be made.
 pub async fn scratch(
     source: &CheckSource,
     subjects: &[SubjectName],
+    contracts_used: bool,
     checker: crate::compat::Checker,
 ) -> Result<Scratch, Error> {
     Ok(match source {
@@ -56,7 +58,7 @@ pub async fn scratch(
         CheckSource::Data(data) => Scratch::copy_of(data, checker).await?,
         CheckSource::Registry { registry, objects } => {
             let client = ExternalRegistry::new(registry, checker).map_err(Error::ExternalRegistry)?;
-            let scratch = Scratch::seeded(&client, subjects, checker).await?;
+            let scratch = Scratch::seeded(&client, subjects, contracts_used, checker).await?;
             if let Some(data) = objects {
                 scratch.take_objects_of(data)?;
             }
@@ -76,7 +78,13 @@ pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, E
         &config.namespaces.namespace_labels,
         config.namespaces.require_namespace_labels,
     )?;
-    let scratch = scratch(&config.source, &check::subjects_of(&loaded.manifests), config.checker).await?;
+    let scratch = scratch(
+        &config.source,
+        &check::subjects_of(&loaded.manifests),
+        check::uses_contracts(&loaded.manifests),
+        config.checker,
+    )
+    .await?;
     let now = Time(Timestamp::now());
     let run = check::check(&loaded.manifests, &policies, &scratch, &config.checker, &now).await?;
     let checked = run.checked;

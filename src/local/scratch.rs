@@ -147,13 +147,17 @@ impl Scratch {
     }
 
     /// An empty scratch registry seeded with `subjects` (and the subjects
-    /// their versions refer to) from `source`. No objects.
+    /// their versions refer to) from `source`, lacking the per-subject modes
+    /// `source` lacks, and its data contracts when `contracts_used` (only
+    /// then is `source` asked, as that probe may write; see
+    /// [`Registry::supports_data_contracts`]). No objects.
     ///
     /// # Errors
     /// [`ScratchError`] when the scratch cannot be made or [`seed_scratch`] fails.
     pub async fn seeded(
         source: &dyn Registry,
         subjects: &[SubjectName],
+        contracts_used: bool,
         checker: Checker,
     ) -> Result<Self, ScratchError> {
         let mut scratch = Self::empty(checker).await?;
@@ -164,6 +168,18 @@ impl Scratch {
         })?;
         if !subject_modes {
             scratch.registry.emulate_no_subject_modes();
+        }
+        if contracts_used {
+            let contracts = source
+                .supports_data_contracts()
+                .await
+                .map_err(|source| SeedError::Read {
+                    what: "whether the registry keeps data contracts".to_owned(),
+                    source,
+                })?;
+            if !contracts {
+                scratch.registry.emulate_no_data_contracts();
+            }
         }
         Ok(scratch)
     }

@@ -196,6 +196,10 @@ impl Registry for WithUnstorable<'_> {
         self.scratch.supports_subject_mode().await
     }
 
+    async fn supports_data_contracts(&self) -> Result<bool, Error> {
+        self.scratch.supports_data_contracts().await
+    }
+
     async fn delete_version(
         &self,
         subject: &SubjectName,

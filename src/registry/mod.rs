@@ -215,6 +215,17 @@ pub trait Registry: Send + Sync {
         Ok(true)
     }
 
+    /// Whether data-contract settings (compatibility groups, default and
+    /// override metadata and rule sets) and the `metadata` and `ruleSet` of
+    /// registrations are kept. Karapace and Confluent before 7.4 keep none:
+    /// there, no such setting is written or taken as in force.
+    ///
+    /// # Errors
+    /// A transient error when the registry cannot be asked.
+    async fn supports_data_contracts(&self) -> Result<bool, Error> {
+        Ok(true)
+    }
+
     /// Soft-deletes (or, with `permanent`, hard-deletes a soft-deleted) version.
     async fn delete_version(
         &self,

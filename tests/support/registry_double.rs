@@ -41,13 +41,31 @@ pub struct Faults {
     /// The next this-many writes answer `500` as `writes_fail` does, then
     /// writes work again: a leader elected in the middle of a run.
     pub failing_writes_left: AtomicUsize,
-    /// Answer the mode endpoints as Karapace does: `PUT`/`DELETE
-    /// /mode/{subject}` are `405`, and `GET /mode/{subject}` is the global mode.
+    /// Answer the mode endpoints as Karapace does (see [`Forward::karapace_mode`]):
+    /// `GET /mode/{subject}` is 404 (40401) for a subject it does not hold
+    /// and 200 with the *global* mode for one it does, whatever
+    /// `defaultToGlobal` says; every `PUT`/`DELETE` on `/mode` is 405.
     pub karapace_modes: AtomicBool,
-    /// Drop data contracts as Karapace does: `metadata` and `ruleSet` of
-    /// registrations and lookups, and the data-contract fields of `PUT
-    /// /config`, are ignored (the request succeeds; nothing of them is kept).
+    /// Data contracts as Karapace takes them (see [`karapace_contract_body`]):
+    /// `metadata` and `ruleSet` of registrations, lookups and checks are
+    /// accepted and dropped; a `PUT /config` without `compatibility` is 422
+    /// with a pydantic validation body; its other fields are dropped.
     pub karapace_contracts: AtomicBool,
+    /// Data contracts as Confluent 7.x before data contracts takes them (see
+    /// [`confluent7_contract_body`]): unknown fields of registrations are
+    /// ignored, and a `PUT /config` without a level is 422 (42203).
+    pub confluent7_contracts: AtomicBool,
+    /// `deletedOnly` is not a parameter this server knows: it is dropped
+    /// from the query, so the live list is returned (Karapace).
+    pub ignore_deleted_only: AtomicBool,
+    /// No GUIDs: `/schemas/guids/…` has no route, and answers carry no
+    /// `guid` field (Karapace; Confluent before 8.0).
+    pub no_guids: AtomicBool,
+    /// No contexts: `/contexts` has no route (Karapace).
+    pub no_contexts: AtomicBool,
+    /// No `POST /compatibility/subjects/{s}/versions` (a check against every
+    /// version the level implies); only `…/versions/{version}` (Karapace).
+    pub no_all_versions_check: AtomicBool,
     /// Return stored text canonicalized, as Confluent and Karapace do: Avro
     /// as compact JSON, Protobuf re-rendered (here: whitespace collapsed).
     pub canonical_text: AtomicBool,
@@ -67,6 +85,31 @@ pub struct Faults {
     /// Answers given instead of forwarding, to the requests they match; the
     /// first match wins, and every other request is forwarded as usual.
     pub replies: Mutex<Vec<Reply>>,
+}
+
+/// Which real server the double answers as, where the servers differ from
+/// schemaops' own registry. A flavour only sets [`Faults`] flags, so a test
+/// can still add faults on top of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// Aiven's Karapace (5.x, at its June 2026 head): modes read-only and
+    /// global, no data contracts, no `deletedOnly`, no GUIDs, no contexts, no
+    /// check against all versions, stored text normalized.
+    Karapace,
+    /// Confluent Schema Registry 7.x before data contracts (7.0–7.3):
+    /// per-subject modes, contexts and `deletedOnly`, but no data-contract
+    /// settings, metadata or rule sets, and no GUIDs.
+    Confluent7,
+}
+
+impl Flavour {
+    /// The name the scenario tests print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Karapace => "Karapace",
+            Self::Confluent7 => "Confluent 7.x",
+        }
+    }
 }
 
 /// An answer the double gives to one kind of request instead of the real
@@ -163,6 +206,22 @@ impl RegistryDouble {
             state,
             _backend: backend,
         }
+    }
+
+    /// Answers as `flavour` does from now on (see [`Flavour`]).
+    pub fn set_flavour(&self, flavour: Flavour) {
+        let faults = &self.faults;
+        let karapace = flavour == Flavour::Karapace;
+        faults.karapace_modes.store(karapace, Ordering::SeqCst);
+        faults.karapace_contracts.store(karapace, Ordering::SeqCst);
+        faults.ignore_deleted_only.store(karapace, Ordering::SeqCst);
+        faults.no_contexts.store(karapace, Ordering::SeqCst);
+        faults.no_all_versions_check.store(karapace, Ordering::SeqCst);
+        faults.canonical_text.store(karapace, Ordering::SeqCst);
+        faults
+            .confluent7_contracts
+            .store(flavour == Flavour::Confluent7, Ordering::SeqCst);
+        faults.no_guids.store(true, Ordering::SeqCst);
     }
 
     /// Stops listening: new connections are refused, as by a dead process.
@@ -382,13 +441,29 @@ impl Forward {
         {
             return Ok(answer);
         }
+        if let Some(answer) = self.missing_route(&method, &path) {
+            return Ok(answer);
+        }
         let dies_now = is_registration(&method, &path) && self.registration_kills();
         let headers = request.headers().clone();
         let body = request.into_body().collect().await.map_err(|_| Dropped)?.to_bytes();
         let body = if self.faults.karapace_contracts.load(Ordering::SeqCst) {
-            without_contracts(&path, body)
+            match karapace_contract_body(&method, &path, body) {
+                Ok(body) => body,
+                Err(refusal) => return Ok(refusal),
+            }
+        } else if self.faults.confluent7_contracts.load(Ordering::SeqCst) {
+            match confluent7_contract_body(&method, &path, body) {
+                Ok(body) => body,
+                Err(refusal) => return Ok(refusal),
+            }
         } else {
             body
+        };
+        let query = if self.faults.ignore_deleted_only.load(Ordering::SeqCst) {
+            query.map(|query| without_parameter(&query, "deletedOnly"))
+        } else {
+            query
         };
         let url = match &query {
             Some(query) => format!("{}{path}?{query}", self.backend),
@@ -414,6 +489,8 @@ impl Forward {
         }
         let bytes = if method == Method::GET || path.starts_with("/compatibility/") {
             self.rewrite(&path, bytes)
+        } else if self.faults.no_guids.load(Ordering::SeqCst) {
+            without_guids(bytes)
         } else {
             bytes
         };
@@ -460,17 +537,39 @@ impl Forward {
         }
     }
 
-    /// Karapace serves `GET /mode` only: a subject's mode is the global one,
-    /// and writing or deleting it is not allowed.
+    /// The mode endpoints as Karapace 5.x answers them. Its mode router
+    /// (karapace/api/routers/mode.py) has `GET /mode` and `GET
+    /// /mode/{subject}` only, so FastAPI answers any other method on either
+    /// path with 405 and, through Karapace's exception handler
+    /// (karapace/api/http_handlers), the bare JSON string `"Method Not
+    /// Allowed"`. `GET /mode/{subject}` (the controller's `get_subject_mode`)
+    /// ignores `defaultToGlobal`: 404 with 40401 `Subject '…' not found.` when
+    /// the subject is unknown (soft-deleted ones are known), else 200 with
+    /// the global mode: Karapace has no per-subject mode.
     async fn karapace_mode(&self, method: &Method, path: &str) -> Option<Answer> {
-        let subject = path.strip_prefix("/mode/")?;
-        if subject.is_empty() {
+        if path != "/mode" && !path.starts_with("/mode/") {
             return None;
         }
         if *method != Method::GET {
             return Some(json_answer(
                 StatusCode::METHOD_NOT_ALLOWED,
-                &serde_json::json!({"error_code": 405, "message": "HTTP 405 Method Not Allowed"}),
+                &serde_json::json!("Method Not Allowed"),
+            ));
+        }
+        let encoded = path.strip_prefix("/mode/").filter(|subject| !subject.is_empty())?;
+        let known = self
+            .client
+            .get(format!("{}/subjects/{encoded}/versions?deleted=true", self.backend))
+            .send()
+            .await
+            .ok()?
+            .status()
+            .is_success();
+        if !known {
+            let subject = percent_encoding::percent_decode_str(encoded).decode_utf8_lossy();
+            return Some(json_answer(
+                StatusCode::NOT_FOUND,
+                &serde_json::json!({"error_code": 40401, "message": format!("Subject '{subject}' not found.")}),
             ));
         }
         let global = self
@@ -485,6 +584,31 @@ impl Forward {
         Some(json_answer(StatusCode::OK, &global))
     }
 
+    /// The answer of a server without the route `method path`, per the
+    /// flavour flags. Karapace's unknown routes answer 404 with the bare
+    /// JSON string `"Not Found"` (Starlette's default detail, passed through
+    /// karapace/api/http_handlers); Confluent's (Jersey) answer 404 with
+    /// `{"error_code": 404, "message": "HTTP 404 Not Found"}`.
+    fn missing_route(&self, method: &Method, path: &str) -> Option<Answer> {
+        let karapace = self.faults.karapace_modes.load(Ordering::SeqCst);
+        let missing = (self.faults.no_guids.load(Ordering::SeqCst) && path.starts_with("/schemas/guids/"))
+            || (self.faults.no_contexts.load(Ordering::SeqCst)
+                && (path == "/contexts" || path.starts_with("/contexts/")))
+            || (self.faults.no_all_versions_check.load(Ordering::SeqCst)
+                && *method == Method::POST
+                && path.starts_with("/compatibility/subjects/")
+                && path.ends_with("/versions"));
+        if !missing {
+            return None;
+        }
+        let body = if karapace {
+            serde_json::json!("Not Found")
+        } else {
+            serde_json::json!({"error_code": 404, "message": "HTTP 404 Not Found"})
+        };
+        Some(json_answer(StatusCode::NOT_FOUND, &body))
+    }
+
     fn rewrite(&self, path: &str, bytes: Bytes) -> Bytes {
         let Ok(mut body) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
             return bytes;
@@ -496,6 +620,9 @@ impl Forward {
                 object.remove("messages");
             }
             return Bytes::from(body.to_string());
+        }
+        if self.faults.no_guids.load(Ordering::SeqCst) {
+            strip_guids(&mut body);
         }
         if let Some(object) = body.as_object_mut() {
             if let (Some(subject), Some(version)) = (
@@ -522,35 +649,123 @@ impl Forward {
     }
 }
 
-/// The request body with what Karapace ignores of data contracts left out.
-fn without_contracts(path: &str, body: Bytes) -> Bytes {
-    const IGNORED: [&str; 9] = [
-        "metadata",
-        "ruleSet",
-        "compatibilityGroup",
-        "defaultMetadata",
-        "overrideMetadata",
-        "defaultRuleSet",
-        "overrideRuleSet",
-        "normalize",
-        "alias",
-    ];
-    if !(path.starts_with("/subjects/") || path.starts_with("/config") || path.starts_with("/compatibility/")) {
-        return body;
-    }
+/// What Karapace 5.x makes of a request body that may carry data-contract
+/// fields, or the answer it gives instead.
+///
+/// - Schema requests (registration, lookup, compatibility check) are its
+///   pydantic `SchemaRequest` (karapace/api/routers/requests.py): `metadata`
+///   and `ruleSet` are accepted as `Any` and never stored, so they are dropped
+///   here.
+/// - `PUT /config` and `PUT /config/{subject}` are its `CompatibilityRequest`,
+///   whose one field `compatibility` is required: a body without it is 422
+///   with `{"error_code": 422, "message": [pydantic errors]}` (the
+///   `RequestValidationError` handler in karapace/api/http_handlers), and any
+///   other field is ignored.
+fn karapace_contract_body(method: &Method, path: &str, body: Bytes) -> Result<Bytes, Answer> {
     let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&body) else {
-        return body;
+        return Ok(body);
     };
-    if let Some(object) = value.as_object_mut() {
-        for field in IGNORED {
-            object.remove(field);
-        }
-        if path.starts_with("/config") && object.is_empty() {
-            // Karapace answers a body without a level as Confluent does: 42203.
-            object.insert("compatibility".to_owned(), serde_json::Value::Null);
-        }
+    let Some(object) = value.as_object_mut() else {
+        return Ok(body);
+    };
+    if is_config_path(path) && *method == Method::PUT {
+        let Some(level) = object.get("compatibility").cloned() else {
+            let input = serde_json::Value::Object(object.clone());
+            return Err(json_answer(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &serde_json::json!({
+                    "error_code": 422,
+                    "message": [{
+                        "type": "missing",
+                        "loc": ["body", "compatibility"],
+                        "msg": "Field required",
+                        "input": input,
+                    }],
+                }),
+            ));
+        };
+        return Ok(Bytes::from(serde_json::json!({ "compatibility": level }).to_string()));
     }
-    Bytes::from(value.to_string())
+    if is_schema_request(method, path) {
+        object.remove("metadata");
+        object.remove("ruleSet");
+        return Ok(Bytes::from(value.to_string()));
+    }
+    Ok(body)
+}
+
+/// What Confluent 7.x (before data contracts, 7.4) makes of a request body
+/// that may carry data-contract fields, or the answer it gives instead. Its
+/// request types ignore unknown JSON properties, so `metadata` and `ruleSet`
+/// of schema requests are dropped; its `ConfigUpdateRequest` holds the level
+/// only, and `ConfigResource` refuses a missing one as an invalid level: 422
+/// with 42203.
+fn confluent7_contract_body(method: &Method, path: &str, body: Bytes) -> Result<Bytes, Answer> {
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&body) else {
+        return Ok(body);
+    };
+    let Some(object) = value.as_object_mut() else {
+        return Ok(body);
+    };
+    if is_config_path(path) && *method == Method::PUT {
+        let Some(level) = object.get("compatibility").cloned().filter(|level| !level.is_null()) else {
+            return Err(json_answer(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &serde_json::json!({
+                    "error_code": 42203,
+                    "message": "Invalid compatibility level. Valid values are none, backward, forward, full, \
+                                backward_transitive, forward_transitive, and full_transitive",
+                }),
+            ));
+        };
+        return Ok(Bytes::from(serde_json::json!({ "compatibility": level }).to_string()));
+    }
+    if is_schema_request(method, path) {
+        object.remove("metadata");
+        object.remove("ruleSet");
+        return Ok(Bytes::from(value.to_string()));
+    }
+    Ok(body)
+}
+
+fn is_config_path(path: &str) -> bool {
+    path == "/config" || path.starts_with("/config/")
+}
+
+/// A registration, a lookup or a compatibility check: a body with a schema.
+fn is_schema_request(method: &Method, path: &str) -> bool {
+    *method == Method::POST && (path.starts_with("/subjects/") || path.starts_with("/compatibility/"))
+}
+
+/// `query` without the parameter `name`.
+fn without_parameter(query: &str, name: &str) -> String {
+    query
+        .split('&')
+        .filter(|pair| pair.split('=').next() != Some(name))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// The answer without its `guid` fields, when it is JSON.
+fn without_guids(bytes: Bytes) -> Bytes {
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(mut body) => {
+            strip_guids(&mut body);
+            Bytes::from(body.to_string())
+        }
+        Err(_) => bytes,
+    }
+}
+
+/// Removes every `guid` field of an answer (an object or a list of them).
+fn strip_guids(body: &mut serde_json::Value) {
+    match body {
+        serde_json::Value::Object(object) => {
+            object.remove("guid");
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_guids),
+        _ => {}
+    }
 }
 
 /// The text as Confluent and Karapace return it: Avro (and JSON Schema) as

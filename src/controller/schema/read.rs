@@ -209,6 +209,11 @@ async fn settings_in_scope(
     view: &SubjectView,
 ) -> Result<ContractConfig, Error> {
     match &view.config {
+        // A registry without data contracts holds none of the SubjectConfig's
+        // settings: judging as if it did would claim a group it does not keep.
+        Some(config) if !config.contract.is_empty() && !registry.supports_data_contracts().await? => {
+            registry.contract_config_in_scope(subject).await
+        }
         Some(config) if config.compatibility.is_some() || !config.contract.is_empty() => Ok(config.contract.clone()),
         _ => registry.contract_config_in_scope(subject).await,
     }

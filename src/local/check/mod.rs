@@ -259,6 +259,16 @@ pub fn subjects_of(loaded: &[(Origin, Manifest)]) -> Vec<SubjectName> {
         .collect()
 }
 
+/// Whether a Schema of `loaded` carries metadata or a rule set, or a
+/// SubjectConfig data-contract settings.
+pub fn uses_contracts(loaded: &[(Origin, Manifest)]) -> bool {
+    loaded.iter().any(|(_, manifest)| match manifest {
+        Manifest::Schema(schema) => schema.spec.metadata.is_some() || schema.spec.rule_set.is_some(),
+        Manifest::SubjectConfig(config) => !config.spec.contract.is_empty(),
+        Manifest::ConfigMap(_) | Manifest::SchemaPolicy(_) | Manifest::Namespace(_) => false,
+    })
+}
+
 /// The subjects the Schemas and SubjectConfigs of `loaded` name, as written, sorted.
 fn subject_names(loaded: &[(Origin, Manifest)]) -> Vec<String> {
     let mut subjects: Vec<String> = loaded
@@ -516,7 +526,7 @@ pub(crate) mod tests {
         )
         .unwrap();
         let loaded = super::super::manifests::load(std::slice::from_ref(&manifests)).unwrap();
-        let scratch = Scratch::seeded(&source, &subjects_of(&loaded), Checker::default())
+        let scratch = Scratch::seeded(&source, &subjects_of(&loaded), false, Checker::default())
             .await
             .unwrap();
         let now = Time(Timestamp::now());

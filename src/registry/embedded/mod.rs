@@ -62,6 +62,10 @@ pub struct EmbeddedRegistry {
     /// False when this registry stands in for one without per-subject modes
     /// (`check` against Karapace): then it behaves as that one does.
     subject_modes: std::sync::atomic::AtomicBool,
+    /// False when this registry stands in for one without data contracts
+    /// (`check` against Karapace or Confluent 7.x): then it behaves as that
+    /// one does.
+    data_contracts: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for EmbeddedRegistry {
@@ -116,6 +120,7 @@ impl EmbeddedRegistry {
             parsed: ParsedCache::default(),
             catch_ups: coalesce::Coalesced::default(),
             subject_modes: std::sync::atomic::AtomicBool::new(true),
+            data_contracts: std::sync::atomic::AtomicBool::new(true),
         })
     }
 
@@ -125,6 +130,18 @@ impl EmbeddedRegistry {
     /// check predicts what applying to it would do.
     pub fn emulate_no_subject_modes(&self) {
         self.subject_modes.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Makes this registry behave as one without data contracts does:
+    /// data-contract settings are [`Error::Unsupported`], and the metadata
+    /// and rule set of a registration are dropped. For a scratch copy of
+    /// such a registry, so a check predicts what applying to it would do.
+    pub fn emulate_no_data_contracts(&self) {
+        self.data_contracts.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn has_data_contracts(&self) -> bool {
+        self.data_contracts.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn has_subject_modes(&self) -> bool {
@@ -583,6 +600,16 @@ impl Registry for EmbeddedRegistry {
         // Parsing and the compatibility check run without the write lock, on
         // what the subject holds then; under the lock, the registration goes
         // ahead only if that is still what it holds, else it is decided again.
+        let without_contract;
+        let schema = if self.has_data_contracts() {
+            schema
+        } else {
+            without_contract = NewSchema {
+                contract: super::contract::Contract::default(),
+                ..schema.clone()
+            };
+            &without_contract
+        };
         self.catch_up().await?;
         let (parsed, canonical) = self.parse_new(schema).await?;
         let submitted = candidate(schema, &canonical);
@@ -766,6 +793,12 @@ impl Registry for EmbeddedRegistry {
         subject: Option<&SubjectName>,
         patch: &ConfigPatch,
     ) -> Result<ContractConfig, Error> {
+        if !self.has_data_contracts() {
+            return Err(Error::Unsupported {
+                url: "the scratch registry".to_owned(),
+                feature: "data-contract settings",
+            });
+        }
         self.write(move || async move {
             let current = self.contract_config(subject).await?;
             let updated = patch.apply(&current)?;
@@ -836,6 +869,10 @@ impl Registry for EmbeddedRegistry {
 
     async fn supports_subject_mode(&self) -> Result<bool, Error> {
         Ok(self.has_subject_modes())
+    }
+
+    async fn supports_data_contracts(&self) -> Result<bool, Error> {
+        Ok(self.has_data_contracts())
     }
 
     async fn delete_version(

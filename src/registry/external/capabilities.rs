@@ -1,15 +1,33 @@
 //! What a remote registry supports beyond the endpoints every
-//! Confluent-compatible server has, found out once by harmless requests
-//! (reads, and compatibility checks against a subject that does not exist;
-//! nothing is written).
+//! Confluent-compatible server has, found out once per registry by
+//! harmless requests: reads, on a subject the registry holds when it holds
+//! one and on one it does not, and compatibility checks and lookups that
+//! store nothing. Servers differ in how they answer the same question
+//! (Karapace answers `GET /mode/{s}` for a subject it holds with the global
+//! mode, Confluent with the subject's own or 40409), so every capability is
+//! reasoned from answers that mean one thing on every server.
+//!
+//! Data-contract settings cannot be told apart by reads (Confluent omits
+//! unset settings, so its `GET /config` looks like Karapace's); they are
+//! probed apart, only when something needs them, by [`probe_data_contracts`]:
+//! a `PUT /config` without a level on a subject that does not exist, which a
+//! server without them refuses before writing and which is always removed
+//! from a server that keeps it.
 
 use reqwest::{Method, StatusCode};
 
 use super::transport::{Answer, Transport, segment};
 use crate::registry::Error;
 
-/// The subject the probes name. Nothing is ever written to it.
+/// The subject the probes name. It is never registered to; only the
+/// data-contract probe may give it a configuration, and always removes it.
 pub const PROBE_SUBJECT: &str = "schemaops-capability-probe-does-not-exist";
+
+/// The compatibility group the data-contract probe sets on [`PROBE_SUBJECT`].
+const PROBE_GROUP: &str = "schemaops.capability-probe";
+
+/// A GUID no schema has, for asking whether `/schemas/guids` exists.
+const PROBE_GUID: &str = "00000000-0000-0000-0000-000000000000";
 
 /// The optional features of a remote registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,14 +39,36 @@ pub struct Capabilities {
     pub verbose: bool,
     /// `GET /mode` answers, so modes can be read (Karapace: GET only).
     pub mode: bool,
-    /// A subject can hold a mode of its own: `GET /mode/{subject}` for a
-    /// subject without one answers 404 (Confluent: 40409, older servers
-    /// 40401). Karapace answers 200 with the global mode, and refuses
-    /// `PUT`/`DELETE /mode/{subject}` with 405.
+    /// A subject can hold a mode of its own. Confluent answers `GET
+    /// /mode/{s}?defaultToGlobal=true` with the mode in force even for a
+    /// subject it does not hold, and `?defaultToGlobal=false` with 40409 for
+    /// a subject without a mode of its own. Karapace has no subject modes:
+    /// it answers 404 (40401) for a subject it does not hold and 200 with the
+    /// global mode for one it does, whatever `defaultToGlobal` says, and
+    /// refuses `PUT`/`DELETE /mode/{s}` with 405.
     pub subject_mode: bool,
     /// `normalize=true` is accepted on lookups and registrations.
     pub normalize: bool,
+    /// `deletedOnly=true` on `/subjects` (and on a subject's versions) lists
+    /// soft-deleted entries only. Karapace ignores the parameter and lists
+    /// the live ones; without it, soft-deleted entries are `deleted=true`
+    /// minus the live list. Known only when the registry holds a live
+    /// subject (with none, taken as missing, which is always safe).
+    pub deleted_only: bool,
+    /// `GET /contexts` answers (schema contexts; Karapace has none).
+    pub contexts: bool,
+    /// `/schemas/guids/{guid}` exists (Confluent 8; not Karapace, not
+    /// Confluent 7.x): schemas have GUIDs the registry gives out. Without
+    /// it, a Schema's GUID is derived by schemaops and differs from what
+    /// another registry would give.
+    pub guids: bool,
 }
+
+/// Whether data-contract settings (compatibility groups, default and
+/// override metadata and rule sets) and the `metadata` and `ruleSet` of
+/// registrations are kept, as [`probe_data_contracts`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DataContracts(pub bool);
 
 impl Capabilities {
     /// Probes the registry.
@@ -72,19 +112,18 @@ impl Capabilities {
                 .ok()
                 .is_some_and(|body| body.get("messages").is_some_and(serde_json::Value::is_array));
 
+        let live = transport.send(Method::GET, "/subjects", &[], None).await?;
+        refuse_credentials(&live, transport)?;
+        let live: Vec<String> = if live.status.is_success() {
+            serde_json::from_slice(&live.body).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let existing = live.first().map(|name| segment(name));
+
         let mode_answer = transport.send(Method::GET, "/mode", &[], None).await?;
         let mode = mode_answer.status.is_success();
-        let subject_mode = mode && {
-            let answer = transport
-                .send(
-                    Method::GET,
-                    &format!("/mode/{subject}"),
-                    &[("defaultToGlobal", "false".to_owned())],
-                    None,
-                )
-                .await?;
-            answer.status == StatusCode::NOT_FOUND && matches!(answer.error_code(), Some(40401 | 40409))
-        };
+        let subject_mode = mode && probe_subject_mode(transport, existing.as_deref()).await?;
 
         // A lookup on a missing subject: 404 (40401/40403) means the query
         // was accepted; a server that refuses unknown parameters says 400/422.
@@ -101,12 +140,27 @@ impl Capabilities {
             StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY
         );
 
+        let deleted_only = probe_deleted_only(transport, &live).await?;
+        let contexts = transport.send(Method::GET, "/contexts", &[], None).await?;
+        let contexts = contexts.status.is_success()
+            && serde_json::from_slice::<serde_json::Value>(&contexts.body).is_ok_and(|body| body.is_array());
+        // Confluent answers a GUID it does not know with 40403; a server
+        // without the route answers a plain 404 ("Not Found" from Karapace,
+        // "HTTP 404 Not Found" from Confluent 7.x).
+        let guid = transport
+            .send(Method::GET, &format!("/schemas/guids/{PROBE_GUID}"), &[], None)
+            .await?;
+        let guids = guid.status.is_success() || guid.error_code() == Some(40403);
+
         let found = Self {
             check_all_versions,
             verbose,
             mode,
             subject_mode,
             normalize,
+            deleted_only,
+            contexts,
+            guids,
         };
         tracing::info!(
             url = transport.base(),
@@ -115,10 +169,121 @@ impl Capabilities {
             mode,
             subject_mode,
             normalize,
+            deleted_only,
+            contexts,
+            guids,
             "Probed the registry's capabilities"
         );
         Ok(found)
     }
+}
+
+/// Whether subjects can hold a mode of their own, from reads only.
+///
+/// A subject the registry holds, asked for its own mode: 404 (40409, or
+/// 40401 from servers before 7.0) can only come from a server that keeps a
+/// subject's mode apart from the global one. A 200 may be the subject's own
+/// mode (Confluent) or the global one (Karapace), so a subject the registry
+/// does not hold decides: asked with `defaultToGlobal=true`, a server with
+/// subject modes answers the mode in force (200); Karapace checks that the
+/// subject exists first (404, 40401).
+async fn probe_subject_mode(transport: &Transport, existing: Option<&str>) -> Result<bool, Error> {
+    if let Some(existing) = existing {
+        let own = transport
+            .send(
+                Method::GET,
+                &format!("/mode/{existing}"),
+                &[("defaultToGlobal", "false".to_owned())],
+                None,
+            )
+            .await?;
+        if own.status == StatusCode::NOT_FOUND && matches!(own.error_code(), Some(40401 | 40409)) {
+            return Ok(true);
+        }
+    }
+    let missing = transport
+        .send(
+            Method::GET,
+            &format!("/mode/{}", segment(PROBE_SUBJECT)),
+            &[("defaultToGlobal", "true".to_owned())],
+            None,
+        )
+        .await?;
+    Ok(missing.status.is_success())
+}
+
+/// Whether `deletedOnly=true` is honoured: a server that ignores it answers
+/// with the live list itself. With no live subject the answers cannot
+/// differ, and the parameter is taken as unknown to the server.
+async fn probe_deleted_only(transport: &Transport, live: &[String]) -> Result<bool, Error> {
+    if live.is_empty() {
+        return Ok(false);
+    }
+    let answer = transport
+        .send(Method::GET, "/subjects", &[("deletedOnly", "true".to_owned())], None)
+        .await?;
+    if !answer.status.is_success() {
+        return Ok(false);
+    }
+    let deleted: Vec<String> = serde_json::from_slice(&answer.body).unwrap_or_default();
+    let mut deleted_sorted = deleted;
+    deleted_sorted.sort();
+    let mut live_sorted = live.to_vec();
+    live_sorted.sort();
+    Ok(deleted_sorted != live_sorted)
+}
+
+/// Whether the registry keeps data-contract settings, found by `PUT
+/// /config/{probe}` with a compatibility group and no level, on a subject
+/// that does not exist:
+/// - Karapace refuses it with 422 (its `CompatibilityRequest` requires
+///   `compatibility`), Confluent before data contracts with 42203; nothing
+///   is written, and the answer is "no".
+/// - A server that accepts it is asked for the group back (a server that
+///   accepts and drops it also says "no"), and the probe's configuration is
+///   removed at once (`DELETE /config/{probe}`), whatever the answer.
+///
+/// # Errors
+/// A transient error when the registry cannot be reached; the caller does
+/// not cache it. Refused credentials (a token that may only read) make the
+/// answer "no", logged: nothing is then claimed that may not hold.
+pub(super) async fn probe_data_contracts(transport: &Transport) -> Result<DataContracts, Error> {
+    let path = format!("/config/{}", segment(PROBE_SUBJECT));
+    let body = serde_json::json!({ "compatibilityGroup": PROBE_GROUP });
+    let answer = transport.send(Method::PUT, &path, &[], Some(&body)).await?;
+    let kept = if answer.status.is_success() {
+        let read = transport.send(Method::GET, &path, &[], None).await;
+        let removed = transport.send(Method::DELETE, &path, &[], None).await;
+        if let Err(error) = &removed {
+            tracing::warn!(
+                url = transport.base(),
+                subject = PROBE_SUBJECT,
+                error = error as &dyn std::error::Error,
+                "Could not remove the capability probe's configuration"
+            );
+        }
+        let read = read?;
+        read.status.is_success()
+            && serde_json::from_slice::<serde_json::Value>(&read.body)
+                .ok()
+                .and_then(|config| config.get("compatibilityGroup").cloned())
+                .is_some_and(|group| group == PROBE_GROUP)
+    } else {
+        if matches!(answer.status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            tracing::warn!(
+                url = transport.base(),
+                status = answer.status.as_u16(),
+                "The credentials may not write configurations; data-contract settings are taken as unsupported"
+            );
+        }
+        false
+    };
+    tracing::info!(
+        url = transport.base(),
+        data_contracts = kept,
+        "Probed the registry's data-contract support"
+    );
+    Ok(DataContracts(kept))
 }
 
 fn refuse_credentials(answer: &Answer, transport: &Transport) -> Result<(), Error> {

@@ -12,6 +12,8 @@
 //!   per-subject modes (Karapace) report the global mode for every subject;
 //!   a subject mode write or delete there is [`Error::Unsupported`] and is
 //!   never sent.
+//! - Data-contract settings are never sent to a server without them
+//!   (Karapace, Confluent before 7.4): [`Error::Unsupported`] instead.
 //! - `register` reports `created: false` when a lookup finds the schema
 //!   before the write; two writers racing may both see `created: true`.
 
@@ -27,7 +29,7 @@ use async_trait::async_trait;
 use reqwest::Method;
 use tokio::sync::OnceCell;
 
-pub use capabilities::{Capabilities, PROBE_SUBJECT};
+pub use capabilities::{Capabilities, DataContracts, PROBE_SUBJECT};
 pub use config::{ExternalAuth, ExternalConfig};
 pub use engine::reference_texts;
 pub use transport::ConfigError;
@@ -45,6 +47,7 @@ pub struct ExternalRegistry {
     transport: Transport,
     checker: Checker,
     capabilities: OnceCell<Capabilities>,
+    data_contracts: OnceCell<DataContracts>,
 }
 
 impl std::fmt::Debug for ExternalRegistry {
@@ -52,6 +55,7 @@ impl std::fmt::Debug for ExternalRegistry {
         f.debug_struct("ExternalRegistry")
             .field("url", &self.transport.base())
             .field("capabilities", &self.capabilities.get())
+            .field("data_contracts", &self.data_contracts.get())
             .finish_non_exhaustive()
     }
 }
@@ -68,6 +72,7 @@ impl ExternalRegistry {
             transport: Transport::new(config)?,
             checker,
             capabilities: OnceCell::new(),
+            data_contracts: OnceCell::new(),
         })
     }
 
@@ -81,6 +86,27 @@ impl ExternalRegistry {
             .get_or_try_init(|| Capabilities::probe(&self.transport))
             .await
             .copied()
+    }
+
+    /// Whether the registry keeps data-contract settings and the metadata
+    /// and rule sets of registrations: probed when first asked (the probe
+    /// may write a configuration to a scratch subject, and removes it; see
+    /// [`capabilities`]), then cached.
+    ///
+    /// # Errors
+    /// A transient error when the registry cannot be reached (not cached).
+    pub async fn data_contracts(&self) -> Result<bool, Error> {
+        self.data_contracts
+            .get_or_try_init(|| capabilities::probe_data_contracts(&self.transport))
+            .await
+            .map(|found| found.0)
+    }
+
+    fn contracts_unsupported(&self) -> Error {
+        Error::Unsupported {
+            url: self.transport.base().to_owned(),
+            feature: "data-contract settings",
+        }
     }
 
     /// [`Error::Unsupported`], before anything is sent, for a subject mode
@@ -510,6 +536,11 @@ impl Registry for ExternalRegistry {
         subject: Option<&SubjectName>,
         patch: &ConfigPatch,
     ) -> Result<ContractConfig, Error> {
+        // Never sent to a registry that would refuse it (Karapace: 422) or
+        // take it and keep nothing.
+        if !self.data_contracts().await? {
+            return Err(self.contracts_unsupported());
+        }
         let about = About { subject, version: None };
         let body = serde_json::to_value(patch).unwrap_or_default();
         let sent: Result<wire::ConfigReply, Error> = self
@@ -520,20 +551,19 @@ impl Registry for ExternalRegistry {
             Ok(_) => {}
             // A registry that wants a level in every configuration (Karapace,
             // Confluent before data contracts) has none of these settings.
-            Err(Error::InvalidCompatibilityLevel { .. }) => {
-                return Err(Error::Unsupported {
-                    url: self.transport.base().to_owned(),
-                    feature: "data-contract settings",
-                });
+            Err(
+                Error::InvalidCompatibilityLevel { .. }
+                | Error::Remote {
+                    status: 422, code: 422, ..
+                },
+            ) => {
+                return Err(self.contracts_unsupported());
             }
             Err(error) => return Err(error),
         }
         let held = self.contract_config(subject).await?;
         if patch.apply(&held)? != held {
-            return Err(Error::Unsupported {
-                url: self.transport.base().to_owned(),
-                feature: "data-contract settings",
-            });
+            return Err(self.contracts_unsupported());
         }
         Ok(held)
     }
@@ -621,6 +651,10 @@ impl Registry for ExternalRegistry {
 
     async fn supports_subject_mode(&self) -> Result<bool, Error> {
         Ok(self.capabilities().await?.subject_mode)
+    }
+
+    async fn supports_data_contracts(&self) -> Result<bool, Error> {
+        self.data_contracts().await
     }
 
     async fn delete_version(

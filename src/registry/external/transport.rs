@@ -61,21 +61,49 @@ impl Answer {
             .and_then(|code| u32::try_from(code).ok())
     }
 
-    /// The `message` of a Confluent error body, or the start of the body.
+    /// The `message` of a Confluent error body whole: a string as it is,
+    /// anything else (Karapace's pydantic validation errors are a list) as
+    /// JSON; else the body itself (Karapace answers 404/405 for a route it
+    /// lacks with a bare JSON string). Bounded by [`MAX_ERROR_MESSAGE_BYTES`],
+    /// cut between words with a note saying so.
     pub fn message(&self) -> String {
-        match serde_json::from_slice::<ErrorBody>(&self.body) {
-            Ok(ErrorBody {
-                message: Some(message), ..
-            }) => message,
-            _ => String::from_utf8_lossy(&self.body).chars().take(200).collect(),
-        }
+        let text = match serde_json::from_slice::<serde_json::Value>(&self.body) {
+            Ok(serde_json::Value::Object(mut body)) => match body.remove("message") {
+                Some(serde_json::Value::String(message)) => message,
+                Some(message) if !message.is_null() => message.to_string(),
+                _ => serde_json::Value::Object(body).to_string(),
+            },
+            Ok(serde_json::Value::String(message)) => message,
+            _ => String::from_utf8_lossy(&self.body).trim().to_owned(),
+        };
+        bounded(&text, MAX_ERROR_MESSAGE_BYTES)
     }
+}
+
+/// The most of a registry's error message kept, in bytes.
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 2048;
+
+/// `text` when it fits in `limit` bytes; else its start, cut at the last
+/// space that fits (a character boundary when there is none), and a note
+/// saying how much was left out.
+fn bounded(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if let Some(space) = text[..end].rfind(char::is_whitespace) {
+        end = space;
+    }
+    let kept = text[..end].trim_end();
+    format!("{kept} … ({} more bytes left out)", text.len() - kept.len())
 }
 
 #[derive(serde::Deserialize)]
 struct ErrorBody {
     error_code: Option<i64>,
-    message: Option<String>,
 }
 
 /// What a request is about, so that error codes become variants with context.
@@ -414,6 +442,23 @@ mod tests {
             status: StatusCode::from_u16(status).unwrap(),
             body: body.as_bytes().to_vec(),
         }
+    }
+
+    /// Issue 38: Karapace's 422 carries pydantic's errors as a list, and
+    /// was cut to 200 characters mid-word; its 405 body is a bare string.
+    #[test]
+    fn error_messages_are_kept_whole_or_cut_between_words_with_a_note() {
+        let pydantic = r#"{"error_code":422,"message":[{"type":"missing","loc":["body","compatibility"],"msg":"Field required","input":{"compatibilityGroup":"application.major_version"}}]}"#;
+        let message = answer(422, pydantic).message();
+        assert!(message.starts_with(r#"[{"type":"missing""#), "{message}");
+        assert!(message.ends_with(r#""application.major_version"}}]"#), "{message}");
+        assert_eq!(answer(405, r#""Method Not Allowed""#).message(), "Method Not Allowed");
+
+        let long = format!(r#"{{"error_code":500,"message":"{}"}}"#, "word ".repeat(1000));
+        let message = answer(500, &long).message();
+        assert!(message.len() <= MAX_ERROR_MESSAGE_BYTES + 40, "{}", message.len());
+        assert!(message.ends_with("more bytes left out)"), "{message}");
+        assert!(message.contains("word … ("), "cut between words: {message}");
     }
 
     #[test]
