@@ -172,6 +172,7 @@ struct ProxyState {
     changed: Notify,
     registrations: AtomicUsize,
     subject_mode_writes: AtomicUsize,
+    config_writes_without_level: Mutex<Vec<String>>,
 }
 
 impl RegistryDouble {
@@ -187,6 +188,7 @@ impl RegistryDouble {
             changed: Notify::new(),
             registrations: AtomicUsize::new(0),
             subject_mode_writes: AtomicUsize::new(0),
+            config_writes_without_level: Mutex::new(Vec::new()),
         });
         let client = super::http::http_client();
         tokio::spawn(accept_loop(
@@ -249,6 +251,12 @@ impl RegistryDouble {
     /// How many `PUT`/`DELETE /mode/{subject}` requests arrived.
     pub fn subject_mode_writes(&self) -> usize {
         self.state.subject_mode_writes.load(Ordering::SeqCst)
+    }
+
+    /// The paths of the `PUT /config…` requests that carried no
+    /// `compatibility` (data-contract settings only), in arrival order.
+    pub fn config_writes_without_level(&self) -> Vec<String> {
+        self.state.config_writes_without_level.lock().unwrap().clone()
     }
 
     /// `POST path` with a JSON body on the real registry, bypassing every fault.
@@ -447,6 +455,17 @@ impl Forward {
         let dies_now = is_registration(&method, &path) && self.registration_kills();
         let headers = request.headers().clone();
         let body = request.into_body().collect().await.map_err(|_| Dropped)?.to_bytes();
+        if method == Method::PUT
+            && is_config_path(&path)
+            && serde_json::from_slice::<serde_json::Value>(&body)
+                .is_ok_and(|value| value.get("compatibility").is_none_or(serde_json::Value::is_null))
+        {
+            self.state
+                .config_writes_without_level
+                .lock()
+                .unwrap()
+                .push(path.clone());
+        }
         let body = if self.faults.karapace_contracts.load(Ordering::SeqCst) {
             match karapace_contract_body(&method, &path, body) {
                 Ok(body) => body,
