@@ -68,13 +68,6 @@ fn table(output: &Output) -> Vec<String> {
         .collect()
 }
 
-/// The row of `kind name` in a table.
-fn row<'a>(rows: &'a [String], kind: &str, name: &str) -> &'a str {
-    rows.iter()
-        .find(|row| row.starts_with(&format!("{kind} ")) && row.split(' ').nth(2) == Some(name))
-        .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
-}
-
 /// A double answering as `flavour`, over a fresh registry.
 async fn double(served: &Path, flavour: Flavour) -> RegistryDouble {
     let double = RegistryDouble::start(served).await;

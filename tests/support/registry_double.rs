@@ -469,12 +469,12 @@ impl Forward {
         let body = if self.faults.karapace_contracts.load(Ordering::SeqCst) {
             match karapace_contract_body(&method, &path, body) {
                 Ok(body) => body,
-                Err(refusal) => return Ok(refusal),
+                Err((status, refusal)) => return Ok(json_answer(status, &refusal)),
             }
         } else if self.faults.confluent7_contracts.load(Ordering::SeqCst) {
             match confluent7_contract_body(&method, &path, body) {
                 Ok(body) => body,
-                Err(refusal) => return Ok(refusal),
+                Err((status, refusal)) => return Ok(json_answer(status, &refusal)),
             }
         } else {
             body
@@ -668,6 +668,9 @@ impl Forward {
     }
 }
 
+/// An answer given instead of forwarding: its status and JSON body.
+type Refusal = (StatusCode, serde_json::Value);
+
 /// What Karapace 5.x makes of a request body that may carry data-contract
 /// fields, or the answer it gives instead.
 ///
@@ -680,7 +683,7 @@ impl Forward {
 ///   with `{"error_code": 422, "message": [pydantic errors]}` (the
 ///   `RequestValidationError` handler in karapace/api/http_handlers), and any
 ///   other field is ignored.
-fn karapace_contract_body(method: &Method, path: &str, body: Bytes) -> Result<Bytes, Answer> {
+fn karapace_contract_body(method: &Method, path: &str, body: Bytes) -> Result<Bytes, Refusal> {
     let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&body) else {
         return Ok(body);
     };
@@ -690,9 +693,9 @@ fn karapace_contract_body(method: &Method, path: &str, body: Bytes) -> Result<By
     if is_config_path(path) && *method == Method::PUT {
         let Some(level) = object.get("compatibility").cloned() else {
             let input = serde_json::Value::Object(object.clone());
-            return Err(json_answer(
+            return Err((
                 StatusCode::UNPROCESSABLE_ENTITY,
-                &serde_json::json!({
+                serde_json::json!({
                     "error_code": 422,
                     "message": [{
                         "type": "missing",
@@ -719,7 +722,7 @@ fn karapace_contract_body(method: &Method, path: &str, body: Bytes) -> Result<By
 /// of schema requests are dropped; its `ConfigUpdateRequest` holds the level
 /// only, and `ConfigResource` refuses a missing one as an invalid level: 422
 /// with 42203.
-fn confluent7_contract_body(method: &Method, path: &str, body: Bytes) -> Result<Bytes, Answer> {
+fn confluent7_contract_body(method: &Method, path: &str, body: Bytes) -> Result<Bytes, Refusal> {
     let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&body) else {
         return Ok(body);
     };
@@ -728,9 +731,9 @@ fn confluent7_contract_body(method: &Method, path: &str, body: Bytes) -> Result<
     };
     if is_config_path(path) && *method == Method::PUT {
         let Some(level) = object.get("compatibility").cloned().filter(|level| !level.is_null()) else {
-            return Err(json_answer(
+            return Err((
                 StatusCode::UNPROCESSABLE_ENTITY,
-                &serde_json::json!({
+                serde_json::json!({
                     "error_code": 42203,
                     "message": "Invalid compatibility level. Valid values are none, backward, forward, full, \
                                 backward_transitive, forward_transitive, and full_transitive",

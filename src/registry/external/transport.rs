@@ -450,8 +450,14 @@ mod tests {
     fn error_messages_are_kept_whole_or_cut_between_words_with_a_note() {
         let pydantic = r#"{"error_code":422,"message":[{"type":"missing","loc":["body","compatibility"],"msg":"Field required","input":{"compatibilityGroup":"application.major_version"}}]}"#;
         let message = answer(422, pydantic).message();
-        assert!(message.starts_with(r#"[{"type":"missing""#), "{message}");
-        assert!(message.ends_with(r#""application.major_version"}}]"#), "{message}");
+        for part in [
+            r#""msg":"Field required""#,
+            r#""loc":["body","compatibility"]"#,
+            r#""input":{"compatibilityGroup":"application.major_version"}"#,
+        ] {
+            assert!(message.contains(part), "{part} is missing from {message}");
+        }
+        assert!(message.starts_with("[{") && message.ends_with("}]"), "{message}");
         assert_eq!(answer(405, r#""Method Not Allowed""#).message(), "Method Not Allowed");
 
         let long = format!(r#"{{"error_code":500,"message":"{}"}}"#, "word ".repeat(1000));
