@@ -259,7 +259,9 @@ async fn a_schema_and_a_subject_config_of_one_name_have_different_uids() {
 }
 
 /// Karapace has no per-subject mode: `PUT`/`DELETE /mode/{subject}` are 405
-/// and `GET /mode/{subject}` answers the global mode. A SubjectConfig
+/// and `GET /mode/{subject}` answers the global mode for a subject it holds
+/// and 404 (40401) for one it does not (issue 38: the probe took that 404
+/// for "per-subject modes", so on main this failed again). A SubjectConfig
 /// without a mode is Ready on every run and no mode write is ever sent (on
 /// main the second run sent `DELETE /mode/…` and was `RegistryRejected`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -588,10 +590,12 @@ async fn a_hanging_or_resetting_registry_ends_the_run_with_exit_2_within_seconds
     assert_eq!(double.registrations(), 0);
 }
 
-/// Karapace ignores data contracts: it takes `metadata`, `ruleSet` and the
-/// contract fields of `PUT /config` and keeps none of them. A Schema with a
-/// contract and a SubjectConfig with a compatibility group both say so with
-/// `ContractsUnsupported`, never Ready as if the contract were in force.
+/// Karapace ignores data contracts: it takes `metadata` and `ruleSet` and
+/// keeps neither, and answers a `PUT /config` without a level with 422 and
+/// pydantic's errors (issue 38: on main that 422 made the SubjectConfig
+/// `RegistryRejected`). A Schema with a contract and a SubjectConfig with a
+/// compatibility group both say so with `ContractsUnsupported`, never Ready
+/// as if the contract were in force.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registry_that_drops_data_contracts_is_named_not_trusted() {
     let served = tempfile::tempdir().unwrap();

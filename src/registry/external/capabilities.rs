@@ -112,12 +112,17 @@ impl Capabilities {
                 .ok()
                 .is_some_and(|body| body.get("messages").is_some_and(serde_json::Value::is_array));
 
-        let live = transport.send(Method::GET, "/subjects", &[], None).await?;
-        refuse_credentials(&live, transport)?;
-        let live: Vec<String> = if live.status.is_success() {
-            serde_json::from_slice(&live.body).unwrap_or_default()
-        } else {
-            Vec::new()
+        // One live subject is enough (`limit` is Confluent's; servers
+        // without it list them all). A list too long to read is as good as
+        // none: the probes then reason from a missing subject alone.
+        let live: Vec<String> = match transport.send(Method::GET, "/subjects", &first_only(), None).await {
+            Ok(answer) if answer.status.is_success() => serde_json::from_slice(&answer.body).unwrap_or_default(),
+            Ok(answer) => {
+                refuse_credentials(&answer, transport)?;
+                Vec::new()
+            }
+            Err(Error::AnswerTooLarge { .. }) => Vec::new(),
+            Err(error) => return Err(error),
         };
         let existing = live.first().map(|name| segment(name));
 
@@ -212,6 +217,11 @@ async fn probe_subject_mode(transport: &Transport, existing: Option<&str>) -> Re
     Ok(missing.status.is_success())
 }
 
+/// The query that asks `/subjects` for one entry.
+fn first_only() -> Vec<(&'static str, String)> {
+    vec![("limit", "1".to_owned())]
+}
+
 /// Whether `deletedOnly=true` is honoured: a server that ignores it answers
 /// with the live list itself. With no live subject the answers cannot
 /// differ, and the parameter is taken as unknown to the server.
@@ -219,12 +229,13 @@ async fn probe_deleted_only(transport: &Transport, live: &[String]) -> Result<bo
     if live.is_empty() {
         return Ok(false);
     }
-    let answer = transport
-        .send(Method::GET, "/subjects", &[("deletedOnly", "true".to_owned())], None)
-        .await?;
-    if !answer.status.is_success() {
-        return Ok(false);
-    }
+    let mut query = first_only();
+    query.push(("deletedOnly", "true".to_owned()));
+    let answer = match transport.send(Method::GET, "/subjects", &query, None).await {
+        Ok(answer) if answer.status.is_success() => answer,
+        Ok(_) | Err(Error::AnswerTooLarge { .. }) => return Ok(false),
+        Err(error) => return Err(error),
+    };
     let deleted: Vec<String> = serde_json::from_slice(&answer.body).unwrap_or_default();
     let mut deleted_sorted = deleted;
     deleted_sorted.sort();
