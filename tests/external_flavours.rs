@@ -317,3 +317,62 @@ async fn the_data_contract_probe_removes_its_configuration_where_it_was_kept() {
     let found = registry.capabilities().await.unwrap();
     assert!(found.subject_mode && found.guids && found.contexts, "{found:?}");
 }
+
+/// Issue 38: on Karapace, a level-only SubjectConfig observed after its
+/// level is in force matches the registry (on main, the global mode read as
+/// the subject's own made it `matches: false`, "Manage would remove mode").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_observed_level_only_subject_config_matches_on_karapace() {
+    let served = tempfile::tempdir().unwrap();
+    let double = double(served.path(), Flavour::Karapace).await;
+    let (status, _) = double
+        .backend_post(
+            "/subjects/rsvp-value/versions",
+            &serde_json::json!({"schema": "\"string\""}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let manifest = |policy: &str| {
+        format!(
+            "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: rsvp\nspec:\n  \
+             subject: rsvp-value\n  compatibility: FORWARD\n{policy}"
+        )
+    };
+    let managed = tempfile::tempdir().unwrap();
+    std::fs::write(managed.path().join("rsvp.yaml"), manifest("")).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let applied = apply(data.path(), Some(&double.url), managed.path().to_str().unwrap(), false).await;
+    assert_eq!(applied.status.code(), Some(0), "{}", text(&applied.stdout));
+
+    let observed = tempfile::tempdir().unwrap();
+    std::fs::write(
+        observed.path().join("rsvp.yaml"),
+        manifest("  managementPolicy: Observe\n"),
+    )
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let output = apply(data.path(), Some(&double.url), observed.path().to_str().unwrap(), true).await;
+    let list: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("not JSON: {}{}", text(&output.stdout), text(&output.stderr)));
+    let observation = &list["items"][0]["status"]["observation"];
+    assert_eq!(observation["matches"], true, "{:#}", list["items"][0]);
+    assert_eq!(double.subject_mode_writes(), 0);
+}
+
+/// A registry whose newest version shows metadata keeps data contracts:
+/// reads say so, and the probe writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contracts_in_use_are_seen_without_a_probe_write() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    let (status, _) = double
+        .backend_post(
+            "/subjects/tagged-value/versions",
+            &serde_json::json!({"schema": "\"string\"", "metadata": {"properties": {"owner": "team-a"}}}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let registry = client(&double.url);
+    assert!(registry.supports_data_contracts().await.unwrap());
+    assert_eq!(double.config_writes_without_level(), Vec::<String>::new());
+}

@@ -7,12 +7,12 @@
 //! mode, Confluent with the subject's own or 40409), so every capability is
 //! reasoned from answers that mean one thing on every server.
 //!
-//! Data-contract settings cannot be told apart by reads (Confluent omits
-//! unset settings, so its `GET /config` looks like Karapace's); they are
-//! probed apart, only when something needs them, by [`probe_data_contracts`]:
-//! a `PUT /config` without a level on a subject that does not exist, which a
-//! server without them refuses before writing and which is always removed
-//! from a server that keeps it.
+//! Data-contract settings are told apart by reads only when one is in use
+//! (Confluent omits unset settings, so its `GET /config` looks like
+//! Karapace's); else they are probed apart, only when something needs them,
+//! by [`probe_data_contracts`]: a `PUT /config` without a level on a subject
+//! that does not exist, which a server without them refuses before writing
+//! and which is always removed from a server that keeps it.
 
 use reqwest::{Method, StatusCode};
 
@@ -244,7 +244,54 @@ async fn probe_deleted_only(transport: &Transport, live: &[String]) -> Result<bo
     Ok(deleted_sorted != live_sorted)
 }
 
-/// Whether the registry keeps data-contract settings, found by `PUT
+/// The data-contract fields only a registry that keeps them returns.
+const CONTRACT_SETTINGS: [&str; 5] = [
+    "compatibilityGroup",
+    "defaultMetadata",
+    "overrideMetadata",
+    "defaultRuleSet",
+    "overrideRuleSet",
+];
+
+/// Whether reads alone show data contracts kept: a contract setting in the
+/// global configuration, or `metadata` or a `ruleSet` on the newest version
+/// of a subject the registry holds. Servers without them never return
+/// these, so a "yes" needs no write; a "no" proves nothing (Confluent
+/// leaves unset settings out).
+async fn contracts_seen(transport: &Transport) -> Result<bool, Error> {
+    let has_any = |answer: &Answer, fields: &[&str]| {
+        answer.status.is_success()
+            && serde_json::from_slice::<serde_json::Value>(&answer.body).is_ok_and(|body| {
+                fields
+                    .iter()
+                    .any(|field| body.get(*field).is_some_and(|v| !v.is_null()))
+            })
+    };
+    let global = transport.send(Method::GET, "/config", &[], None).await?;
+    if has_any(&global, &CONTRACT_SETTINGS) {
+        return Ok(true);
+    }
+    let live: Vec<String> = match transport.send(Method::GET, "/subjects", &first_only(), None).await {
+        Ok(answer) if answer.status.is_success() => serde_json::from_slice(&answer.body).unwrap_or_default(),
+        Ok(_) | Err(Error::AnswerTooLarge { .. }) => Vec::new(),
+        Err(error) => return Err(error),
+    };
+    let Some(existing) = live.first() else {
+        return Ok(false);
+    };
+    let latest = transport
+        .send(
+            Method::GET,
+            &format!("/subjects/{}/versions/latest", segment(existing)),
+            &[],
+            None,
+        )
+        .await?;
+    Ok(has_any(&latest, &["metadata", "ruleSet"]))
+}
+
+/// Whether the registry keeps data-contract settings: seen by reads when
+/// they show one in use (see [`contracts_seen`]), else found by `PUT
 /// /config/{probe}` with a compatibility group and no level, on a subject
 /// that does not exist:
 /// - Karapace refuses it with 422 (its `CompatibilityRequest` requires
@@ -259,6 +306,14 @@ async fn probe_deleted_only(transport: &Transport, live: &[String]) -> Result<bo
 /// not cache it. Refused credentials (a token that may only read) make the
 /// answer "no", logged: nothing is then claimed that may not hold.
 pub(super) async fn probe_data_contracts(transport: &Transport) -> Result<DataContracts, Error> {
+    if contracts_seen(transport).await? {
+        tracing::info!(
+            url = transport.base(),
+            data_contracts = true,
+            "Probed the registry's data-contract support"
+        );
+        return Ok(DataContracts(true));
+    }
     let path = format!("/config/{}", segment(PROBE_SUBJECT));
     let body = serde_json::json!({ "compatibilityGroup": PROBE_GROUP });
     let answer = transport.send(Method::PUT, &path, &[], Some(&body)).await?;
