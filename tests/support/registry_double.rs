@@ -1,7 +1,9 @@
 //! A registry double for the external-registry tests: a fault-injecting
-//! HTTP proxy in front of a real `schemaops registry` process, which behaves
-//! the way Confluent's and Karapace's documented behaviour says where they
-//! differ from ours, and can fail the way a real deployment does.
+//! HTTP proxy in front of a real `schemaops registry` process, which can
+//! answer as real Karapace or Confluent 7.x does where they differ from ours
+//! ([`Flavour`]; each such answer cites the server source it follows, and
+//! the house rule is that it answers exactly as that server does), and can
+//! fail the way a real deployment does.
 //!
 //! Every request is forwarded to the real registry unless a fault set on
 //! [`Faults`] says otherwise. Faults can change while a run is under way, so
@@ -56,15 +58,22 @@ pub struct Faults {
     /// ignored, and a `PUT /config` without a level is 422 (42203).
     pub confluent7_contracts: AtomicBool,
     /// `deletedOnly` is not a parameter this server knows: it is dropped
-    /// from the query, so the live list is returned (Karapace).
+    /// from the query, so the live list is returned. Karapace 5.x reads only
+    /// `deleted` on `GET /subjects` and `GET /subjects/{s}/versions`
+    /// (karapace/api/routers/subjects.py), and FastAPI ignores other
+    /// parameters.
     pub ignore_deleted_only: AtomicBool,
     /// No GUIDs: `/schemas/guids/…` has no route, and answers carry no
-    /// `guid` field (Karapace; Confluent before 8.0).
+    /// `guid` field. Karapace 5.x's schemas router
+    /// (karapace/api/routers/schemas.py) has no GUID route and its response
+    /// models (requests.py) no `guid`; Confluent added GUIDs in 8.0.
     pub no_guids: AtomicBool,
-    /// No contexts: `/contexts` has no route (Karapace).
+    /// No contexts: `/contexts` has no route (Karapace 5.x registers no
+    /// contexts router; see karapace/api/routers/).
     pub no_contexts: AtomicBool,
     /// No `POST /compatibility/subjects/{s}/versions` (a check against every
-    /// version the level implies); only `…/versions/{version}` (Karapace).
+    /// version the level implies): Karapace 5.x's compatibility router
+    /// (karapace/api/routers/compatibility.py) has `…/versions/{version}` only.
     pub no_all_versions_check: AtomicBool,
     /// Return stored text canonicalized, as Confluent and Karapace do: Avro
     /// as compact JSON, Protobuf re-rendered (here: whitespace collapsed).
