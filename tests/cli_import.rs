@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
@@ -455,5 +456,65 @@ async fn an_answer_over_the_size_limit_is_refused_naming_the_limit_with_memory_b
             peak_kib / 1024
         );
         assert!(!target.exists());
+    }
+}
+
+/// Issue 38, item 3: from a source that answers as Karapace does
+/// (`deletedOnly` ignored, no `deleted` field in a version, a subject's
+/// mode the global one), soft-deleted versions came back live and every
+/// subject was pinned to READWRITE. Now the soft deletes are copied as
+/// they are, and no subject holds a mode of its own, so a later global
+/// READONLY freezes them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_from_a_karapace_like_source_keeps_soft_deletes_and_pins_no_subject_mode() {
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryDouble::start(source_data.path()).await;
+    let mut steps = population();
+    // Karapace cannot hold a subject mode.
+    steps.retain(|step| !matches!(step, Step::Put(path, _) if path.starts_with("/mode/")));
+    populate(&source.url, &steps).await;
+    source.faults.karapace_deleted_only.store(true, Ordering::SeqCst);
+    source.faults.karapace_modes.store(true, Ordering::SeqCst);
+
+    let target = tempfile::tempdir().unwrap();
+    let (imported, _) = import_measured(&source.url, target.path(), &[]).await;
+    assert_eq!(imported.status.code(), Some(0), "{}", text(&imported.stderr));
+    assert!(
+        text(&imported.stdout).starts_with("10 versions copied, 0 already present, 2 soft-deleted"),
+        "{}",
+        text(&imported.stdout)
+    );
+    let registry = RegistryProcess::start(target.path()).await;
+    let get = |path: &str| {
+        let url = format!("{}{path}", registry.url);
+        async move {
+            let response = support::http_client().get(url).send().await.unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
+        }
+    };
+    assert_eq!(get("/subjects/legacy-value/versions").await, (200, json!([2])));
+    assert_eq!(
+        get("/subjects/legacy-value/versions?deleted=true").await,
+        (200, json!([1, 2]))
+    );
+    let live = get("/subjects").await.1;
+    assert!(!live.as_array().unwrap().contains(&json!("gone-value")), "{live}");
+    let all = get("/subjects?deleted=true").await.1;
+    assert!(all.as_array().unwrap().contains(&json!("gone-value")), "{all}");
+    let subjects: Vec<String> = serde_json::from_value(all).unwrap();
+    for subject in &subjects {
+        let (status, body) = get(&format!("/mode/{subject}?defaultToGlobal=false")).await;
+        assert_eq!(status, 404, "subject `{subject}` holds a mode of its own: {body}");
+    }
+    let frozen = support::http_client()
+        .put(format!("{}/mode", registry.url))
+        .json(&json!({"mode": "READONLY"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(frozen.status().is_success());
+    for subject in &subjects {
+        let (_, body) = get(&format!("/mode/{subject}?defaultToGlobal=true")).await;
+        assert_eq!(body, json!({"mode": "READONLY"}), "subject `{subject}`");
     }
 }

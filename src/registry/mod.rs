@@ -12,6 +12,7 @@ pub mod contract;
 pub mod embedded;
 mod error;
 pub mod external;
+pub mod held;
 mod guid;
 pub mod tls;
 mod types;

@@ -48,6 +48,10 @@ pub struct Faults {
     /// registrations and lookups, and the data-contract fields of `PUT
     /// /config`, are ignored (the request succeeds; nothing of them is kept).
     pub karapace_contracts: AtomicBool,
+    /// Answer soft-deleted listings as Karapace does: `deletedOnly` is
+    /// ignored, and a version's answer has no `deleted` field (see
+    /// [`karapace_deleted_query`]).
+    pub karapace_deleted_only: AtomicBool,
     /// Return stored text canonicalized, as Confluent and Karapace do: Avro
     /// as compact JSON, Protobuf re-rendered (here: whitespace collapsed).
     pub canonical_text: AtomicBool,
@@ -360,6 +364,11 @@ impl Forward {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         let query = request.uri().query().map(str::to_owned);
+        let query = if self.faults.karapace_deleted_only.load(Ordering::SeqCst) {
+            karapace_deleted_query(query)
+        } else {
+            query
+        };
         if let Some(reply) = self.reply(&method, &path) {
             return Ok(match reply.body {
                 ReplyBody::Json(body) => {
@@ -498,6 +507,9 @@ impl Forward {
             return Bytes::from(body.to_string());
         }
         if let Some(object) = body.as_object_mut() {
+            if self.faults.karapace_deleted_only.load(Ordering::SeqCst) {
+                object.remove("deleted");
+            }
             if let (Some(subject), Some(version)) = (
                 object.get("subject").and_then(|s| s.as_str()).map(str::to_owned),
                 object.get("version").and_then(serde_json::Value::as_i64),
@@ -520,6 +532,23 @@ impl Forward {
         }
         Bytes::from(body.to_string())
     }
+}
+
+/// The query Karapace acts on: its `GET /subjects` and `GET
+/// /subjects/{subject}/versions` take `deleted` but no `deletedOnly`
+/// (Aiven-Open/karapace, `src/karapace/api/routers/subjects.py`:
+/// `subjects_get` and `subjects_subject_versions_list` declare `deleted:
+/// bool` only, and FastAPI drops parameters a route does not declare), so
+/// `?deletedOnly=true` answers the live list. Its version answer
+/// (`SubjectSchemaVersionResponse` in `routers/requests.py`) has no
+/// `deleted` field either; [`Forward::rewrite`] drops it.
+fn karapace_deleted_query(query: Option<String>) -> Option<String> {
+    let kept: Vec<&str> = query
+        .as_deref()?
+        .split('&')
+        .filter(|pair| !pair.starts_with("deletedOnly="))
+        .collect();
+    (!kept.is_empty()).then(|| kept.join("&"))
 }
 
 /// The request body with what Karapace ignores of data contracts left out.
