@@ -743,6 +743,7 @@ mod tests {
     use clap::CommandFactory;
 
     use super::*;
+    use crate::registry::external::ExternalAuth;
 
     #[test]
     fn verify_cli() {

@@ -91,9 +91,15 @@ pub struct RegistryConnectionArgs {
     )]
     pub registry_client_key: Option<PathBuf>,
 
-    /// Limit on one request to the registry (connect, send, read), in seconds.
+    /// Limit on one attempt of a request to the registry (connect, send, read), in seconds.
     #[arg(long, env = "SCHEMAOPS_REGISTRY_TIMEOUT_SECONDS", default_value_t = 10)]
     pub registry_timeout_seconds: u64,
+
+    /// Limit on one request to the registry with all its retries and the waits between them, in
+    /// seconds: a registry that accepts connections and never answers fails the request (and
+    /// `apply`/`check` exit 2) within this.
+    #[arg(long, env = "SCHEMAOPS_REGISTRY_DEADLINE_SECONDS", default_value_t = ExternalConfig::DEFAULT_DEADLINE.as_secs())]
+    pub registry_deadline_seconds: u64,
 
     /// The longest answer read from the registry, in bytes (default 64 MiB); a longer one is an error.
     #[arg(
@@ -143,6 +149,9 @@ impl RegistryConnectionArgs {
         if self.registry_timeout_seconds == 0 {
             return Err("--registry-timeout-seconds must be at least 1".to_owned());
         }
+        if self.registry_deadline_seconds == 0 {
+            return Err("--registry-deadline-seconds must be at least 1".to_owned());
+        }
         if self.registry_max_response_bytes < MIN_RESPONSE_BYTES {
             return Err(format!(
                 "--registry-max-response-bytes must be at least {MIN_RESPONSE_BYTES}"
@@ -190,6 +199,7 @@ impl RegistryConnectionArgs {
         config.client_cert_file = self.registry_client_cert;
         config.client_key_file = self.registry_client_key;
         config.timeout = std::time::Duration::from_secs(self.registry_timeout_seconds);
+        config.deadline = std::time::Duration::from_secs(self.registry_deadline_seconds);
         config.max_response_bytes = self.registry_max_response_bytes;
         Ok(Some(config))
     }

@@ -12,8 +12,8 @@ pub mod contract;
 pub mod embedded;
 mod error;
 pub mod external;
-pub mod held;
 mod guid;
+pub mod held;
 pub mod tls;
 mod types;
 

@@ -65,6 +65,11 @@ pub struct Faults {
     /// /subjects/{s}/versions`), forward the next one, drop its answer, and
     /// go down: the registration lands while the client sees a dead registry.
     pub die_after_registrations: Mutex<Option<usize>>,
+    /// After answering this many more registrations, accept every later
+    /// request and never answer it: a registry that stalls mid-run.
+    pub stall_after_registrations: Mutex<Option<usize>>,
+    /// Set once `stall_after_registrations` ran out: requests hang.
+    pub stalled: AtomicBool,
     /// Stored texts served in place of the real ones, keyed by subject and
     /// version: what a registry that stores schemas we refuse would return.
     pub substitutes: Mutex<Vec<(String, i32, String)>>,
@@ -361,6 +366,9 @@ impl Forward {
         if !self.state.up.load(Ordering::SeqCst) {
             return Err(Dropped);
         }
+        if self.faults.stalled.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         let query = request.uri().query().map(str::to_owned);
@@ -412,6 +420,7 @@ impl Forward {
         let answer = forwarded.send().await.map_err(|_| Dropped)?;
         if is_registration(&method, &path) {
             self.state.registrations.fetch_add(1, Ordering::SeqCst);
+            self.count_down_to_stall();
         }
         let status = answer.status();
         let content_type = answer.headers().get("content-type").cloned();
@@ -452,6 +461,19 @@ impl Forward {
             .failing_writes_left
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1))
             .is_ok()
+    }
+
+    /// Counts one answered registration against `stall_after_registrations`.
+    fn count_down_to_stall(&self) {
+        let mut left = self.faults.stall_after_registrations.lock().unwrap();
+        match *left {
+            Some(0 | 1) => {
+                *left = None;
+                self.faults.stalled.store(true, Ordering::SeqCst);
+            }
+            Some(n) => *left = Some(n - 1),
+            None => {}
+        }
     }
 
     fn registration_kills(&self) -> bool {
