@@ -19,7 +19,7 @@ mod export;
 mod import;
 mod local;
 pub use access::ApiAccessArgs;
-pub use connection::RegistryConnectionArgs;
+pub use connection::{RegistryConnectionArgs, TargetRegistryArgs};
 pub use export::{ExportArgs, ExportConfig, ExportSource};
 pub use import::{ImportArgs, ImportConfig};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};

@@ -118,34 +118,20 @@ impl RegistryConnectionArgs {
     /// # Errors
     /// A message naming the flag that is wrong. Messages never contain secrets.
     pub fn into_config(self) -> Result<Option<ExternalConfig>, String> {
-        let Some(text) = self.registry_url else {
-            let stray = [
-                ("--registry-username", self.registry_username.is_some()),
-                ("--registry-password", self.registry_password.is_some()),
-                ("--registry-password-file", self.registry_password_file.is_some()),
-                ("--registry-token", self.registry_token.is_some()),
-                ("--registry-token-file", self.registry_token_file.is_some()),
-                ("--registry-ca-file", self.registry_ca_file.is_some()),
-                ("--registry-client-cert", self.registry_client_cert.is_some()),
-            ];
-            return match stray.iter().find(|(_, given)| *given) {
-                Some((flag, _)) => Err(format!("{flag} needs --registry-url")),
-                None => Ok(None),
-            };
+        let endpoint = Endpoint {
+            url: self.registry_url,
+            username: self.registry_username,
+            password: self.registry_password,
+            password_file: self.registry_password_file,
+            token: self.registry_token,
+            token_file: self.registry_token_file,
+            ca_file: self.registry_ca_file,
+            client_cert: self.registry_client_cert,
+            client_key: self.registry_client_key,
         };
-        let url =
-            reqwest::Url::parse(&text).map_err(|error| format!("--registry-url `{text}` is not a URL: {error}"))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("--registry-url `{text}` must start with http:// or https://"));
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(
-                "--registry-url must not hold credentials; use --registry-username and --registry-password".to_owned(),
-            );
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err(format!("--registry-url `{text}` must not have a query or fragment"));
-        }
+        let Some(mut config) = endpoint.into_config("")? else {
+            return Ok(None);
+        };
         if self.registry_timeout_seconds == 0 {
             return Err("--registry-timeout-seconds must be at least 1".to_owned());
         }
@@ -157,50 +143,187 @@ impl RegistryConnectionArgs {
                 "--registry-max-response-bytes must be at least {MIN_RESPONSE_BYTES}"
             ));
         }
-        let password = match (self.registry_password, &self.registry_password_file) {
+        config.timeout = std::time::Duration::from_secs(self.registry_timeout_seconds);
+        config.deadline = std::time::Duration::from_secs(self.registry_deadline_seconds);
+        config.max_response_bytes = self.registry_max_response_bytes;
+        Ok(Some(config))
+    }
+}
+
+/// A registry that `import` copies into instead of the embedded store:
+/// the URL, credentials and TLS files of [`RegistryConnectionArgs`] with
+/// `--to-` in front (the limits are the source's).
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Target registry (instead of --data)")]
+pub struct TargetRegistryArgs {
+    /// Base URL of a Confluent-compatible registry to copy into, keeping IDs and versions (it must
+    /// have IMPORT mode: Confluent, `schemaops registry`), instead of the embedded store.
+    #[arg(long, env = "SCHEMAOPS_IMPORT_TO", value_name = "URL", conflicts_with = "data")]
+    pub to_registry_url: Option<String>,
+
+    /// User name for HTTP basic authentication to the target (with a password).
+    #[arg(long, env = "SCHEMAOPS_IMPORT_TO_USERNAME", value_name = "USER")]
+    pub to_registry_username: Option<String>,
+
+    /// Password for HTTP basic authentication to the target.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_IMPORT_TO_PASSWORD",
+        hide_env_values = true,
+        conflicts_with = "to_registry_password_file"
+    )]
+    pub to_registry_password: Option<String>,
+
+    /// A file holding the target's basic-authentication password.
+    #[arg(long, value_name = "FILE")]
+    pub to_registry_password_file: Option<PathBuf>,
+
+    /// Bearer token for the target.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_IMPORT_TO_TOKEN",
+        hide_env_values = true,
+        conflicts_with_all = ["to_registry_token_file", "to_registry_username"]
+    )]
+    pub to_registry_token: Option<String>,
+
+    /// A file holding the target's bearer token.
+    #[arg(long, value_name = "FILE", conflicts_with = "to_registry_username")]
+    pub to_registry_token_file: Option<PathBuf>,
+
+    /// PEM file of CA certificates to trust for the target's TLS certificate.
+    #[arg(long, value_name = "FILE")]
+    pub to_registry_ca_file: Option<PathBuf>,
+
+    /// PEM client certificate (chain) for mutual TLS with the target.
+    #[arg(long, value_name = "FILE", requires = "to_registry_client_key")]
+    pub to_registry_client_cert: Option<PathBuf>,
+
+    /// PEM private key of the target's client certificate.
+    #[arg(long, value_name = "FILE", requires = "to_registry_client_cert")]
+    pub to_registry_client_key: Option<PathBuf>,
+}
+
+impl TargetRegistryArgs {
+    /// The target registry's configuration (with the default limits), or
+    /// `None` without `--to-registry-url`. Reads the password and token files.
+    ///
+    /// # Errors
+    /// A message naming the flag that is wrong. Messages never contain secrets.
+    pub fn into_config(self) -> Result<Option<ExternalConfig>, String> {
+        Endpoint {
+            url: self.to_registry_url,
+            username: self.to_registry_username,
+            password: self.to_registry_password,
+            password_file: self.to_registry_password_file,
+            token: self.to_registry_token,
+            token_file: self.to_registry_token_file,
+            ca_file: self.to_registry_ca_file,
+            client_cert: self.to_registry_client_cert,
+            client_key: self.to_registry_client_key,
+        }
+        .into_config("to-")
+    }
+}
+
+/// Where a registry is and how to prove who we are to it, as given.
+struct Endpoint {
+    url: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+    password_file: Option<PathBuf>,
+    token: Option<String>,
+    token_file: Option<PathBuf>,
+    ca_file: Option<PathBuf>,
+    client_cert: Option<PathBuf>,
+    client_key: Option<PathBuf>,
+}
+
+impl Endpoint {
+    /// The configuration (with the default limits), or `None` without a
+    /// URL; flags are named `--{prefix}registry-…` in messages.
+    fn into_config(self, prefix: &str) -> Result<Option<ExternalConfig>, String> {
+        let flag = |name: &str| format!("--{prefix}registry-{name}");
+        let Some(text) = self.url else {
+            let stray = [
+                ("username", self.username.is_some()),
+                ("password", self.password.is_some()),
+                ("password-file", self.password_file.is_some()),
+                ("token", self.token.is_some()),
+                ("token-file", self.token_file.is_some()),
+                ("ca-file", self.ca_file.is_some()),
+                ("client-cert", self.client_cert.is_some()),
+            ];
+            return match stray.iter().find(|(_, given)| *given) {
+                Some((name, _)) => Err(format!("{} needs {}", flag(name), flag("url"))),
+                None => Ok(None),
+            };
+        };
+        let url_flag = flag("url");
+        let url = reqwest::Url::parse(&text).map_err(|error| format!("{url_flag} `{text}` is not a URL: {error}"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(format!("{url_flag} `{text}` must start with http:// or https://"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(format!(
+                "{url_flag} must not hold credentials; use {} and {}",
+                flag("username"),
+                flag("password")
+            ));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(format!("{url_flag} `{text}` must not have a query or fragment"));
+        }
+        let password = match (self.password, &self.password_file) {
             (Some(password), _) => Some(password),
-            (None, Some(path)) => Some(secret_file("--registry-password-file", path)?),
+            (None, Some(path)) => Some(secret_file(&flag("password-file"), path)?),
             (None, None) => None,
         };
-        let token = match (self.registry_token, &self.registry_token_file) {
+        let token = match (self.token, &self.token_file) {
             (Some(token), _) => Some(token),
-            (None, Some(path)) => Some(secret_file("--registry-token-file", path)?),
+            (None, Some(path)) => Some(secret_file(&flag("token-file"), path)?),
             (None, None) => None,
         };
-        let auth = match (self.registry_username, password, token) {
+        let auth = match (self.username, password, token) {
             (Some(user), Some(password), None) => ExternalAuth::Basic { user, password },
             (Some(_), None, _) => {
-                return Err("--registry-username needs --registry-password or --registry-password-file".to_owned());
+                return Err(format!(
+                    "{} needs {} or {}",
+                    flag("username"),
+                    flag("password"),
+                    flag("password-file")
+                ));
             }
-            (None, Some(_), _) => return Err("--registry-password needs --registry-username".to_owned()),
+            (None, Some(_), _) => return Err(format!("{} needs {}", flag("password"), flag("username"))),
             (None, None, Some(token)) if token.is_empty() => {
-                return Err("--registry-token is empty".to_owned());
+                return Err(format!("{} is empty", flag("token")));
             }
             (None, None, Some(token)) => ExternalAuth::Bearer(token),
             (Some(_), Some(_), Some(_)) => {
-                return Err("give either --registry-username or --registry-token, not both".to_owned());
+                return Err(format!(
+                    "give either {} or {}, not both",
+                    flag("username"),
+                    flag("token")
+                ));
             }
             (None, None, None) => ExternalAuth::None,
         };
-        for (flag, path) in [
-            ("--registry-ca-file", &self.registry_ca_file),
-            ("--registry-client-cert", &self.registry_client_cert),
-            ("--registry-client-key", &self.registry_client_key),
+        for (name, path) in [
+            ("ca-file", &self.ca_file),
+            ("client-cert", &self.client_cert),
+            ("client-key", &self.client_key),
         ] {
             if let Some(path) = path
                 && !path.is_file()
             {
-                return Err(format!("{flag} {} is not a readable file", path.display()));
+                return Err(format!("{} {} is not a readable file", flag(name), path.display()));
             }
         }
         let mut config = ExternalConfig::new(url);
         config.auth = auth;
-        config.ca_file = self.registry_ca_file;
-        config.client_cert_file = self.registry_client_cert;
-        config.client_key_file = self.registry_client_key;
-        config.timeout = std::time::Duration::from_secs(self.registry_timeout_seconds);
-        config.deadline = std::time::Duration::from_secs(self.registry_deadline_seconds);
-        config.max_response_bytes = self.registry_max_response_bytes;
+        config.ca_file = self.ca_file;
+        config.client_cert_file = self.client_cert;
+        config.client_key_file = self.client_key;
         Ok(Some(config))
     }
 }
