@@ -62,3 +62,71 @@ fn versions_or_none(answer: Result<Vec<Version>, Error>) -> Result<Vec<Version>,
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::compat::{Checker, Format};
+    use crate::registry::embedded::EmbeddedRegistry;
+    use crate::registry::embedded::sqlite::SqliteStore;
+    use crate::registry::{NewSchema, RegisterOptions, VersionSelector};
+
+    async fn registry(folder: &std::path::Path) -> EmbeddedRegistry {
+        let store = SqliteStore::open(&folder.join("registry.db")).unwrap();
+        EmbeddedRegistry::open(Arc::new(store), Checker::default())
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn only_a_mode_other_than_the_global_one_is_a_subjects_own() {
+        let folder = tempfile::tempdir().unwrap();
+        let registry = registry(folder.path()).await;
+        let [frozen, pinned, plain] = ["frozen", "pinned", "plain"].map(|s| SubjectName::new(s).unwrap());
+        registry
+            .set_mode(Some(&frozen), RegistryMode::ReadOnly, false)
+            .await
+            .unwrap();
+        registry
+            .set_mode(Some(&pinned), RegistryMode::ReadWrite, false)
+            .await
+            .unwrap();
+        let global = RegistryMode::ReadWrite;
+        assert_eq!(
+            own_subject_mode(&registry, &frozen, global).await.unwrap(),
+            Some(RegistryMode::ReadOnly)
+        );
+        assert_eq!(own_subject_mode(&registry, &pinned, global).await.unwrap(), None);
+        assert_eq!(own_subject_mode(&registry, &plain, global).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn soft_deleted_versions_are_the_listed_ones_that_are_not_live() {
+        let folder = tempfile::tempdir().unwrap();
+        let registry = registry(folder.path()).await;
+        let subject = SubjectName::new("s").unwrap();
+        // Each a promotion of the one before, so BACKWARD takes them.
+        for text in ["\"int\"", "\"long\"", "\"double\""] {
+            let schema = NewSchema {
+                format: Format::Avro,
+                text: text.to_owned(),
+                references: Vec::new(),
+                contract: Default::default(),
+            };
+            registry
+                .register(&subject, &schema, RegisterOptions::default())
+                .await
+                .unwrap();
+        }
+        let second = Version::new(2).unwrap();
+        registry
+            .delete_version(&subject, VersionSelector::Exact(second), false)
+            .await
+            .unwrap();
+        assert_eq!(soft_deleted_versions(&registry, &subject).await.unwrap(), vec![second]);
+        let unknown = SubjectName::new("unknown").unwrap();
+        assert!(soft_deleted_versions(&registry, &unknown).await.unwrap().is_empty());
+    }
+}
