@@ -203,8 +203,9 @@ async fn write_settings(wanted: &Settings, target: &dyn Registry) -> Result<(), 
     .map_err(failed("set the level"))?;
     match wanted.mode {
         Some(mode) => target.set_mode(subject, mode, true).await.map(drop),
+        // A target without subject modes holds none to remove.
         None => match target.delete_mode(subject).await {
-            Err(Error::SubjectModeNotConfigured { .. }) => Ok(()),
+            Err(Error::SubjectModeNotConfigured { .. } | Error::Unsupported { .. }) => Ok(()),
             other => other.map(drop),
         },
     }
