@@ -101,8 +101,8 @@ async fn enter_import_mode(source: &Source, plan: &Plan, target: &dyn Registry) 
     for (subject, mode) in &held {
         if let Err(source) = target.set_mode(subject.as_ref(), RegistryMode::Import, true).await {
             // A registry without IMPORT mode refuses the first write, the
-            // global one: 405 from Karapace, 42204/42205 from a Confluent
-            // whose modes are locked.
+            // global one: Karapace with 405 (it routes `GET /mode` only);
+            // an invalid-mode or not-permitted answer refuses it alike.
             let refused = matches!(
                 source,
                 Error::Remote { status: 405, .. }
