@@ -65,8 +65,8 @@ pub struct Faults {
     /// /subjects/{s}/versions`), forward the next one, drop its answer, and
     /// go down: the registration lands while the client sees a dead registry.
     pub die_after_registrations: Mutex<Option<usize>>,
-    /// After answering this many more registrations, accept every later
-    /// request and never answer it: a registry that stalls mid-run.
+    /// After answering this many more registrations (at least one), accept
+    /// every later request and never answer it: a registry that stalls mid-run.
     pub stall_after_registrations: Mutex<Option<usize>>,
     /// Set once `stall_after_registrations` ran out: requests hang.
     pub stalled: AtomicBool,
