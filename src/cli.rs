@@ -11,13 +11,15 @@ use crate::http_server::ServerLimits;
 use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, RestWrites};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
-use crate::registry::external::{ExternalAuth, ExternalConfig};
+use crate::registry::external::ExternalConfig;
 
 mod access;
+mod connection;
 mod export;
 mod import;
 mod local;
 pub use access::ApiAccessArgs;
+pub use connection::{RegistryConnectionArgs, TargetRegistryArgs};
 pub use export::{ExportArgs, ExportConfig, ExportSource};
 pub use import::{ImportArgs, ImportConfig};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};
@@ -333,206 +335,6 @@ impl WebhookArgs {
             ca_bundle_out: self.webhook_ca_bundle_out,
         }))
     }
-}
-
-/// How to reach an external Confluent-compatible registry (Confluent,
-/// Karapace, Apicurio's `ccompat` API, Redpanda). Without `--registry-url`
-/// the embedded registry is used.
-#[derive(Debug, Default, Args)]
-#[command(next_help_heading = "Registry connection")]
-pub struct RegistryConnectionArgs {
-    /// Base URL of an external registry, e.g. `https://registry:8081` or
-    /// `https://apicurio/apis/ccompat/v7`. Without it, the embedded registry is used.
-    #[arg(long, env = "SCHEMAOPS_REGISTRY_URL", value_name = "URL")]
-    pub registry_url: Option<String>,
-
-    /// User name for HTTP basic authentication (with a password).
-    #[arg(
-        help_heading = "Registry authentication",
-        long,
-        env = "SCHEMAOPS_REGISTRY_USERNAME",
-        value_name = "USER"
-    )]
-    pub registry_username: Option<String>,
-
-    /// Password for HTTP basic authentication. Prefer the environment or a file to the command line.
-    #[arg(
-        help_heading = "Registry authentication",
-        long,
-        env = "SCHEMAOPS_REGISTRY_PASSWORD",
-        hide_env_values = true,
-        conflicts_with = "registry_password_file"
-    )]
-    pub registry_password: Option<String>,
-
-    /// A file holding the basic-authentication password (trailing newline ignored).
-    #[arg(
-        help_heading = "Registry authentication",
-        long,
-        env = "SCHEMAOPS_REGISTRY_PASSWORD_FILE",
-        value_name = "FILE"
-    )]
-    pub registry_password_file: Option<PathBuf>,
-
-    /// Bearer token sent as `Authorization: Bearer <token>`.
-    #[arg(help_heading = "Registry authentication", 
-        long,
-        env = "SCHEMAOPS_REGISTRY_TOKEN",
-        hide_env_values = true,
-        conflicts_with_all = ["registry_token_file", "registry_username"]
-    )]
-    pub registry_token: Option<String>,
-
-    /// A file holding the bearer token (trailing newline ignored).
-    #[arg(
-        help_heading = "Registry authentication",
-        long,
-        env = "SCHEMAOPS_REGISTRY_TOKEN_FILE",
-        value_name = "FILE",
-        conflicts_with = "registry_username"
-    )]
-    pub registry_token_file: Option<PathBuf>,
-
-    /// PEM file of CA certificates to trust for the registry's TLS certificate
-    /// (by default the system's trust store).
-    #[arg(long, env = "SCHEMAOPS_REGISTRY_CA_FILE", value_name = "FILE")]
-    pub registry_ca_file: Option<PathBuf>,
-
-    /// PEM client certificate (chain) for mutual TLS; needs --registry-client-key.
-    #[arg(
-        help_heading = "Registry authentication",
-        long,
-        env = "SCHEMAOPS_REGISTRY_CLIENT_CERT",
-        value_name = "FILE",
-        requires = "registry_client_key"
-    )]
-    pub registry_client_cert: Option<PathBuf>,
-
-    /// PEM private key of the client certificate; needs --registry-client-cert.
-    #[arg(
-        help_heading = "Registry authentication",
-        long,
-        env = "SCHEMAOPS_REGISTRY_CLIENT_KEY",
-        value_name = "FILE",
-        requires = "registry_client_cert"
-    )]
-    pub registry_client_key: Option<PathBuf>,
-
-    /// Limit on one request to the registry (connect, send, read), in seconds.
-    #[arg(long, env = "SCHEMAOPS_REGISTRY_TIMEOUT_SECONDS", default_value_t = 10)]
-    pub registry_timeout_seconds: u64,
-
-    /// The longest answer read from the registry, in bytes (default 64 MiB); a longer one is an error.
-    #[arg(
-        long,
-        env = "SCHEMAOPS_REGISTRY_MAX_RESPONSE_BYTES",
-        value_name = "BYTES",
-        default_value_t = ExternalConfig::DEFAULT_MAX_RESPONSE_BYTES
-    )]
-    pub registry_max_response_bytes: u64,
-}
-
-impl RegistryConnectionArgs {
-    /// The external registry's configuration, or `None` without `--registry-url`.
-    /// Reads the password and token files.
-    ///
-    /// # Errors
-    /// A message naming the flag that is wrong. Messages never contain secrets.
-    pub fn into_config(self) -> Result<Option<ExternalConfig>, String> {
-        let Some(text) = self.registry_url else {
-            let stray = [
-                ("--registry-username", self.registry_username.is_some()),
-                ("--registry-password", self.registry_password.is_some()),
-                ("--registry-password-file", self.registry_password_file.is_some()),
-                ("--registry-token", self.registry_token.is_some()),
-                ("--registry-token-file", self.registry_token_file.is_some()),
-                ("--registry-ca-file", self.registry_ca_file.is_some()),
-                ("--registry-client-cert", self.registry_client_cert.is_some()),
-            ];
-            return match stray.iter().find(|(_, given)| *given) {
-                Some((flag, _)) => Err(format!("{flag} needs --registry-url")),
-                None => Ok(None),
-            };
-        };
-        let url =
-            reqwest::Url::parse(&text).map_err(|error| format!("--registry-url `{text}` is not a URL: {error}"))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("--registry-url `{text}` must start with http:// or https://"));
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(
-                "--registry-url must not hold credentials; use --registry-username and --registry-password".to_owned(),
-            );
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err(format!("--registry-url `{text}` must not have a query or fragment"));
-        }
-        if self.registry_timeout_seconds == 0 {
-            return Err("--registry-timeout-seconds must be at least 1".to_owned());
-        }
-        if self.registry_max_response_bytes < MIN_RESPONSE_BYTES {
-            return Err(format!(
-                "--registry-max-response-bytes must be at least {MIN_RESPONSE_BYTES}"
-            ));
-        }
-        let password = match (self.registry_password, &self.registry_password_file) {
-            (Some(password), _) => Some(password),
-            (None, Some(path)) => Some(secret_file("--registry-password-file", path)?),
-            (None, None) => None,
-        };
-        let token = match (self.registry_token, &self.registry_token_file) {
-            (Some(token), _) => Some(token),
-            (None, Some(path)) => Some(secret_file("--registry-token-file", path)?),
-            (None, None) => None,
-        };
-        let auth = match (self.registry_username, password, token) {
-            (Some(user), Some(password), None) => ExternalAuth::Basic { user, password },
-            (Some(_), None, _) => {
-                return Err("--registry-username needs --registry-password or --registry-password-file".to_owned());
-            }
-            (None, Some(_), _) => return Err("--registry-password needs --registry-username".to_owned()),
-            (None, None, Some(token)) if token.is_empty() => {
-                return Err("--registry-token is empty".to_owned());
-            }
-            (None, None, Some(token)) => ExternalAuth::Bearer(token),
-            (Some(_), Some(_), Some(_)) => {
-                return Err("give either --registry-username or --registry-token, not both".to_owned());
-            }
-            (None, None, None) => ExternalAuth::None,
-        };
-        for (flag, path) in [
-            ("--registry-ca-file", &self.registry_ca_file),
-            ("--registry-client-cert", &self.registry_client_cert),
-            ("--registry-client-key", &self.registry_client_key),
-        ] {
-            if let Some(path) = path
-                && !path.is_file()
-            {
-                return Err(format!("{flag} {} is not a readable file", path.display()));
-            }
-        }
-        let mut config = ExternalConfig::new(url);
-        config.auth = auth;
-        config.ca_file = self.registry_ca_file;
-        config.client_cert_file = self.registry_client_cert;
-        config.client_key_file = self.registry_client_key;
-        config.timeout = std::time::Duration::from_secs(self.registry_timeout_seconds);
-        config.max_response_bytes = self.registry_max_response_bytes;
-        Ok(Some(config))
-    }
-}
-
-/// The smallest `--registry-max-response-bytes`: room for any error body.
-const MIN_RESPONSE_BYTES: u64 = 1024;
-
-/// A password or token from a file, without the trailing newline.
-fn secret_file(flag: &str, path: &std::path::Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|error| format!("{flag} {}: {error}", path.display()))?;
-    let secret = text.trim_end_matches(['\r', '\n']).to_owned();
-    if secret.is_empty() {
-        return Err(format!("{flag} {} is empty", path.display()));
-    }
-    Ok(secret)
 }
 
 /// What `schemaops operator` will do, checked and typed.
@@ -941,6 +743,7 @@ mod tests {
     use clap::CommandFactory;
 
     use super::*;
+    use crate::registry::external::ExternalAuth;
 
     #[test]
     fn verify_cli() {

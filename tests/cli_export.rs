@@ -7,12 +7,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
 mod support;
 
 use support::registry::RegistryProcess;
+use support::registry_double::RegistryDouble;
 
 fn schemaops(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_schemaops"))
@@ -222,13 +224,61 @@ async fn an_export_applied_to_an_empty_registry_gives_the_same_subjects_texts_le
             let got = &actual[subject];
             assert_eq!(got["latest"], want["latest"], "{subject} (history {history})");
             assert_eq!(got["level"], want["level"], "{subject}");
-            assert_eq!(got["mode"], want["mode"], "{subject}");
+            if subject == "orders-value" {
+                // Its own READWRITE equals the global mode, so it is taken as
+                // inherited and not exported (issue 38, item 3).
+                assert_eq!(want["mode"], json!([200, "READWRITE"]));
+                assert_eq!(got["mode"][0], 404, "{subject}: {}", got["mode"]);
+            } else {
+                assert_eq!(got["mode"], want["mode"], "{subject}");
+            }
             if history {
                 assert_eq!(got["history"], want["history"], "{subject}");
             }
         }
         assert_eq!(actual.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>());
     }
+}
+
+/// Issue 38, item 3: from a registry that answers as Karapace does
+/// (`deletedOnly` ignored, no `deleted` field, a subject's mode is the
+/// global one), `index.md` lists as soft-deleted only the versions that
+/// are, and no file pins a mode the source does not hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_from_a_karapace_like_registry_lists_only_soft_deleted_versions_and_pins_no_mode() {
+    let data = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(data.path()).await;
+    fill(&double.url).await;
+    double.faults.karapace_deleted_only.store(true, Ordering::SeqCst);
+    double.faults.karapace_modes.store(true, Ordering::SeqCst);
+
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out");
+    let exported = schemaops(&[
+        "export",
+        "--registry-url",
+        &double.url,
+        "--history",
+        "--out",
+        path(&out),
+    ]);
+    assert_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    // live 2, 3; soft-deleted 1 only; no level; no mode of its own.
+    assert!(index.contains("| 2, 3 | 1, 2 | 2, 3 | 1 | - | - |"), "{index}");
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|ext| ext != "yaml") {
+            continue;
+        }
+        let file = std::fs::read_to_string(entry.path()).unwrap();
+        assert!(!file.contains("mode: "), "{}: {file}", entry.path().display());
+    }
+    let payments = std::fs::read_to_string(out.join("payments-value.yaml")).unwrap();
+    assert!(
+        payments.contains("compatibility: FULL"),
+        "levels are still exported: {payments}"
+    );
 }
 
 /// Two exports of an unchanged registry are byte-identical; a second

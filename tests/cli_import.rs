@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
@@ -300,13 +301,24 @@ fn an_unreachable_source_exits_2_and_creates_nothing() {
 /// runaway cannot take the machine down), and returns its output and its
 /// peak resident memory in KiB, read from `/proc` while it runs.
 async fn import_measured(from: &str, data: &Path, args: &[&str]) -> (Output, u64) {
+    let mut all = vec![
+        "--from".into(),
+        from.into(),
+        "--data".into(),
+        data.as_os_str().to_owned(),
+    ];
+    all.extend(args.iter().map(Into::into));
+    run_measured(all).await
+}
+
+/// Runs `schemaops import ARGS…` as [`import_measured`] does.
+async fn run_measured(args: Vec<std::ffi::OsString>) -> (Output, u64) {
     let mut command = Command::new("sh");
     command
         .arg("-c")
         .arg(r#"ulimit -v 4194304 && exec "$0" "$@""#)
         .arg(env!("CARGO_BIN_EXE_schemaops"))
-        .args(["import", "--from", from, "--data"])
-        .arg(data)
+        .arg("import")
         .args(args)
         .env("RUST_LOG", "error")
         .stdout(std::process::Stdio::piped())
@@ -456,4 +468,153 @@ async fn an_answer_over_the_size_limit_is_refused_naming_the_limit_with_memory_b
         );
         assert!(!target.exists());
     }
+}
+
+/// Issue 38, item 3: from a source that answers as Karapace does
+/// (`deletedOnly` ignored, no `deleted` field in a version, a subject's
+/// mode the global one), soft-deleted versions came back live and every
+/// subject was pinned to READWRITE. Now the soft deletes are copied as
+/// they are, and no subject holds a mode of its own, so a later global
+/// READONLY freezes them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_from_a_karapace_like_source_keeps_soft_deletes_and_pins_no_subject_mode() {
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryDouble::start(source_data.path()).await;
+    let mut steps = population();
+    // Karapace cannot hold a subject mode.
+    steps.retain(|step| !matches!(step, Step::Put(path, _) if path.starts_with("/mode/")));
+    populate(&source.url, &steps).await;
+    source.faults.karapace_deleted_only.store(true, Ordering::SeqCst);
+    source.faults.karapace_modes.store(true, Ordering::SeqCst);
+
+    let target = tempfile::tempdir().unwrap();
+    let (imported, _) = import_measured(&source.url, target.path(), &[]).await;
+    assert_eq!(imported.status.code(), Some(0), "{}", text(&imported.stderr));
+    assert!(
+        text(&imported.stdout).starts_with("10 versions copied, 0 already present, 2 soft-deleted"),
+        "{}",
+        text(&imported.stdout)
+    );
+    let registry = RegistryProcess::start(target.path()).await;
+    let get = |path: &str| {
+        let url = format!("{}{path}", registry.url);
+        async move {
+            let response = support::http_client().get(url).send().await.unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
+        }
+    };
+    assert_eq!(get("/subjects/legacy-value/versions").await, (200, json!([2])));
+    assert_eq!(
+        get("/subjects/legacy-value/versions?deleted=true").await,
+        (200, json!([1, 2]))
+    );
+    let live = get("/subjects").await.1;
+    assert!(!live.as_array().unwrap().contains(&json!("gone-value")), "{live}");
+    let all = get("/subjects?deleted=true").await.1;
+    assert!(all.as_array().unwrap().contains(&json!("gone-value")), "{all}");
+    let subjects: Vec<String> = serde_json::from_value(all).unwrap();
+    for subject in &subjects {
+        let (status, body) = get(&format!("/mode/{subject}?defaultToGlobal=false")).await;
+        assert_eq!(status, 404, "subject `{subject}` holds a mode of its own: {body}");
+    }
+    let frozen = support::http_client()
+        .put(format!("{}/mode", registry.url))
+        .json(&json!({"mode": "READONLY"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(frozen.status().is_success());
+    for subject in &subjects {
+        let (_, body) = get(&format!("/mode/{subject}?defaultToGlobal=true")).await;
+        assert_eq!(body, json!({"mode": "READONLY"}), "subject `{subject}`");
+    }
+}
+
+/// Runs `schemaops import --from FROM --to-registry-url TO`.
+fn import_into_registry(from: &str, to: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["import", "--from", from, "--to-registry-url", to])
+        .output()
+        .expect("the binary runs")
+}
+
+/// Issue 38, item 4: `import` could not target an external registry, so a
+/// move to another registry got new IDs. Into a running `schemaops
+/// registry` (IMPORT mode, as Confluent has), every ID, version, soft
+/// delete, level and mode is kept; a second run changes nothing; an
+/// interrupted run finishes on the next one.
+#[tokio::test]
+async fn an_import_into_a_running_registry_keeps_ids_versions_and_settings_and_resumes() {
+    let steps = population();
+    let partial_data = tempfile::tempdir().unwrap();
+    let partial = RegistryProcess::start(partial_data.path()).await;
+    populate(&partial.url, &steps[..4]).await;
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryProcess::start(source_data.path()).await;
+    populate(&source.url, &steps).await;
+    let target_data = tempfile::tempdir().unwrap();
+    let target = RegistryProcess::start(target_data.path()).await;
+
+    // An interrupted run: only what the smaller registry holds.
+    let first = import_into_registry(&partial.url, &target.url);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stdout).starts_with("3 versions copied"),
+        "{}",
+        text(&first.stdout)
+    );
+
+    let next = import_into_registry(&source.url, &target.url);
+    assert_eq!(next.status.code(), Some(0), "{}", text(&next.stderr));
+    assert!(
+        text(&next.stdout).starts_with("7 versions copied, 3 already present, 2 soft-deleted"),
+        "{}",
+        text(&next.stdout)
+    );
+    assert!(
+        text(&next.stderr).contains("7/7 versions copied"),
+        "{}",
+        text(&next.stderr)
+    );
+    assert_eq!(snapshot(&target.url).await, snapshot(&source.url).await);
+
+    let again = import_into_registry(&source.url, &target.url);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(
+        text(&again.stdout),
+        "0 versions copied, 10 already present, 0 soft-deleted, 0 levels and modes set; nothing changed\n"
+    );
+}
+
+/// Issue 38, item 4: a target without IMPORT mode (Karapace answers `PUT
+/// /mode` with 405) cannot keep IDs; the import is refused at its first
+/// write, saying so, with nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_into_a_registry_without_import_mode_is_refused_with_nothing_written() {
+    let source_data = tempfile::tempdir().unwrap();
+    let source = RegistryProcess::start(source_data.path()).await;
+    populate(&source.url, &population()).await;
+    let target_data = tempfile::tempdir().unwrap();
+    let target = RegistryDouble::start(target_data.path()).await;
+    *target.faults.replies.lock().unwrap() = vec![Reply::json(
+        reqwest::Method::PUT,
+        "/mode",
+        405,
+        json!({"error_code": 405, "message": "HTTP 405 Method Not Allowed"}),
+    )];
+    let (refused, _) = run_measured(vec![
+        "--from".into(),
+        source.url.clone().into(),
+        "--to-registry-url".into(),
+        target.url.clone().into(),
+    ])
+    .await;
+    let message = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("refused IMPORT mode") && message.contains("nothing was written"),
+        "{message}"
+    );
+    assert_eq!(target.backend_get("/subjects?deleted=true").await.1, json!([]));
+    assert_eq!(target.backend_get("/mode").await.1, json!({"mode": "READWRITE"}));
 }

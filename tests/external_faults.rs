@@ -703,3 +703,121 @@ async fn every_command_refuses_an_answer_over_the_size_limit_naming_it() {
     assert_eq!(double.registrations(), 0);
     assert!(!export_to.exists());
 }
+
+/// Runs `schemaops COMMAND ARGS…` off the async runtime with the default
+/// log level, so the warning printed per failed attempt shows on stderr.
+async fn run_with_warnings(command: &'static str, args: Vec<String>) -> (Output, Duration) {
+    tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let output = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+            .arg(command)
+            .args(&args)
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("the binary runs");
+        (output, started.elapsed())
+    })
+    .await
+    .unwrap()
+}
+
+/// Issue 38, item 5: a registry that accepts connections and never answers
+/// held `apply` for 41.5 s (four attempts of 10 s each). With the default
+/// flags one request now has 12 s in all (`--registry-deadline-seconds`),
+/// so `apply` and `check` exit 2 within 15 s, saying on stderr what each
+/// attempt did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_that_accepts_and_never_answers_ends_apply_and_check_within_the_deadline() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    // Accept every connection and hold it open, unanswered.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    let (_dir, folder) = manifests(&three_edits());
+    let data = tempfile::tempdir().unwrap();
+    let args = |command: &str| {
+        let mut args = vec!["--registry-url".to_owned(), url.clone(), folder.display().to_string()];
+        if command == "apply" {
+            args.extend(["--data".to_owned(), data.path().display().to_string()]);
+        }
+        args
+    };
+    let (apply, check) = tokio::join!(
+        run_with_warnings("apply", args("apply")),
+        run_with_warnings("check", args("check"))
+    );
+    for (command, (output, took)) in [("apply", apply), ("check", check)] {
+        let stderr = text(&output.stderr);
+        eprintln!("{command} against a silent registry ended in {took:?}");
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert!(took < Duration::from_secs(15), "{command} took {took:?}: {stderr}");
+        assert!(took >= Duration::from_secs(11), "{command} gave up early, in {took:?}");
+        assert!(
+            stderr.contains("attempt 1 failed (timed out") && stderr.contains("attempt 2 in"),
+            "{command}: says what the first attempt did and what comes next: {stderr}"
+        );
+        assert!(
+            stderr.contains("attempt 2 failed (no answer before the 12 s deadline); giving up"),
+            "{command}: says why it stops: {stderr}"
+        );
+    }
+}
+
+/// Issue 38, item 5: a registry that stops answering in the middle of a run
+/// (connections accepted, nothing answered) ends the run as an outage does:
+/// exit 2 within the deadline, the edits not made still pending; the next
+/// run, with the registry answering again, makes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_that_stalls_mid_run_stops_the_run_like_an_outage() {
+    let served = tempfile::tempdir().unwrap();
+    let double = RegistryDouble::start(served.path()).await;
+    let files: Vec<(String, String)> = (0..10)
+        .map(|i| {
+            (
+                format!("{i:02}-s.yaml"),
+                schema_manifest(
+                    &format!("s{i:02}"),
+                    &format!("s{i:02}-value"),
+                    &record("R", r#"{"name":"a","type":"string"}"#),
+                ),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+    let (_dir, folder) = manifests(&borrowed);
+    let data = tempfile::tempdir().unwrap();
+    *double.faults.stall_after_registrations.lock().unwrap() = Some(3);
+    let args = vec![
+        "--data".to_owned(),
+        data.path().display().to_string(),
+        "--registry-url".to_owned(),
+        double.url.clone(),
+        "--registry-deadline-seconds".to_owned(),
+        "3".to_owned(),
+        folder.display().to_string(),
+    ];
+    let (first, took) = run_with_warnings("apply", args.clone()).await;
+    let stderr = text(&first.stderr);
+    eprintln!("apply stopped {took:?} into a run whose registry stalled");
+    assert!(double.faults.stalled.load(Ordering::SeqCst), "the double stalled");
+    assert_eq!(first.status.code(), Some(2), "{stderr}");
+    assert!(took < Duration::from_secs(8), "the run stopped in {took:?}");
+    assert!(stderr.contains("giving up"), "{stderr}");
+    assert!(
+        stderr.contains("03-s.yaml") && stderr.contains("pending"),
+        "names the pending edit: {stderr}"
+    );
+    assert_eq!(double.registrations(), 3);
+
+    double.faults.stalled.store(false, Ordering::SeqCst);
+    let (second, _) = run_with_warnings("apply", args).await;
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    for i in 0..10 {
+        let (_, versions) = double.backend_get(&format!("/subjects/s{i:02}-value/versions")).await;
+        assert_eq!(versions, serde_json::json!([1]), "subject s{i:02}-value");
+    }
+}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EngineArgs, RegistryConnectionArgs, StoreArgs};
+use super::{EngineArgs, RegistryConnectionArgs, StoreArgs, TargetRegistryArgs};
 use crate::compat::Checker;
 use crate::registry::embedded::postgres::PostgresOptions;
 use crate::registry::external::ExternalConfig;
@@ -29,6 +29,10 @@ pub struct ImportArgs {
     #[command(flatten)]
     pub source: RegistryConnectionArgs,
 
+    /// An external registry to copy into instead (`--to-registry-url`).
+    #[command(flatten)]
+    pub target: TargetRegistryArgs,
+
     /// Engine options of the embedded registry.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -43,6 +47,9 @@ pub struct ImportConfig {
     pub database: PathBuf,
     /// The PostgreSQL database used instead of the SQLite file, when given.
     pub postgres: Option<PostgresOptions>,
+    /// The external registry copied into instead of the embedded store,
+    /// when given (with the source's timeout, deadline and size limit).
+    pub to_registry: Option<ExternalConfig>,
     /// The engine of the embedded registry.
     pub checker: Checker,
 }
@@ -58,10 +65,21 @@ impl ImportArgs {
             .into_config()
             .map_err(|message| message.replace("--registry-url", "--from"))?
             .ok_or_else(|| "--from is required".to_owned())?;
+        let postgres = self.store.into_options()?;
+        let to_registry = self.target.into_config()?.map(|mut target| {
+            target.timeout = source.timeout;
+            target.deadline = source.deadline;
+            target.max_response_bytes = source.max_response_bytes;
+            target
+        });
+        if to_registry.is_some() && postgres.is_some() {
+            return Err("give either --to-registry-url or --store, not both".to_owned());
+        }
         Ok(ImportConfig {
             source,
             database: self.data.join("registry.db"),
-            postgres: self.store.into_options()?,
+            postgres,
+            to_registry,
             checker: self.engine.checker()?,
         })
     }
@@ -83,6 +101,65 @@ mod tests {
         let config = args.into_config().unwrap();
         assert_eq!(config.source.display_url(), "http://registry:8081");
         assert_eq!(config.database, std::path::Path::new("d").join("registry.db"));
+    }
+
+    #[test]
+    fn import_into_an_external_registry_takes_its_url_and_credentials_with_to() {
+        let cli = Cli::try_parse_from([
+            "schemaops",
+            "import",
+            "--from",
+            "http://old:8081",
+            "--to-registry-url",
+            "https://new:8081",
+            "--to-registry-token",
+            "t",
+            "--registry-deadline-seconds",
+            "30",
+        ])
+        .unwrap();
+        let Command::Import(args) = cli.command else {
+            panic!("expected import");
+        };
+        let config = args.into_config().unwrap();
+        let target = config.to_registry.unwrap();
+        assert_eq!(target.display_url(), "https://new:8081");
+        assert_eq!(
+            target.auth,
+            crate::registry::external::ExternalAuth::Bearer("t".to_owned())
+        );
+        assert_eq!(target.deadline, std::time::Duration::from_secs(30));
+        assert_eq!(config.source.auth, crate::registry::external::ExternalAuth::None);
+    }
+
+    #[test]
+    fn a_target_flag_without_its_url_or_beside_data_is_refused() {
+        let args = [
+            "schemaops",
+            "import",
+            "--from",
+            "http://old:8081",
+            "--to-registry-token",
+            "t",
+        ];
+        let Command::Import(args) = Cli::try_parse_from(args).unwrap().command else {
+            panic!("expected import");
+        };
+        assert_eq!(
+            args.into_config().unwrap_err(),
+            "--to-registry-token needs --to-registry-url"
+        );
+        let both = [
+            "schemaops",
+            "import",
+            "--from",
+            "http://old:8081",
+            "--to-registry-url",
+            "http://new:8081",
+            "--data",
+            "d",
+        ];
+        assert!(Cli::try_parse_from(both).is_err());
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! `schemaops import`: a Confluent-compatible registry copied into the
-//! embedded one with its IDs (see [`crate::import`]); progress on standard
-//! error, the summary on standard output.
+//! embedded one, or into another registry with IMPORT mode
+//! (`--to-registry-url`), with its IDs (see [`crate::import`]); progress on
+//! standard error, the summary on standard output.
 
 use std::io::Write;
 
 use super::Verdict;
 use crate::cli::ImportConfig;
 use crate::import::{ImportError, import, read};
+use crate::registry::Registry;
 use crate::registry::external::ExternalRegistry;
 
 /// How often progress is reported, in versions registered.
@@ -25,6 +27,18 @@ pub enum Error {
     #[error("nothing was imported from {url}")]
     Unreachable {
         /// The source's base URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: crate::registry::Error,
+    },
+    /// The target registry client could not be configured.
+    #[error("failed to configure the target registry client")]
+    TargetClient(#[source] crate::registry::external::ConfigError),
+    /// The target registry did not answer (nothing was written).
+    #[error("nothing was imported into {url}")]
+    TargetUnreachable {
+        /// The target's base URL.
         url: String,
         /// Why.
         #[source]
@@ -56,13 +70,25 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
         Err(error) if report_refusal(&error) => return Ok(Verdict::Failed),
         Err(error) => return Err(error.into()),
     };
-    let target = super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?;
+    let target: Box<dyn Registry> = match &config.to_registry {
+        Some(to) => {
+            let target = ExternalRegistry::new(to, config.checker).map_err(Error::TargetClient)?;
+            target.capabilities().await.map_err(|error| Error::TargetUnreachable {
+                url: to.display_url(),
+                source: error,
+            })?;
+            Box::new(target)
+        }
+        None => {
+            Box::new(super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?)
+        }
+    };
     let mut progress = |done: usize, total: usize| {
         if done.is_multiple_of(PROGRESS_EVERY) || done == total {
             eprintln!("schemaops import: {done}/{total} versions copied");
         }
     };
-    let summary = match import(&held, &target, &mut progress).await {
+    let summary = match import(&held, target.as_ref(), &mut progress).await {
         Ok(summary) => summary,
         Err(error) if report_refusal(&error) => return Ok(Verdict::Failed),
         Err(error) => return Err(error.into()),

@@ -24,7 +24,7 @@ use crate::policy::pattern::Pattern;
 use crate::registry::contract::ContractConfig;
 use crate::registry::{
     Error as RegistryError, Registry, RegistryMode, SchemaReference, SubjectFilter, SubjectName, Version,
-    VersionFilter, VersionSelector, VersionedSchema,
+    VersionFilter, VersionSelector, VersionedSchema, held,
 };
 
 /// Which subjects and versions to export.
@@ -60,11 +60,12 @@ pub struct SubjectExport {
     pub documents: Vec<VersionedSchema>,
     /// The subject's live versions in the registry.
     pub live: Vec<Version>,
-    /// The subject's soft-deleted versions (not exported).
+    /// The subject's soft-deleted versions (not exported): those listed with
+    /// `?deleted=true` but not live.
     pub deleted: Vec<Version>,
     /// The subject's own compatibility level.
     pub level: Option<Mode>,
-    /// The subject's own mode.
+    /// The subject's own mode (see [`held::own_subject_mode`]).
     pub mode: Option<RegistryMode>,
     /// The subject's own data-contract settings.
     pub settings: ContractConfig,
@@ -103,18 +104,16 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
                 .any(|pattern| pattern.matches(subject.as_str(), None))
     };
     let selected: BTreeSet<SubjectName> = all.into_iter().filter(|s| matches(s)).collect();
-    let deleted_only = SubjectFilter {
-        deleted_only: true,
-        ..SubjectFilter::default()
-    };
-    let deleted_subjects: Vec<SubjectName> = registry
-        .subjects(&deleted_only)
+    let deleted_subjects: Vec<SubjectName> = held::soft_deleted_subjects(registry)
         .await
         .map_err(read("the soft-deleted subjects".to_owned()))?
         .into_iter()
-        // A registry that ignores `deletedOnly` answers with live subjects too.
         .filter(|s| matches(s) && !selected.contains(s))
         .collect();
+    let global_mode = registry
+        .mode(None, false)
+        .await
+        .map_err(read("the global mode".to_owned()))?;
     let mut live: BTreeMap<SubjectName, Vec<Version>> = BTreeMap::new();
     let mut wanted: BTreeMap<SubjectName, BTreeSet<Version>> = BTreeMap::new();
     for subject in &selected {
@@ -177,11 +176,9 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
             Some(versions) => versions,
             None => live_versions(registry, subject).await?,
         };
-        let deleted = match registry.versions(subject, VersionFilter::DeletedOnly).await {
-            Ok(versions) => versions,
-            Err(RegistryError::SubjectNotFound { .. }) => Vec::new(),
-            Err(source) => return Err(read(format!("the deleted versions of subject `{subject}`"))(source)),
-        };
+        let deleted = held::soft_deleted_versions(registry, subject)
+            .await
+            .map_err(read(format!("the deleted versions of subject `{subject}`")))?;
         let level = match registry.compatibility(Some(subject), false).await {
             Ok(level) => Some(level),
             Err(RegistryError::SubjectCompatibilityNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => {
@@ -189,11 +186,9 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
             }
             Err(source) => return Err(read(format!("the compatibility level of subject `{subject}`"))(source)),
         };
-        let mode = match registry.mode(Some(subject), false).await {
-            Ok(mode) => Some(mode),
-            Err(RegistryError::SubjectModeNotConfigured { .. } | RegistryError::SubjectNotFound { .. }) => None,
-            Err(source) => return Err(read(format!("the mode of subject `{subject}`"))(source)),
-        };
+        let mode = held::own_subject_mode(registry, subject, global_mode)
+            .await
+            .map_err(read(format!("the mode of subject `{subject}`")))?;
         let settings = registry
             .contract_config(Some(subject))
             .await
@@ -213,10 +208,6 @@ pub async fn collect(registry: &dyn Registry, selection: &Selection) -> Result<E
         .compatibility(None, false)
         .await
         .map_err(read("the global compatibility level".to_owned()))?;
-    let global_mode = registry
-        .mode(None, false)
-        .await
-        .map_err(read("the global mode".to_owned()))?;
     Ok(Export {
         subjects,
         deleted_subjects,

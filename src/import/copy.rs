@@ -1,5 +1,5 @@
-//! Carries out a [`Plan`] against the embedded registry with IMPORT
-//! semantics: the target (and each subject written that has a mode of its
+//! Carries out a [`Plan`] against the target registry (embedded or
+//! external) with IMPORT semantics: the target (and each subject written that has a mode of its
 //! own) is put in IMPORT mode, each version is registered with its source
 //! ID and version number, soft-deleted versions are then soft-deleted, the
 //! modes are restored, and finally the source's levels and modes are set.
@@ -100,6 +100,19 @@ async fn enter_import_mode(source: &Source, plan: &Plan, target: &dyn Registry) 
     let mut entered = Vec::with_capacity(held.len());
     for (subject, mode) in &held {
         if let Err(source) = target.set_mode(subject.as_ref(), RegistryMode::Import, true).await {
+            // A registry without IMPORT mode refuses the first write, the
+            // global one: Karapace with 405 (it routes `GET /mode` only);
+            // an invalid-mode or not-permitted answer refuses it alike.
+            let refused = matches!(
+                source,
+                Error::Remote { status: 405, .. }
+                    | Error::Unsupported { .. }
+                    | Error::InvalidMode { .. }
+                    | Error::NotPermitted { .. }
+            );
+            if entered.is_empty() && refused {
+                return Err(ImportError::NoImportMode(source));
+            }
             // Undo the modes already changed before giving up.
             let _ = restore_modes(&entered, target).await;
             return Err(failed("enter IMPORT mode".to_owned())(source));
@@ -190,8 +203,9 @@ async fn write_settings(wanted: &Settings, target: &dyn Registry) -> Result<(), 
     .map_err(failed("set the level"))?;
     match wanted.mode {
         Some(mode) => target.set_mode(subject, mode, true).await.map(drop),
+        // A target without subject modes holds none to remove.
         None => match target.delete_mode(subject).await {
-            Err(Error::SubjectModeNotConfigured { .. }) => Ok(()),
+            Err(Error::SubjectModeNotConfigured { .. } | Error::Unsupported { .. }) => Ok(()),
             other => other.map(drop),
         },
     }

@@ -1,6 +1,7 @@
 //! `import`: copies a whole Confluent-compatible registry into the embedded
-//! one, keeping every schema ID, version number, soft-deleted state,
-//! reference, level and mode.
+//! one, or into any registry with IMPORT mode (Confluent, `schemaops
+//! registry`), keeping every schema ID, version number, soft-deleted state,
+//! reference, level and the modes subjects hold of their own.
 //!
 //! Three steps, one module each: [`read`] gathers what the source holds and
 //! what the target already holds of it, and refuses a source whose answers
@@ -37,6 +38,14 @@ pub enum ImportError {
         #[source]
         source: crate::registry::Error,
     },
+    /// The target refused IMPORT mode, so it cannot keep the source's IDs
+    /// and versions (nothing was written). Karapace has no IMPORT mode: it
+    /// serves `GET /mode` only.
+    #[error(
+        "the target registry refused IMPORT mode, so it cannot keep the source's IDs and versions \
+         (Karapace has no IMPORT mode); nothing was written"
+    )]
+    NoImportMode(#[source] crate::registry::Error),
     /// The source cannot be copied as it stands (nothing was written).
     #[error("the source cannot be imported: {0}")]
     Unimportable(String),

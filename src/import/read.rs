@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, HashMap};
 use super::{Contradiction, IdAnswer, ImportError, Settings};
 use crate::compat::Format;
 use crate::registry::{
-    Error, Registry, SchemaContent, SchemaId, SchemaReference, SubjectFilter, SubjectName, Version, VersionFilter,
-    VersionSelector, VersionedSchema,
+    Error, Registry, RegistryMode, SchemaContent, SchemaId, SchemaReference, SubjectFilter, SubjectName, Version,
+    VersionFilter, VersionSelector, VersionedSchema, held,
 };
 
 /// What the source registry holds.
@@ -54,19 +54,25 @@ pub async fn source(registry: &dyn Registry) -> Result<Source, ImportError> {
     let mut read = Source {
         versions: Vec::new(),
         settings: vec![
-            settings(registry, None)
+            settings(registry, None, None)
                 .await
                 .map_err(failed("the global settings".to_owned()))?,
         ],
     };
+    let global_mode = read.settings[0].mode;
     let mut contradictions = Vec::new();
     for subject in subjects {
         let versions = registry
             .versions(&subject, VersionFilter::All)
             .await
             .map_err(failed(format!("the versions of subject `{subject}`")))?;
+        // Derived, not asked with `deletedOnly` or read from the version's
+        // `deleted` field: Karapace ignores the one and omits the other.
+        let soft_deleted = held::soft_deleted_versions(registry, &subject)
+            .await
+            .map_err(failed(format!("the soft-deleted versions of subject `{subject}`")))?;
         for version in versions {
-            let held = registry
+            let mut held = registry
                 .version(&subject, VersionSelector::Exact(version), true)
                 .await
                 .map_err(failed(format!("subject `{subject}` version {version}")))?;
@@ -84,9 +90,10 @@ pub async fn source(registry: &dyn Registry) -> Result<Source, ImportError> {
                     answered: held.version,
                 });
             }
+            held.deleted = soft_deleted.contains(&version);
             read.versions.push(held);
         }
-        let own = settings(registry, Some(&subject))
+        let own = settings(registry, Some(&subject), global_mode)
             .await
             .map_err(failed(format!("the settings of subject `{subject}`")))?;
         read.settings.push(own);
@@ -151,6 +158,7 @@ fn content_key(content: &SchemaContent) -> SchemaKey<'_> {
 pub async fn target(registry: &dyn Registry, source: &Source) -> Result<Target, ImportError> {
     let failed = |action: String| move |source| ImportError::Target { action, source };
     let mut read = Target::default();
+    let mut soft_deleted: HashMap<&SubjectName, Vec<Version>> = HashMap::new();
     for held in &source.versions {
         if !read.ids.contains_key(&held.id)
             && let Some(content) = absent_as_none(registry.schema_by_id(held.id).await)
@@ -168,12 +176,26 @@ pub async fn target(registry: &dyn Registry, source: &Source) -> Result<Target, 
             held.subject, held.version
         )))?;
         if let Some(found) = found {
+            if !soft_deleted.contains_key(&held.subject) {
+                let versions = held::soft_deleted_versions(registry, &held.subject)
+                    .await
+                    .map_err(failed(format!(
+                        "read the soft-deleted versions of subject `{}`",
+                        held.subject
+                    )))?;
+                soft_deleted.insert(&held.subject, versions);
+            }
+            let deleted = soft_deleted[&held.subject].contains(&held.version);
             read.versions
-                .insert((held.subject.clone(), held.version), (found.id, found.deleted));
+                .insert((held.subject.clone(), held.version), (found.id, deleted));
         }
     }
+    let global_mode = registry
+        .mode(None, false)
+        .await
+        .map_err(failed("read the global mode".to_owned()))?;
     for wanted in &source.settings {
-        let own = settings(registry, wanted.subject.as_ref())
+        let own = settings(registry, wanted.subject.as_ref(), Some(global_mode))
             .await
             .map_err(failed("read the levels and modes".to_owned()))?;
         read.settings.push(own);
@@ -181,20 +203,26 @@ pub async fn target(registry: &dyn Registry, source: &Source) -> Result<Target, 
     Ok(read)
 }
 
-/// The level and mode a registry holds for `subject` (or globally) of its own.
+/// The level and mode a registry holds for `subject` (or globally) of its
+/// own; a subject's mode only as [`held::own_subject_mode`] tells it, given
+/// the global mode (`None` when the registry has none).
 ///
 /// # Errors
 /// The registry's error when it cannot be asked.
-async fn settings(registry: &dyn Registry, subject: Option<&SubjectName>) -> Result<Settings, Error> {
+async fn settings(
+    registry: &dyn Registry,
+    subject: Option<&SubjectName>,
+    global_mode: Option<RegistryMode>,
+) -> Result<Settings, Error> {
     let level = match registry.compatibility(subject, false).await {
         Ok(level) => Some(level),
         Err(Error::SubjectCompatibilityNotConfigured { .. } | Error::SubjectNotFound { .. }) => None,
         Err(error) => return Err(error),
     };
-    let mode = match registry.mode(subject, false).await {
-        Ok(mode) => Some(mode),
-        Err(Error::SubjectModeNotConfigured { .. } | Error::SubjectNotFound { .. }) => None,
-        Err(error) => return Err(error),
+    let mode = match (subject, global_mode) {
+        (None, _) => Some(registry.mode(None, false).await?),
+        (Some(subject), Some(global)) => held::own_subject_mode(registry, subject, global).await?,
+        (Some(_), None) => None,
     };
     Ok(Settings {
         subject: subject.cloned(),

@@ -58,11 +58,13 @@ pub struct Faults {
     /// ignored, and a `PUT /config` without a level is 422 (42203).
     pub confluent7_contracts: AtomicBool,
     /// `deletedOnly` is not a parameter this server knows: it is dropped
-    /// from the query, so the live list is returned. Karapace 5.x reads only
-    /// `deleted` on `GET /subjects` and `GET /subjects/{s}/versions`
-    /// (karapace/api/routers/subjects.py), and FastAPI ignores other
-    /// parameters.
-    pub ignore_deleted_only: AtomicBool,
+    /// from the query, so the live list is returned, and a version's answer
+    /// has no `deleted` field. Karapace 5.x reads only `deleted` on `GET
+    /// /subjects` and `GET /subjects/{s}/versions` (`subjects_get` and
+    /// `subjects_subject_versions_list` in karapace/api/routers/subjects.py;
+    /// FastAPI ignores parameters a route does not declare), and its
+    /// `SubjectSchemaVersionResponse` (routers/requests.py) has no `deleted`.
+    pub karapace_deleted_only: AtomicBool,
     /// No GUIDs: `/schemas/guids/…` has no route, and answers carry no
     /// `guid` field. Karapace 5.x's schemas router
     /// (karapace/api/routers/schemas.py) has no GUID route and its response
@@ -88,6 +90,11 @@ pub struct Faults {
     /// /subjects/{s}/versions`), forward the next one, drop its answer, and
     /// go down: the registration lands while the client sees a dead registry.
     pub die_after_registrations: Mutex<Option<usize>>,
+    /// After answering this many more registrations (at least one), accept
+    /// every later request and never answer it: a registry that stalls mid-run.
+    pub stall_after_registrations: Mutex<Option<usize>>,
+    /// Set once `stall_after_registrations` ran out: requests hang.
+    pub stalled: AtomicBool,
     /// Stored texts served in place of the real ones, keyed by subject and
     /// version: what a registry that stores schemas we refuse would return.
     pub substitutes: Mutex<Vec<(String, i32, String)>>,
@@ -225,7 +232,7 @@ impl RegistryDouble {
         let karapace = flavour == Flavour::Karapace;
         faults.karapace_modes.store(karapace, Ordering::SeqCst);
         faults.karapace_contracts.store(karapace, Ordering::SeqCst);
-        faults.ignore_deleted_only.store(karapace, Ordering::SeqCst);
+        faults.karapace_deleted_only.store(karapace, Ordering::SeqCst);
         faults.no_contexts.store(karapace, Ordering::SeqCst);
         faults.no_all_versions_check.store(karapace, Ordering::SeqCst);
         faults.canonical_text.store(karapace, Ordering::SeqCst);
@@ -433,9 +440,17 @@ impl Forward {
         if !self.state.up.load(Ordering::SeqCst) {
             return Err(Dropped);
         }
+        if self.faults.stalled.load(Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
         let query = request.uri().query().map(str::to_owned);
+        let query = if self.faults.karapace_deleted_only.load(Ordering::SeqCst) {
+            query.map(|query| without_parameter(&query, "deletedOnly"))
+        } else {
+            query
+        };
         if let Some(reply) = self.reply(&method, &path) {
             return Ok(match reply.body {
                 ReplyBody::Json(body) => {
@@ -488,11 +503,6 @@ impl Forward {
         } else {
             body
         };
-        let query = if self.faults.ignore_deleted_only.load(Ordering::SeqCst) {
-            query.map(|query| without_parameter(&query, "deletedOnly"))
-        } else {
-            query
-        };
         let url = match &query {
             Some(query) => format!("{}{path}?{query}", self.backend),
             None => format!("{}{path}", self.backend),
@@ -506,6 +516,7 @@ impl Forward {
         let answer = forwarded.send().await.map_err(|_| Dropped)?;
         if is_registration(&method, &path) {
             self.state.registrations.fetch_add(1, Ordering::SeqCst);
+            self.count_down_to_stall();
         }
         let status = answer.status();
         let content_type = answer.headers().get("content-type").cloned();
@@ -548,6 +559,19 @@ impl Forward {
             .failing_writes_left
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1))
             .is_ok()
+    }
+
+    /// Counts one answered registration against `stall_after_registrations`.
+    fn count_down_to_stall(&self) {
+        let mut left = self.faults.stall_after_registrations.lock().unwrap();
+        match *left {
+            Some(0 | 1) => {
+                *left = None;
+                self.faults.stalled.store(true, Ordering::SeqCst);
+            }
+            Some(n) => *left = Some(n - 1),
+            None => {}
+        }
     }
 
     fn registration_kills(&self) -> bool {
@@ -653,6 +677,9 @@ impl Forward {
             strip_guids(&mut body);
         }
         if let Some(object) = body.as_object_mut() {
+            if self.faults.karapace_deleted_only.load(Ordering::SeqCst) {
+                object.remove("deleted");
+            }
             if let (Some(subject), Some(version)) = (
                 object.get("subject").and_then(|s| s.as_str()).map(str::to_owned),
                 object.get("version").and_then(serde_json::Value::as_i64),

@@ -49,6 +49,10 @@ pub struct ExternalConfig {
     pub client_key_file: Option<PathBuf>,
     /// The limit on one attempt: connecting, sending and reading the answer.
     pub timeout: Duration,
+    /// The limit on one logical call: every attempt and every wait between
+    /// them. An attempt is cut off when it runs out, and no retry starts
+    /// that its wait would reach.
+    pub deadline: Duration,
     /// Attempts after the first one for connection errors, timeouts, 408, 429 and 5xx.
     pub max_retries: u32,
     /// The wait before the first retry; each further retry waits twice as
@@ -62,6 +66,9 @@ pub struct ExternalConfig {
 impl ExternalConfig {
     /// The default limit on one attempt.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+    /// The default limit on one logical call: a registry that accepts
+    /// connections and never answers fails a call within this.
+    pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(12);
     /// The default number of retries: four attempts in all.
     pub const DEFAULT_MAX_RETRIES: u32 = 3;
     /// The default first backoff.
@@ -81,6 +88,7 @@ impl ExternalConfig {
             client_cert_file: None,
             client_key_file: None,
             timeout: Self::DEFAULT_TIMEOUT,
+            deadline: Self::DEFAULT_DEADLINE,
             max_retries: Self::DEFAULT_MAX_RETRIES,
             retry_backoff: Self::DEFAULT_RETRY_BACKOFF,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
@@ -106,6 +114,7 @@ impl fmt::Debug for ExternalConfig {
             .field("client_cert_file", &self.client_cert_file)
             .field("client_key_file", &self.client_key_file)
             .field("timeout", &self.timeout)
+            .field("deadline", &self.deadline)
             .field("max_retries", &self.max_retries)
             .field("retry_backoff", &self.retry_backoff)
             .field("max_response_bytes", &self.max_response_bytes)

@@ -347,16 +347,22 @@ impl Registry for ExternalRegistry {
         schema: &NewSchema,
         options: RegisterOptions,
     ) -> Result<Registered, Error> {
-        match self.lookup(subject, schema, false).await {
-            Ok(found) => {
-                return Ok(Registered {
-                    id: found.id,
-                    version: found.version,
-                    created: false,
-                });
+        // An IMPORT registration (an explicit ID) stores the text exactly as
+        // given: no `normalize`, and no lookup that could match another
+        // text normalized alike.
+        let importing = options.id.is_some();
+        if !importing {
+            match self.lookup(subject, schema, false).await {
+                Ok(found) => {
+                    return Ok(Registered {
+                        id: found.id,
+                        version: found.version,
+                        created: false,
+                    });
+                }
+                Err(Error::SubjectNotFound { .. } | Error::SchemaNotFound { .. }) => {}
+                Err(error) => return Err(error),
             }
-            Err(Error::SubjectNotFound { .. } | Error::SchemaNotFound { .. }) => {}
-            Err(error) => return Err(error),
         }
         let body = wire::schema_body(schema, options);
         let about = About {
@@ -368,14 +374,20 @@ impl Registry for ExternalRegistry {
             .json(
                 Method::POST,
                 &format!("/subjects/{}/versions", segment(subject.as_str())),
-                &self.normalize_query().await?,
+                &if importing {
+                    Vec::new()
+                } else {
+                    self.normalize_query().await?
+                },
                 Some(&body),
                 about,
             )
             .await?;
         let id = wire::schema_id(reply.id)?;
-        let version = match reply.version.map(Version::new) {
-            Some(Ok(version)) => version,
+        let version = match (reply.version.map(Version::new), options.version) {
+            (Some(Ok(version)), _) => version,
+            // Confluent answers an IMPORT registration with the ID only.
+            (_, Some(version)) if importing => version,
             _ => self.lookup(subject, schema, false).await?.version,
         };
         tracing::info!(subject = %subject, %id, %version, "Registered schema in the external registry");

@@ -120,6 +120,7 @@ pub struct Transport {
     client: reqwest::Client,
     base: String,
     auth: ExternalAuth,
+    deadline: Duration,
     max_retries: u32,
     retry_backoff: Duration,
     max_response_bytes: u64,
@@ -159,6 +160,7 @@ impl Transport {
             client,
             base: config.display_url(),
             auth: config.auth.clone(),
+            deadline: config.deadline,
             max_retries: config.max_retries,
             retry_backoff: config.retry_backoff,
             max_response_bytes: config.max_response_bytes,
@@ -171,13 +173,16 @@ impl Transport {
     }
 
     /// Sends a request, retrying connection errors, timeouts, 408, 429 and
-    /// 5xx with exponential backoff; returns whatever answer came last
-    /// otherwise.
+    /// 5xx with exponential backoff, all within the configured deadline;
+    /// returns whatever answer came last otherwise. Each failed attempt is
+    /// logged (a warning: one line on standard error for the commands)
+    /// with its number, why it failed, and what happens next.
     ///
     /// # Errors
     /// [`Error::Unavailable`] when every attempt failed to connect, timed
-    /// out, or got a retryable status; [`Error::AnswerTooLarge`], without
-    /// retrying, for an answer longer than the configured maximum.
+    /// out, or got a retryable status, or the deadline passed;
+    /// [`Error::AnswerTooLarge`], without retrying, for an answer longer
+    /// than the configured maximum.
     pub async fn send(
         &self,
         method: Method,
@@ -186,13 +191,17 @@ impl Transport {
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, Error> {
         let url = format!("{}{path}", self.base);
+        let started = tokio::time::Instant::now();
+        let deadline = started + self.deadline;
         let mut attempt = 0u32;
         loop {
-            let reason = match self.attempt(method.clone(), &url, query, body).await {
-                Ok(answer) if !retryable(answer.status) => return Ok(answer),
-                Ok(answer) => format!("HTTP {}: {}", answer.status.as_u16(), answer.message()),
-                Err(AttemptError::Http(error)) => describe(&error),
-                Err(AttemptError::TooLarge) => {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let outcome = tokio::time::timeout(left, self.attempt(method.clone(), &url, query, body)).await;
+            let reason = match outcome {
+                Ok(Ok(answer)) if !retryable(answer.status) => return Ok(answer),
+                Ok(Ok(answer)) => format!("HTTP {}: {}", answer.status.as_u16(), answer.message()),
+                Ok(Err(AttemptError::Http(error))) => describe(&error),
+                Ok(Err(AttemptError::TooLarge)) => {
                     return Err(Error::AnswerTooLarge {
                         url: self.base.clone(),
                         method: method.to_string(),
@@ -200,15 +209,36 @@ impl Transport {
                         limit: self.max_response_bytes,
                     });
                 }
+                Err(_) => format!("no answer before the {} s deadline", self.deadline.as_secs_f64()),
             };
-            if attempt >= self.max_retries {
+            let number = attempt + 1;
+            let wait = self.backoff(attempt);
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if attempt >= self.max_retries || wait >= left {
+                let why = if attempt >= self.max_retries {
+                    "no retries left"
+                } else {
+                    "the deadline would pass before the next attempt"
+                };
+                tracing::warn!(
+                    "{method} {path}: attempt {number} failed ({reason}); giving up: {why} ({:.1} s since the first attempt)",
+                    started.elapsed().as_secs_f64()
+                );
                 return Err(Error::Unavailable {
                     url: self.base.clone(),
-                    reason: format!("{reason} (after {} attempts)", attempt + 1),
+                    reason: format!(
+                        "{reason} (after {number} attempts in {:.1} s; deadline {} s)",
+                        started.elapsed().as_secs_f64(),
+                        self.deadline.as_secs_f64()
+                    ),
                 });
             }
-            let wait = self.backoff(attempt);
-            tracing::warn!(method = %method, path, attempt = attempt + 1, wait_ms = wait.as_millis() as u64, reason, "Registry request failed; retrying");
+            tracing::warn!(
+                "{method} {path}: attempt {number} failed ({reason}); attempt {} in {:.1} s, {:.1} s left before the deadline",
+                number + 1,
+                wait.as_secs_f64(),
+                left.as_secs_f64()
+            );
             tokio::time::sleep(wait).await;
             attempt += 1;
         }
