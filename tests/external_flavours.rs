@@ -376,3 +376,70 @@ async fn contracts_in_use_are_seen_without_a_probe_write() {
     assert!(registry.supports_data_contracts().await.unwrap());
     assert_eq!(double.config_writes_without_level(), Vec::<String>::new());
 }
+
+/// Issue 38: an export from Karapace pinned `mode: READWRITE` on every
+/// subject (the global mode read as the subject's own), and applying that
+/// export to Karapace ended every SubjectConfig `RegistryRejected` (405).
+/// Now the export holds no mode Karapace does not really keep, and applying
+/// it back (twice) sends no mode write and rejects nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_from_karapace_applies_back_to_karapace_without_a_mode_write() {
+    let served = tempfile::tempdir().unwrap();
+    let double = double(served.path(), Flavour::Karapace).await;
+    let data = tempfile::tempdir().unwrap();
+    let first = apply(data.path(), Some(&double.url), &example("evolution"), false).await;
+    // The example holds one refused change on purpose (exit 1); 2 would be an error.
+    assert_eq!(
+        first.status.code(),
+        Some(1),
+        "{}{}",
+        text(&first.stdout),
+        text(&first.stderr)
+    );
+
+    let out = tempfile::tempdir().unwrap();
+    let export_dir = out.path().join("export");
+    let export = run(
+        "export",
+        vec![
+            "--registry-url".to_owned(),
+            double.url.clone(),
+            "--history".to_owned(),
+            "--out".to_owned(),
+            export_dir.to_str().unwrap().to_owned(),
+        ],
+    )
+    .await;
+    assert_eq!(export.status.code(), Some(0), "{}", text(&export.stderr));
+    for entry in std::fs::read_dir(&export_dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "yaml") {
+            continue;
+        }
+        let content = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            !content.lines().any(|line| line.trim_start().starts_with("mode:")),
+            "{} pins a mode Karapace does not hold per subject:\n{content}",
+            path.display()
+        );
+    }
+
+    // The export is applied as another checkout would: a fresh local folder.
+    let adopter = tempfile::tempdir().unwrap();
+    let writes_before = double.subject_mode_writes();
+    for round in ["first", "second"] {
+        let again = apply(adopter.path(), Some(&double.url), export_dir.to_str().unwrap(), false).await;
+        let printed = text(&again.stdout);
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{round} apply of the export: {printed}{}",
+            text(&again.stderr)
+        );
+        assert!(
+            !printed.contains("RegistryRejected"),
+            "{round} apply of the export: {printed}"
+        );
+    }
+    assert_eq!(double.subject_mode_writes(), writes_before, "no mode write was sent");
+}
