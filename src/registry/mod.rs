@@ -13,6 +13,7 @@ pub mod embedded;
 mod error;
 pub mod external;
 mod guid;
+pub mod request_budget;
 pub mod tls;
 mod types;
 
