@@ -181,7 +181,7 @@ impl<'a> Differ<'a> {
         self.steps += 1;
         // A stopped budget (cancelled, out of time) ends the walk as running
         // out of steps does; the caller tells the two apart.
-        let stopped = self.steps % CHECKPOINT_STEPS == 0 && crate::compat::budget::checkpoint().is_err();
+        let stopped = self.steps.is_multiple_of(CHECKPOINT_STEPS) && crate::compat::budget::checkpoint().is_err();
         if stopped || self.steps > self.budget || self.depth > self.max_depth {
             return Err(TooComplex {
                 too_deep: self.depth > self.max_depth,

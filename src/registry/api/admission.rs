@@ -156,6 +156,24 @@ impl Drop for Admitted<'_> {
     }
 }
 
+/// The most of a refused request's body read and dropped before the 429.
+const MAX_DISCARDED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Reads a refused request's body and drops it, chunk by chunk, so that a
+/// client still sending it reads the 429 instead of a broken pipe (the HTTP
+/// server's body timeout bounds a client that never finishes).
+async fn discard_body(request: Request) {
+    use http_body_util::BodyExt as _;
+    let mut body = request.into_body();
+    let mut read = 0;
+    while read < MAX_DISCARDED_BYTES {
+        match body.frame().await {
+            Some(Ok(frame)) => read += frame.data_ref().map_or(0, axum::body::Bytes::len),
+            Some(Err(_)) | None => break,
+        }
+    }
+}
+
 /// The middleware: admits requests to the heavy routes through the gate;
 /// passes every other request straight on.
 pub async fn gate(State(admission): State<Arc<Admission>>, request: Request, next: Next) -> Response {
@@ -167,6 +185,7 @@ pub async fn gate(State(admission): State<Arc<Admission>>, request: Request, nex
         return next.run(request).await;
     }
     let Ok(Ok(_permit)) = tokio::time::timeout(admission.config.queue_wait, admission.permits.acquire()).await else {
+        discard_body(request).await;
         return admission.busy().into_response();
     };
     admission.metrics.in_flight.inc();
