@@ -46,6 +46,13 @@ const HEAVY_ROUTES: &[(Method, &str)] = &[
     (Method::POST, "/ui/subjects/{subject}/sandbox"),
 ];
 
+/// Whether requests of `method` to the route `template` go through the gate.
+pub(super) fn is_heavy(method: &Method, template: &str) -> bool {
+    HEAVY_ROUTES
+        .iter()
+        .any(|(heavy_method, heavy)| heavy_method == method && *heavy == template)
+}
+
 /// How many checks may run at once, how long a request waits for a turn,
 /// and each request's budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,12 +123,6 @@ impl Admission {
         }
     }
 
-    fn is_heavy(method: &Method, route: &str) -> bool {
-        HEAVY_ROUTES
-            .iter()
-            .any(|(heavy_method, template)| heavy_method == method && *template == route)
-    }
-
     /// The 429 for a request that found no permit in time.
     fn busy(&self) -> Response {
         self.metrics.rejected.inc();
@@ -180,7 +181,7 @@ pub async fn gate(State(admission): State<Arc<Admission>>, request: Request, nex
     let heavy = request
         .extensions()
         .get::<MatchedPath>()
-        .is_some_and(|route| Admission::is_heavy(request.method(), route.as_str()));
+        .is_some_and(|route| is_heavy(request.method(), route.as_str()));
     if !heavy {
         return next.run(request).await;
     }
