@@ -184,7 +184,13 @@ pub fn checkpoint() -> Result<(), Exceeded> {
 /// # Errors
 /// [`Exceeded`] when the budget cannot afford it (or as [`checkpoint`]).
 pub fn charge_parse(format: Format, text_bytes: usize) -> Result<(), Exceeded> {
-    charge(text_bytes.saturating_mul(parse_bytes_per_text_byte(format)))
+    charge(parse_estimate(format, text_bytes))
+}
+
+/// The memory a parse of `text_bytes` of `format` is estimated to need (an
+/// upper bound of what the parsed schema keeps).
+pub fn parse_estimate(format: Format, text_bytes: usize) -> usize {
+    text_bytes.saturating_mul(parse_bytes_per_text_byte(format))
 }
 
 /// Charges the memory comparing two schemas of `nodes` nodes in all needs.
