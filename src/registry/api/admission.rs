@@ -148,12 +148,17 @@ impl Admission {
 struct Admitted<'a> {
     budget: Budget,
     in_flight: &'a Gauge,
+    /// Set once the response is ready; dropped before, the client went away.
+    answered: bool,
 }
 
 impl Drop for Admitted<'_> {
     fn drop(&mut self) {
         self.budget.cancel();
         self.in_flight.dec();
+        if !self.answered {
+            tracing::info!("A client went away before its answer; its check stops at the next checkpoint");
+        }
     }
 }
 
@@ -190,11 +195,13 @@ pub async fn gate(State(admission): State<Arc<Admission>>, request: Request, nex
         return admission.busy().into_response();
     };
     admission.metrics.in_flight.inc();
-    let admitted = Admitted {
+    let mut admitted = Admitted {
         budget: Budget::new(admission.config.budget),
         in_flight: &admission.metrics.in_flight,
+        answered: false,
     };
     let response = request_budget::scope(admitted.budget.clone(), next.run(request)).await;
+    admitted.answered = true;
     drop(admitted);
     response
 }
