@@ -18,9 +18,18 @@
 //!   steps) and a field-uniqueness rule over n and 10n fields (n² steps);
 //!   the last two end at the evaluation budget, so their time is bounded.
 //!
+//! - Protobuf through a `schemaops registry` process (issue 37, items 1 and
+//!   5): one 8 MB compatibility POST, then several at once, each with the
+//!   time and the process's peak resident memory, and how many the
+//!   admission gate answered 429.
+//!
 //! `cargo bench --bench hostile [-- --case TEXT]`: with `--case`, only the
 //! cases whose name contains TEXT run (to profile one alone).
 
+#[path = "../tests/support/http.rs"]
+mod http;
+
+use std::io::BufRead as _;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -294,6 +303,146 @@ fn cel_case(case: &str, expression: &str, fields: usize) {
     );
 }
 
+/// A `.proto` of about `bytes` bytes: messages of 40 string fields.
+fn large_proto(bytes: usize) -> String {
+    let mut text = String::from("syntax = \"proto3\";\npackage hostile;\n");
+    let mut message = 0;
+    while text.len() < bytes {
+        text.push_str(&format!("message M{message} {{\n"));
+        for field in 0..40 {
+            text.push_str(&format!(
+                "  string field_{field}_of_message_{message} = {};\n",
+                field + 1
+            ));
+        }
+        text.push_str("}\n");
+        message += 1;
+    }
+    text
+}
+
+/// A `schemaops registry` child process, killed when dropped.
+struct RegistryChild {
+    child: std::process::Child,
+    url: String,
+    _data: tempfile::TempDir,
+}
+
+impl RegistryChild {
+    fn start() -> Self {
+        let data = tempfile::tempdir().expect("a temporary folder");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_schemaops"))
+            .args(["registry", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data.path())
+            // Time is measured here, not limited: a debug build parses 8 MB for seconds.
+            .args(["--max-check-seconds", "600"])
+            .env("RUST_LOG", "error")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the schemaops binary starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout is piped"))
+            .read_line(&mut line)
+            .expect("the registry prints its address");
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("an address")
+            .to_owned();
+        Self {
+            child,
+            url: format!("http://{address}"),
+            _data: data,
+        }
+    }
+
+    /// The child's peak resident memory in MiB since the last reset.
+    fn peak_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let kib: f64 = status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(f64::NAN);
+        kib / 1024.0
+    }
+
+    fn reset_peak(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5");
+    }
+}
+
+impl Drop for RegistryChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// POSTs `schema` (Protobuf) to `path`; the status.
+async fn post_protobuf(client: &reqwest::Client, url: String, schema: &str) -> u16 {
+    client
+        .post(url)
+        .header("Content-Type", "application/vnd.schemaregistry.v1+json")
+        .json(&serde_json::json!({"schemaType": "PROTOBUF", "schema": schema}))
+        .send()
+        .await
+        .map_or_else(
+            |error| {
+                eprintln!("a POST failed: {error}");
+                0
+            },
+            |response| response.status().as_u16(),
+        )
+}
+
+/// One 8 MB Protobuf compatibility POST against a registered copy of
+/// itself, then `concurrent` at once: time, the registry's peak memory,
+/// and the answers by status.
+fn protobuf_posts(runtime: &tokio::runtime::Runtime, concurrent: usize) {
+    let one = "registry: one 8 MB Protobuf compatibility POST";
+    let many = "registry: concurrent 8 MB Protobuf compatibility POSTs";
+    if !selected(one) && !selected(many) {
+        return;
+    }
+    let registry = RegistryChild::start();
+    let client = http::http_client();
+    let schema = large_proto(7_600_000);
+    let check_url = format!("{}/compatibility/subjects/big-value/versions", registry.url);
+    let registered = runtime.block_on(post_protobuf(
+        &client,
+        format!("{}/subjects/big-value/versions", registry.url),
+        &schema,
+    ));
+    assert_eq!(registered, 200, "the 8 MB schema registers");
+    if selected(one) {
+        registry.reset_peak();
+        let started = Instant::now();
+        let status = runtime.block_on(post_protobuf(&client, check_url.clone(), &schema));
+        println!(
+            "{one:<44} {:>9.2} ms   peak {:.0} MiB   status {status}",
+            started.elapsed().as_secs_f64() * 1e3,
+            registry.peak_mib()
+        );
+    }
+    if selected(many) {
+        registry.reset_peak();
+        let started = Instant::now();
+        let statuses = runtime.block_on(futures::future::join_all(
+            (0..concurrent).map(|_| post_protobuf(&client, check_url.clone(), &schema)),
+        ));
+        let mut answers = std::collections::BTreeMap::new();
+        for status in statuses {
+            *answers.entry(status).or_insert(0) += 1;
+        }
+        println!(
+            "{many:<44} {:>9.2} ms   peak {:.0} MiB   {concurrent} sent, answered (status: count) {answers:?}",
+            started.elapsed().as_secs_f64() * 1e3,
+            registry.peak_mib(),
+        );
+    }
+}
+
 fn main() {
     println!("growth from n to {FACTOR}n, measured in this run (linear {FACTOR}x; target at most {TARGET_RATIO}x):");
     self_check(
@@ -349,4 +498,6 @@ fn main() {
     cel_case("CEL field uniqueness, 200 fields", unique, 200);
     cel_case("CEL field uniqueness, 2,000 fields", unique, 2_000);
     cel_case("CEL field uniqueness, 20,000 fields", unique, 20_000);
+    println!("Protobuf through the registry (issue 37, items 1 and 5), with the registry process's peak memory:");
+    protobuf_posts(&runtime, 4);
 }

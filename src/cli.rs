@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::compat::budget::BudgetLimits;
 use crate::compat::json::JsonPolicy;
 use crate::compat::{Checker, Format, Limits, Mode};
 use crate::http_server::ServerLimits;
 use crate::http_server::args::ServerLimitsArgs;
-use crate::registry::api::{AccessPolicy, RestWrites};
+use crate::registry::api::{AccessPolicy, AdmissionConfig, RestWrites};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 use crate::registry::external::ExternalConfig;
 
@@ -452,9 +453,61 @@ pub struct RegistryArgs {
     #[command(flatten)]
     pub http: ServerLimitsArgs,
 
+    /// How many checks run at once, and each one's memory and time.
+    #[command(flatten)]
+    pub checks: CheckBudgetArgs,
+
     /// Log format.
     #[command(flatten)]
     pub logging: LoggingArgs,
+}
+
+/// The REST API's budgets for requests that parse or check schemas
+/// (compatibility tests, registrations, lookups, diffs, matrices, pages).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Check budgets")]
+pub struct CheckBudgetArgs {
+    /// Requests that parse or check schemas running at once; 0 picks the CPUs
+    /// available, at least 2 and at most 4.
+    #[arg(long, env = "SCHEMAOPS_MAX_CONCURRENT_CHECKS", default_value_t = 0)]
+    pub max_concurrent_checks: usize,
+
+    /// How long such a request waits for a turn before it is answered 429
+    /// with Retry-After, in milliseconds.
+    #[arg(long, env = "SCHEMAOPS_CHECK_QUEUE_MILLIS", default_value_t = AdmissionConfig::DEFAULT_QUEUE_MILLIS)]
+    pub check_queue_millis: u64,
+
+    /// The memory one request's parsing and checking may be estimated to
+    /// need, in MiB; over it the request is refused (422, 42209) before the work.
+    #[arg(long, env = "SCHEMAOPS_MAX_CHECK_MEMORY_MIB", default_value_t = AdmissionConfig::DEFAULT_MEMORY_MIB)]
+    pub max_check_memory_mib: usize,
+
+    /// How long one request's checks may run, in seconds (422, 42201, past it).
+    #[arg(long, env = "SCHEMAOPS_MAX_CHECK_SECONDS", default_value_t = AdmissionConfig::DEFAULT_CHECK_SECONDS)]
+    pub max_check_seconds: u64,
+}
+
+impl CheckBudgetArgs {
+    /// The gate's configuration.
+    ///
+    /// # Errors
+    /// A message naming a budget of zero.
+    pub fn into_config(self) -> Result<AdmissionConfig, String> {
+        if self.max_check_memory_mib == 0 || self.max_check_seconds == 0 {
+            return Err("--max-check-memory-mib and --max-check-seconds must be at least 1".to_owned());
+        }
+        Ok(AdmissionConfig {
+            permits: match self.max_concurrent_checks {
+                0 => AdmissionConfig::default_permits(),
+                permits => permits,
+            },
+            queue_wait: std::time::Duration::from_millis(self.check_queue_millis),
+            budget: BudgetLimits {
+                memory_bytes: self.max_check_memory_mib.saturating_mul(1024 * 1024),
+                time: std::time::Duration::from_secs(self.max_check_seconds),
+            },
+        })
+    }
 }
 
 /// Logging options shared by the long-running commands.
@@ -488,6 +541,8 @@ pub struct RegistryConfig {
     pub body_limit: usize,
     /// Limits on slow and idle clients.
     pub server_limits: ServerLimits,
+    /// How many checks run at once, and each one's budget.
+    pub admission: AdmissionConfig,
     /// Schema size limits.
     pub limits: Limits,
     /// The policy that judges JSON Schema differences.
@@ -521,6 +576,7 @@ impl RegistryArgs {
             listen,
             body_limit: self.max_body_bytes,
             server_limits: self.http.into_limits()?,
+            admission: self.checks.into_config()?,
             limits: Limits {
                 max_schema_bytes: self.max_schema_bytes,
             },

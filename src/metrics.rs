@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap;
 use crate::crd::ResourceKind;
 use crate::crd::conditions::Reason;
 use crate::registry::Registry;
+use crate::registry::api::AdmissionMetrics;
 
 /// The content type of the text exposition format.
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -125,6 +126,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Counter>,
     request_duration: HistogramFamily<EndpointLabels>,
     rest_writes: RestWriteCounters,
+    admission: AdmissionMetrics,
     /// The request metrics already created, by endpoint: a request finds
     /// its counter and histogram without building labels (strings) or
     /// locking the families.
@@ -198,6 +200,17 @@ impl Metrics {
             "Registry API writes refused because writes go through Schema and SubjectConfig resources",
             rest_writes.gitops_refusals.clone(),
         );
+        let admission = AdmissionMetrics::default();
+        registry.register(
+            "schemaops_registry_checks_rejected",
+            "Registry API requests that parse or check schemas answered 429 because every check slot stayed taken",
+            admission.rejected.clone(),
+        );
+        registry.register(
+            "schemaops_registry_checks_in_flight",
+            "Registry API requests that parse or check schemas running now",
+            admission.in_flight.clone(),
+        );
         if let Some(store) = store {
             registry.register_collector(Box::new(StoreSize(store)));
         }
@@ -210,6 +223,7 @@ impl Metrics {
             requests,
             request_duration,
             rest_writes,
+            admission,
             request_handles: RwLock::default(),
         }
     }
@@ -217,6 +231,11 @@ impl Metrics {
     /// The REST write counters, for the registry API's access check.
     pub fn rest_write_counters(&self) -> RestWriteCounters {
         self.rest_writes.clone()
+    }
+
+    /// The admission gate's metrics, for [`crate::registry::api::Admission`].
+    pub fn admission_metrics(&self) -> AdmissionMetrics {
+        self.admission.clone()
     }
 
     /// Records one reconcile of `kind` that took `elapsed`.

@@ -133,6 +133,8 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     };
     tokio::spawn(async move {
         super::registry::shutdown_signal().await;
+        // Running checks (the registry API's and the controllers') stop at their next checkpoint.
+        crate::compat::budget::shut_down();
         tracing::info!("Shutting down");
         let _ = signal_stopping.send(true);
     });
@@ -208,9 +210,21 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                     auth,
                     policies: Some(policies),
                 };
-                // Counted here, scraped on the health port.
+                // Counted here, scraped on the health port. The operator's
+                // registry API takes the default check budgets.
                 let pages = crate::ui::router(state.clone(), Some(owners));
-                let app = instrument(router(state).merge(pages), metrics, false);
+                let gate = Arc::new(crate::registry::api::Admission::new(
+                    crate::registry::api::AdmissionConfig::default(),
+                    metrics.admission_metrics(),
+                ));
+                let app = instrument(
+                    router(state).merge(pages).layer(axum::middleware::from_fn_with_state(
+                        gate,
+                        crate::registry::api::admission_gate,
+                    )),
+                    metrics,
+                    false,
+                );
                 http_server::serve(listener, app, limits, stop).await;
             }
         }

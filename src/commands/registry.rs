@@ -11,7 +11,7 @@ use crate::compat::Checker;
 use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::policy::{PolicySet, SharedPolicies};
-use crate::registry::api::{ApiState, Auth, router};
+use crate::registry::api::{Admission, ApiState, Auth, admission_gate, router};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
@@ -134,11 +134,17 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     let _ = std::io::stdout().flush();
     let shutdown = async {
         shutdown_signal().await;
-        tracing::info!("Shutting down; letting in-flight requests finish");
+        // Requests being answered finish; checks stop at their next checkpoint.
+        crate::compat::budget::shut_down();
+        tracing::info!("Shutting down; letting in-flight requests finish and stopping running checks");
     };
-    // The web pages under /ui/, beside the REST API, with the same credentials.
+    let admission = Arc::new(Admission::new(config.admission, metrics.admission_metrics()));
+    // The web pages under /ui/, beside the REST API, with the same credentials
+    // and the same admission gate.
     let app = instrument(
-        router(state.clone()).merge(crate::ui::router(state, None)),
+        router(state.clone())
+            .merge(crate::ui::router(state, None))
+            .layer(axum::middleware::from_fn_with_state(admission, admission_gate)),
         metrics,
         true,
     );

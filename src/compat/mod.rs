@@ -38,6 +38,7 @@
 //! ([`avro`] for Avro, [`protobuf`] for Protobuf).
 
 pub mod avro;
+pub mod budget;
 pub mod cases;
 pub mod diff;
 pub mod json;
@@ -174,6 +175,9 @@ pub enum CheckError {
         #[source]
         source: json::TooComplex,
     },
+    /// The request's budget ran out, or the check was cancelled.
+    #[error(transparent)]
+    Stopped(#[from] budget::Exceeded),
     /// A parsed candidate and an earlier version are in different formats.
     #[error("the candidate is {candidate} but the earlier version is {earlier}")]
     FormatMismatch {
@@ -193,6 +197,7 @@ impl CheckError {
                 "InvalidSchema"
             }
             CheckError::TooComplex { .. } => "TooComplex",
+            CheckError::Stopped(_) => "OverBudget",
             CheckError::FormatMismatch { .. } => "FormatMismatch",
         }
     }
@@ -312,10 +317,17 @@ fn for_each_version<T: Send>(versions: &[usize], size: usize, work: impl Fn(usiz
         return versions.iter().map(|&version| work(version)).collect();
     }
     let work = &work;
+    // The request's budget goes with the work onto each thread.
+    let budget = budget::current();
+    let budget = budget.as_ref();
     std::thread::scope(|scope| {
         let handles: Vec<_> = versions
             .chunks(versions.len().div_ceil(threads))
-            .map(|part| scope.spawn(move || part.iter().map(|&version| work(version)).collect::<Vec<T>>()))
+            .map(|part| {
+                scope.spawn(move || {
+                    budget::run_under(budget, || part.iter().map(|&version| work(version)).collect::<Vec<T>>())
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -341,6 +353,7 @@ fn compare(
     version: usize,
     checker: &Checker,
 ) -> Result<Vec<Incompatibility>, CheckError> {
+    budget::charge_check(candidate.size().saturating_add(earlier.size()))?;
     match (candidate, earlier) {
         (ParsedSchema::Avro(candidate), ParsedSchema::Avro(earlier)) => Ok(mode
             .directions()
@@ -359,7 +372,7 @@ fn compare(
                         checker.json_policy,
                         checker.json_step_budget,
                     )
-                    .map_err(|source| CheckError::TooComplex { version, source })?,
+                    .map_err(|source| stopped_or_too_complex(version, source))?,
                 );
             }
             Ok(found)
@@ -373,6 +386,15 @@ fn compare(
             candidate: candidate.format(),
             earlier: earlier.format(),
         }),
+    }
+}
+
+/// A JSON Schema walk that gave up: stopped by the request's budget (the
+/// walk gives up at a checkpoint as when it runs out of steps), or too complex.
+fn stopped_or_too_complex(version: usize, source: json::TooComplex) -> CheckError {
+    match budget::checkpoint() {
+        Err(exceeded) => CheckError::Stopped(exceeded),
+        Ok(()) => CheckError::TooComplex { version, source },
     }
 }
 
@@ -499,6 +521,10 @@ impl Checker {
         for reference in &schema.references {
             self.check_size(&role, &reference.text)?;
         }
+        let text_bytes = schema.references.iter().fold(schema.text.len(), |bytes, reference| {
+            bytes.saturating_add(reference.text.len())
+        });
+        budget::charge_parse(format, text_bytes)?;
         match format {
             Format::Avro => avro::AvroSchema::parse(schema)
                 .map(ParsedSchema::Avro)

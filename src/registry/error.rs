@@ -1,5 +1,6 @@
 //! Registry errors, each with Confluent's error code and HTTP status.
 
+use crate::compat::budget::Exceeded;
 use crate::compat::{CheckError, Format, Report, error_chain};
 
 use super::{SchemaId, SubjectName, Version};
@@ -93,6 +94,15 @@ pub enum Error {
     TooComplex {
         /// Which comparison and why.
         reason: String,
+    },
+    /// The request's check budget ran out or the check was stopped: 42209
+    /// for memory (the work is refused before it is done, as a schema over
+    /// the size limit is), 42201 for time (too complex to decide in time),
+    /// 50301 when cancelled or shutting down (trying later may succeed).
+    #[error("{exceeded}{}", budget_flag(exceeded))]
+    CheckStopped {
+        /// Which budget, and by how much.
+        exceeded: Exceeded,
     },
     /// 42202.
     #[error("the version `{given}` is not valid: use a number from 1 to 2147483647, `latest` or -1")]
@@ -295,6 +305,11 @@ impl Error {
             Error::AnswerTooLarge { .. } => 502,
             Error::Remote { code, .. } => *code,
             Error::InvalidSchema { .. } | Error::TooComplex { .. } => 42201,
+            Error::CheckStopped { exceeded } => match exceeded {
+                Exceeded::Memory { .. } => 42209,
+                Exceeded::Time { .. } => 42201,
+                Exceeded::Cancelled | Exceeded::ShuttingDown => 50301,
+            },
             Error::InvalidVersion { .. } => 42202,
             Error::InvalidCompatibilityLevel { .. } => 42203,
             Error::InvalidMode { .. } => 42204,
@@ -336,6 +351,7 @@ impl Error {
             Error::SchemaTypeChanged { .. } => "SchemaTypeChanged",
             Error::InvalidSchema { .. } => "InvalidSchema",
             Error::TooComplex { .. } => "TooComplex",
+            Error::CheckStopped { .. } => "CheckStopped",
             Error::InvalidVersion { .. } => "InvalidVersion",
             Error::InvalidCompatibilityLevel { .. } => "InvalidCompatibilityLevel",
             Error::InvalidMode { .. } => "InvalidMode",
@@ -371,6 +387,9 @@ impl Error {
             CheckError::TooComplex { .. } => Error::TooComplex {
                 reason: error_chain(error),
             },
+            CheckError::Stopped(exceeded) => Error::CheckStopped {
+                exceeded: exceeded.clone(),
+            },
             other => Error::InvalidSchema {
                 reason: error_chain(other),
             },
@@ -383,6 +402,15 @@ impl From<super::contract::InvalidRuleSet> for Error {
         Error::InvalidRuleSet {
             reason: invalid.to_string(),
         }
+    }
+}
+
+/// The `schemaops registry` flag that sets the budget `exceeded` ran out of.
+fn budget_flag(exceeded: &Exceeded) -> &'static str {
+    match exceeded {
+        Exceeded::Memory { .. } => " (--max-check-memory-mib)",
+        Exceeded::Time { .. } => " (--max-check-seconds)",
+        Exceeded::Cancelled | Exceeded::ShuttingDown => "",
     }
 }
 

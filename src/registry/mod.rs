@@ -14,6 +14,7 @@ mod error;
 pub mod external;
 mod guid;
 pub mod held;
+pub mod request_budget;
 pub mod tls;
 mod types;
 

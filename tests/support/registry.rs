@@ -20,7 +20,23 @@ impl RegistryProcess {
 
     /// Starts the registry with extra arguments.
     pub async fn start_with(data: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        Self::start_command(Command::new(env!("CARGO_BIN_EXE_schemaops")), data, extra).await
+    }
+
+    /// As [`RegistryProcess::start_with`], with the process's address space
+    /// limited to `kib` KiB (`ulimit -v`, set on the child alone): a check
+    /// that runs away fails inside it instead of taking the machine down.
+    pub async fn start_limited(data: &Path, extra: &[&str], kib: u64) -> Self {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_schemaops"));
+        Self::start_command(command, data, extra).await
+    }
+
+    async fn start_command(mut command: Command, data: &Path, extra: &[&str]) -> Self {
+        let mut child = command
             .args(["registry", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)
@@ -48,6 +64,11 @@ impl RegistryProcess {
             child,
             url: format!("http://{address}"),
         }
+    }
+
+    /// The process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends SIGKILL and waits for the process to end.

@@ -140,7 +140,7 @@ pub fn diff(
         (ParsedSchema::Avro(old), ParsedSchema::Avro(new)) => retag(avro::changes(old, new), ChangeKind::Avro),
         (ParsedSchema::Json(old), ParsedSchema::Json(new)) => {
             let found = json::differences(old, new, checker.json_policy, checker.json_step_budget)
-                .map_err(|source| CheckError::TooComplex { version, source })?;
+                .map_err(|source| super::stopped_or_too_complex(version, source))?;
             found
                 .into_iter()
                 .map(|change| Located {

@@ -82,6 +82,9 @@ type Pair = (NodeRef, NodeRef);
 /// What a comparison found, shared between the places that reuse it.
 type Shared<'a> = Rc<[RawChange<'a>]>;
 
+/// How many steps the walk takes between asking whether it may go on.
+const CHECKPOINT_STEPS: usize = 1024;
+
 type Found<'a> = Result<Vec<RawChange<'a>>, TooComplex>;
 
 fn at<'a>(kind: Kind) -> RawChange<'a> {
@@ -176,7 +179,10 @@ impl<'a> Differ<'a> {
             (Some(original), Some(update)) => (original, update),
         };
         self.steps += 1;
-        if self.steps > self.budget || self.depth > self.max_depth {
+        // A stopped budget (cancelled, out of time) ends the walk as running
+        // out of steps does; the caller tells the two apart.
+        let stopped = self.steps.is_multiple_of(CHECKPOINT_STEPS) && crate::compat::budget::checkpoint().is_err();
+        if stopped || self.steps > self.budget || self.depth > self.max_depth {
             return Err(TooComplex {
                 too_deep: self.depth > self.max_depth,
             });

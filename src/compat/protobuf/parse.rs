@@ -150,10 +150,14 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
     let originals = texts.clone();
     let mut unresolved_options = Vec::new();
     let pool = loop {
-        let compiled = compile_once(&texts, &descriptors, &main_name)?;
-        let error = match compiled {
+        // Source positions cost about as much memory as the rest of the pool
+        // and only errors read them: a failed compile is run again with them.
+        let error = match compile_once(&texts, &descriptors, &main_name, SourceInfo::Drop)? {
             Ok(pool) => break pool,
-            Err(error) => error,
+            Err(_) => match compile_once(&texts, &descriptors, &main_name, SourceInfo::Keep)? {
+                Ok(pool) => break pool,
+                Err(error) => error,
+            },
         };
         // An option whose extension nothing defines is kept as written and
         // cut from what is compiled; anything else is the schema's error.
@@ -187,16 +191,27 @@ pub(crate) fn compile(schema: &SchemaText) -> Result<Compiled, ParseError> {
 /// How many undefined custom options one schema may carry.
 const MAX_UNRESOLVED_OPTIONS: usize = 32;
 
+/// Whether a compile keeps the `.proto` texts' source positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SourceInfo {
+    /// Kept: errors point at a line and column.
+    Keep,
+    /// Dropped after parsing each text: the pool is about half the size.
+    Drop,
+}
+
 /// One compiler run over `texts`: the pool, or the compiler's error.
 fn compile_once(
     texts: &HashMap<String, String>,
     descriptors: &HashMap<String, FileDescriptorProto>,
     main_name: &str,
+    source_info: SourceInfo,
 ) -> Result<Result<DescriptorPool, protox::Error>, ParseError> {
     let mut resolver = ChainFileResolver::new();
     resolver.add(Memory {
         texts: texts.clone(),
         descriptors: descriptors.clone(),
+        source_info,
     });
     resolver.add(GoogleFileResolver::new());
     resolver.add(BundledFileResolver);
@@ -231,6 +246,7 @@ fn undefined_option(error: &protox::Error, texts: &HashMap<String, String>) -> O
 struct Memory {
     texts: HashMap<String, String>,
     descriptors: HashMap<String, FileDescriptorProto>,
+    source_info: SourceInfo,
 }
 
 impl FileResolver for Memory {
@@ -238,9 +254,16 @@ impl FileResolver for Memory {
         if let Some(descriptor) = self.descriptors.get(name) {
             return Ok(File::from_file_descriptor_proto(descriptor.clone()));
         }
-        match self.texts.get(name) {
-            Some(text) => File::from_source(name, text),
-            None => Err(protox::Error::file_not_found(name)),
+        let Some(text) = self.texts.get(name) else {
+            return Err(protox::Error::file_not_found(name));
+        };
+        match self.source_info {
+            SourceInfo::Keep => File::from_source(name, text),
+            SourceInfo::Drop => {
+                let mut descriptor = protox_parse::parse(name, text)?;
+                descriptor.source_code_info = None;
+                Ok(File::from_file_descriptor_proto(descriptor))
+            }
         }
     }
 }

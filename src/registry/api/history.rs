@@ -98,10 +98,12 @@ fn parse_stored(checker: &Checker, stored: &VersionedSchema, text: &SchemaText) 
 
 /// Runs CPU-bound work off the async runtime.
 async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Error> {
-    tokio::task::spawn_blocking(work).await.map_err(|error| Error::Store {
-        action: "compare schemas",
-        source: Box::new(error),
-    })?
+    crate::registry::request_budget::blocking(work)
+        .await
+        .map_err(|error| Error::Store {
+            action: "compare schemas",
+            source: Box::new(error),
+        })?
 }
 
 /// The changes from version `from` to version `to` of `subject`

@@ -2,6 +2,7 @@
 //! [`Router`]. Handlers translate HTTP to registry calls and back; every
 //! rule lives in the registry.
 
+mod admission;
 mod auth;
 mod bodies;
 mod config;
@@ -25,6 +26,7 @@ use axum::http::{Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 
+pub use admission::{Admission, AdmissionConfig, AdmissionMetrics, gate as admission_gate};
 pub use auth::{Access, AccessPolicy, Auth, Credential, Decision, RestWrites, load_credentials};
 pub use error::ApiError;
 use error::ErrorBody;

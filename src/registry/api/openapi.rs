@@ -13,7 +13,7 @@
 
 use std::sync::LazyLock;
 
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::json;
@@ -567,6 +567,19 @@ impl Modify for Conventions {
                 "408: the request body took longer than `--body-timeout-seconds` to arrive",
             )),
         );
+        components.responses.insert(
+            "ChecksBusy".to_owned(),
+            RefOr::T(error(
+                "42901: every check slot stayed taken for `--check-queue-millis` (`--max-concurrent-checks` run at \
+                 once); `Retry-After` says when to try again",
+            )),
+        );
+        components.responses.insert(
+            "CheckStopped".to_owned(),
+            RefOr::T(error(
+                "50301: the check was stopped because the registry is shutting down",
+            )),
+        );
         // No credentials, basic or bearer: authentication is optional.
         openapi.security = Some(vec![
             SecurityRequirement::default(),
@@ -575,15 +588,21 @@ impl Modify for Conventions {
         ]);
         for (path, item) in &mut openapi.paths.paths {
             let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-                &mut item.head,
-                &mut item.options,
+                (Method::GET, &mut item.get),
+                (Method::PUT, &mut item.put),
+                (Method::POST, &mut item.post),
+                (Method::DELETE, &mut item.delete),
+                (Method::PATCH, &mut item.patch),
+                (Method::HEAD, &mut item.head),
+                (Method::OPTIONS, &mut item.options),
             ];
-            for operation in operations.into_iter().flatten() {
+            for (method, operation) in operations {
+                let Some(operation) = operation else { continue };
+                if super::admission::is_heavy(&method, path) {
+                    let responses = &mut operation.responses.responses;
+                    responses.insert("429".to_owned(), RefOr::Ref(Ref::from_response_name("ChecksBusy")));
+                    responses.insert("503".to_owned(), RefOr::Ref(Ref::from_response_name("CheckStopped")));
+                }
                 if path != PATH {
                     json_media_types(operation);
                 }

@@ -10,9 +10,6 @@ use rustc_hash::FxHashMap;
 use crate::compat::ParsedSchema;
 use crate::registry::SchemaId;
 
-/// Parsed schemas take several times their text's size in memory.
-const BYTES_PER_TEXT_BYTE: usize = 8;
-
 /// The default memory budget: 32 MiB.
 const DEFAULT_BUDGET: usize = 32 * 1024 * 1024;
 
@@ -47,9 +44,11 @@ impl ParsedCache {
             .cloned()
     }
 
-    /// Keeps `parsed`, whose text is `text_len` bytes long.
+    /// Keeps `parsed`, whose text is `text_len` bytes long, costed as the
+    /// check budget estimates its parse (a Protobuf schema keeps about 30
+    /// times its text: a flat 8 let the cache hold several times its budget).
     pub(crate) fn insert(&self, id: SchemaId, parsed: Arc<ParsedSchema>, text_len: usize) {
-        let cost = text_len.saturating_mul(BYTES_PER_TEXT_BYTE);
+        let cost = crate::compat::budget::parse_estimate(parsed.format(), text_len);
         if cost > self.budget {
             return;
         }

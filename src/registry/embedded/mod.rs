@@ -513,10 +513,12 @@ fn candidate<'a>(schema: &'a NewSchema, canonical: &'a str) -> state::Candidate<
 
 /// Runs CPU-heavy work (parsing, checking) off the async workers.
 async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
-    tokio::task::spawn_blocking(work).await.map_err(|error| Error::Store {
-        action: "run a schema check",
-        source: Box::new(error),
-    })
+    super::request_budget::blocking(work)
+        .await
+        .map_err(|error| Error::Store {
+            action: "run a schema check",
+            source: Box::new(error),
+        })
 }
 
 #[async_trait]
