@@ -20,13 +20,24 @@ impl RegistryProcess {
 
     /// Starts the registry with extra arguments.
     pub async fn start_with(data: &Path, extra: &[&str]) -> Self {
+        Self::spawn(data, extra, Stdio::inherit()).await
+    }
+
+    /// Starts the registry with its log (stderr) written to the file `log`,
+    /// for tests that read what the process logged.
+    pub async fn start_logging_to(data: &Path, extra: &[&str], log: &Path) -> Self {
+        let file = std::fs::File::create(log).expect("the log file can be created");
+        Self::spawn(data, extra, Stdio::from(file)).await
+    }
+
+    async fn spawn(data: &Path, extra: &[&str], stderr: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
             .args(["registry", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("the schemaops binary starts");
         let stdout = child.stdout.take().expect("stdout is piped");
