@@ -341,7 +341,10 @@ fn page_cases(runtime: &tokio::runtime::Runtime, versions: usize) {
     }
     let built = Instant::now();
     let (_folder, registry) = runtime.block_on(registry_of_versions(versions));
-    println!("{case}: {versions} versions registered in {:.1} s", built.elapsed().as_secs_f64());
+    println!(
+        "{case}: {versions} versions registered in {:.1} s",
+        built.elapsed().as_secs_f64()
+    );
     let state = schemaops::registry::api::ApiState {
         registry: Arc::new(registry),
         body_limit: 1 << 20,
