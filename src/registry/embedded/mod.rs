@@ -973,6 +973,16 @@ impl Registry for EmbeddedRegistry {
         Ok(state.referrers(subject, version, false))
     }
 
+    async fn referrer_count(&self, subject: &SubjectName) -> Result<usize, Error> {
+        self.catch_up().await?;
+        let state = self.read();
+        let versions = state.versions_matching(subject, VersionFilter::Live)?;
+        Ok(versions
+            .into_iter()
+            .map(|version| state.referrers(subject, version, false).len())
+            .sum())
+    }
+
     fn schema_types(&self) -> Vec<Format> {
         vec![Format::Json, Format::Protobuf, Format::Avro]
     }
