@@ -23,6 +23,11 @@
 //!   time and the process's peak resident memory, and how many the
 //!   admission gate answered 429.
 //!
+//! - The pages (issue 37, item 2) on a registry of 50,000 versions (half in
+//!   one subject, the rest in subjects of 100): `GET /ui/` and the long
+//!   subject's history, diff and matrix, each with its time, size and the
+//!   peak memory it added.
+//!
 //! `cargo bench --bench hostile [-- --case TEXT]`: with `--case`, only the
 //! cases whose name contains TEXT run (to profile one alone).
 
@@ -443,6 +448,89 @@ fn protobuf_posts(runtime: &tokio::runtime::Runtime, concurrent: usize) {
     }
 }
 
+/// A registry of `versions` versions for the page cases: half in the
+/// subject `long-value`, the rest in subjects of 100 versions.
+async fn registry_of_versions(versions: usize) -> (tempfile::TempDir, EmbeddedRegistry) {
+    // On tmpfs when there is one: each registration is a synchronous commit.
+    let parent = if std::path::Path::new("/dev/shm").is_dir() {
+        "/dev/shm"
+    } else {
+        "/tmp"
+    };
+    let folder = tempfile::tempdir_in(parent).expect("a temporary folder");
+    let store = SqliteStore::open(&folder.path().join("registry.db")).expect("the store opens");
+    let registry = EmbeddedRegistry::open(Arc::new(store), Checker::default())
+        .await
+        .expect("the registry opens");
+    registry
+        .set_compatibility(None, Mode::None)
+        .await
+        .expect("the level is set");
+    let long = versions / 2;
+    for index in 0..versions {
+        let (name, record) = if index < long {
+            ("long-value".to_owned(), "Long".to_owned())
+        } else {
+            let subject = (index - long) / 100;
+            (format!("s{subject:04}-value"), format!("R{subject}"))
+        };
+        let text =
+            format!(r#"{{"type":"record","name":"{record}","doc":"{index}","fields":[{{"name":"f","type":"long"}}]}}"#);
+        register(&registry, name, text, Vec::new()).await;
+    }
+    (folder, registry)
+}
+
+/// Times each page on a registry of `versions` versions (see [`registry_of_versions`]).
+fn page_cases(runtime: &tokio::runtime::Runtime, versions: usize) {
+    use tower::ServiceExt as _;
+    let case = "pages at 50,000 versions";
+    if !selected(case) {
+        return;
+    }
+    let built = Instant::now();
+    let (_folder, registry) = runtime.block_on(registry_of_versions(versions));
+    println!(
+        "{case}: {versions} versions registered in {:.1} s",
+        built.elapsed().as_secs_f64()
+    );
+    let state = schemaops::registry::api::ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth: None,
+        policies: None,
+    };
+    let app = schemaops::ui::router(state, None);
+    for path in [
+        "/ui/",
+        "/ui/subjects/long-value",
+        "/ui/subjects/long-value/diff",
+        "/ui/subjects/long-value/matrix",
+    ] {
+        reset_peak();
+        let before = peak_mib();
+        let started = Instant::now();
+        let bytes = runtime.block_on(async {
+            let request = axum::http::Request::get(path)
+                .body(axum::body::Body::empty())
+                .expect("a request");
+            let response = app.clone().oneshot(request).await.expect("an answer");
+            assert_eq!(response.status(), 200, "{path}");
+            http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .expect("the body")
+                .to_bytes()
+                .len()
+        });
+        println!(
+            "  GET {path:<36} {:>9.2} ms   {:>8} bytes   peak +{:.1} MiB",
+            started.elapsed().as_secs_f64() * 1e3,
+            bytes,
+            peak_mib() - before
+        );
+    }
+}
+
 fn main() {
     println!("growth from n to {FACTOR}n, measured in this run (linear {FACTOR}x; target at most {TARGET_RATIO}x):");
     self_check(
@@ -500,4 +588,6 @@ fn main() {
     cel_case("CEL field uniqueness, 20,000 fields", unique, 20_000);
     println!("Protobuf through the registry (issue 37, items 1 and 5), with the registry process's peak memory:");
     protobuf_posts(&runtime, 4);
+    println!("The pages (issue 37, item 2):");
+    page_cases(&runtime, 50_000);
 }

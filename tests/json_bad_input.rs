@@ -220,3 +220,43 @@ fn exponential_matching_ends_in_too_complex_not_in_compatible() {
         .is_compatible()
     );
 }
+
+/// `multipleOf` factors are compared as the decimals written, through
+/// `schemaops compat` (issue 37, item 10): 1.0000000000000001 has more
+/// significant digits than an `f64` keeps, and read as 1 it made 3 look like
+/// a multiple of it, so FORWARD called the change compatible.
+#[test]
+fn multiple_of_is_compared_with_every_digit_written() {
+    let folder = tempfile::tempdir().unwrap();
+    let write = |name: &str, factor: &str| {
+        let path = folder.path().join(name);
+        std::fs::write(&path, format!(r#"{{"type":"number","multipleOf":{factor}}}"#)).unwrap();
+        path
+    };
+    let compat = |mode: &str, previous: &std::path::Path, candidate: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schemaops"))
+            .args(["compat", "--format", "JSON", "--mode", mode, "-o", "json", "--previous"])
+            .arg(previous)
+            .arg("--candidate")
+            .arg(candidate)
+            .output()
+            .unwrap()
+    };
+    let precise = write("precise.json", "1.0000000000000001");
+    let three = write("three.json", "3");
+    let output = compat("FORWARD", &precise, &three);
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    assert!(report.contains("MULTIPLE_OF_CHANGED"), "{report}");
+    // The same number written otherwise is no change; a true multiple still is one.
+    let same = write("same.json", "10000000000000001e-16");
+    assert_eq!(compat("FULL", &precise, &same).status.code(), Some(0));
+    let triple = write("triple.json", "3.0000000000000003");
+    let output = compat("FORWARD", &precise, &triple);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}

@@ -366,3 +366,39 @@ fn a_package_of_thousands_of_parts_is_refused_before_the_pool_sees_it() {
     );
     assert_refused(&SchemaText::new(text), &["schema.proto:2:9", "longer than 1024 bytes"]);
 }
+
+/// A descriptor whose `syntax` is the empty string, registered with a real
+/// `schemaops registry`: read as proto2, as descriptor.proto says and
+/// Confluent does, and no panic (caught or not) in the process's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_syntax_is_proto2_and_no_panic_is_logged() {
+    let data = tempfile::tempdir().unwrap();
+    let log = data.path().join("registry.log");
+    let server = support::registry::RegistryProcess::start_logging_to(&data.path().join("store"), &[], &log).await;
+    let client = support::http_client();
+    let empty_syntax = descriptor(|file| file.syntax = Some(String::new()));
+    let response = client
+        .post(format!("{}/subjects/order-value/versions", server.url))
+        .json(&serde_json::json!({ "schemaType": "PROTOBUF", "schema": empty_syntax.text }))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap();
+    let proto2 = descriptor(|file| file.syntax = None);
+    let lookup = client
+        .post(format!("{}/subjects/order-value", server.url))
+        .json(&serde_json::json!({ "schemaType": "PROTOBUF", "schema": proto2.text }))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(!logged.contains("panicked"), "the registry logged a panic:\n{logged}");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        lookup, 200,
+        "the same descriptor without `syntax` is the version registered"
+    );
+}

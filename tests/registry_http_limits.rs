@@ -315,8 +315,8 @@ fn small_fields(count: usize) -> String {
 /// limit (1,639) on every request, a tenth of the registry's CPU under load.
 /// The number of fields has its own limit now, 100 by default (Apache
 /// httpd's and Tomcat's): a head with more is answered 431 with Confluent's
-/// error JSON naming that limit (hyper's own empty 431 beyond twice the
-/// limit), and `--max-header-fields` raises it for clients that need more.
+/// error JSON naming that limit (hyper answers beyond twice the limit, and
+/// that answer carries the JSON too), and `--max-header-fields` raises it.
 #[tokio::test]
 async fn header_fields_beyond_their_number_limit_get_431_and_the_flag_raises_it() {
     let data = tempfile::tempdir().unwrap();
@@ -436,4 +436,56 @@ async fn a_long_uri_and_large_headers_get_414_and_431_with_confluent_error_json(
             .ends_with("over the limit of 200 bytes"),
         "{document}"
     );
+}
+
+/// Issue 37, item 10: heads far beyond the limits, and heads hyper cannot
+/// parse at all, were answered by hyper itself with empty bodies. Every
+/// such answer now carries Confluent's error JSON naming the limit or the
+/// problem: a 70 KB URI (over hyper's own 64 KiB target limit) gets 414, a
+/// 1 MB header field (over hyper's read buffer) 431, more fields than hyper
+/// reads 431, and a malformed request line or header field 400. The server
+/// goes on serving.
+#[tokio::test]
+async fn heads_hyper_refuses_itself_get_confluent_error_json_too() {
+    let data = tempfile::tempdir().unwrap();
+    let server = start(data.path(), 10, 30, 30, &[]).await;
+    let vnd = "application/vnd.schemaregistry.v1+json";
+
+    let huge_uri = format!("GET /subjects/{} HTTP/1.1\r\nHost: r\r\n\r\n", "a".repeat(70_000));
+    let (status, content_type, document) = answer(&server, huge_uri.as_bytes()).await;
+    assert_eq!((status, content_type.as_str()), (414, vnd), "{document}");
+    assert_eq!(document["error_code"], 414, "{document}");
+    let message = document["message"].as_str().unwrap();
+    assert!(message.contains("URI") && message.contains("8192 bytes"), "{message}");
+
+    let huge_header = format!(
+        "GET /subjects HTTP/1.1\r\nHost: r\r\nX-Huge: {}\r\n\r\n",
+        "b".repeat(1024 * 1024)
+    );
+    let (status, content_type, document) = answer(&server, huge_header.as_bytes()).await;
+    assert_eq!((status, content_type.as_str()), (431, vnd), "{document}");
+    assert_eq!(document["error_code"], 431, "{document}");
+    let message = document["message"].as_str().unwrap();
+    assert!(message.contains("8192 bytes"), "{message}");
+
+    let many_fields = format!("GET /subjects HTTP/1.1\r\nHost: r\r\n{}\r\n", small_fields(500));
+    let (status, _, document) = answer(&server, many_fields.as_bytes()).await;
+    assert_eq!((status, &document["error_code"]), (431, &json!(431)), "{document}");
+    let message = document["message"].as_str().unwrap();
+    assert!(message.contains("100"), "{message}");
+
+    for malformed in [
+        &b"GARBAGE\r\n\r\n"[..],
+        b"GET /subjects HTTP/1.1\r\nHost: r\r\nNo colon here\r\n\r\n",
+        b"GET /sub jects HTTP/1.1\r\nHost: r\r\n\r\n",
+    ] {
+        let (status, content_type, document) = answer(&server, malformed).await;
+        assert_eq!((status, content_type.as_str()), (400, vnd), "{document}");
+        assert_eq!(document["error_code"], 400, "{document}");
+        let message = document["message"].as_str().unwrap();
+        assert!(message.contains("HTTP/1.1"), "{message}");
+    }
+
+    let (status, _, document) = answer(&server, b"GET /subjects HTTP/1.1\r\nHost: r\r\n\r\n").await;
+    assert_eq!((status, document), (200, json!([])));
 }

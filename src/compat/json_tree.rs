@@ -32,11 +32,93 @@ const TOO_DEEP: &str = "the document nests more than";
 pub(crate) enum Json<'a> {
     Null,
     Bool(bool),
-    Number(Number),
+    Number(JsonNumber<'a>),
     String(Cow<'a, str>),
     Array(Vec<Json<'a>>),
     /// Members in document order; see [`Json::take`] for repeated keys.
     Object(Vec<(Cow<'a, str>, Json<'a>)>),
+}
+
+/// A number: its value as serde_json reads it (an `f64` for any with a
+/// fraction or exponent), and the text it was written as, for the rare
+/// reader that needs every digit (`multipleOf`). Two numbers are equal when
+/// their values are, however written.
+#[derive(Debug, Clone)]
+pub(crate) struct JsonNumber<'a> {
+    pub(crate) value: Number,
+    /// As written in the document; empty for a number not read from text.
+    pub(crate) literal: &'a str,
+}
+
+impl From<Number> for JsonNumber<'_> {
+    fn from(value: Number) -> Self {
+        Self { value, literal: "" }
+    }
+}
+
+impl std::ops::Deref for JsonNumber<'_> {
+    type Target = Number;
+
+    fn deref(&self) -> &Number {
+        &self.value
+    }
+}
+
+impl PartialEq for JsonNumber<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl std::hash::Hash for JsonNumber<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.value.hash(state);
+    }
+}
+
+/// The number literals of a JSON text, handed out in document order as the
+/// parser meets the numbers (it reads the text front to back, and this
+/// scans only what it has read, so strings are told from the rest).
+struct NumberLiterals<'a> {
+    text: &'a str,
+    position: std::cell::Cell<usize>,
+}
+
+impl<'a> NumberLiterals<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            position: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The next number literal after the last one handed out ("" if none).
+    fn next(&self) -> &'a str {
+        let bytes = self.text.as_bytes();
+        let mut at = self.position.get();
+        while at < bytes.len() {
+            match bytes[at] {
+                b'"' => {
+                    at += 1;
+                    while at < bytes.len() && bytes[at] != b'"' {
+                        at += if bytes[at] == b'\\' { 2 } else { 1 };
+                    }
+                    at += 1;
+                }
+                b'-' | b'0'..=b'9' => {
+                    let start = at;
+                    while at < bytes.len() && matches!(bytes[at], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                        at += 1;
+                    }
+                    self.position.set(at);
+                    return self.text.get(start..at).unwrap_or("");
+                }
+                _ => at += 1,
+            }
+        }
+        self.position.set(at);
+        ""
+    }
 }
 
 /// Where a JSON text could not be read.
@@ -67,9 +149,14 @@ impl<'a> Json<'a> {
     pub(crate) fn parse_nested_at_most(text: &'a str, limit: usize) -> Result<Self, SyntaxError> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         deserializer.disable_recursion_limit();
-        let parsed = Nested { depth: 0, limit }
-            .deserialize(&mut deserializer)
-            .and_then(|json| deserializer.end().map(|()| json));
+        let literals = NumberLiterals::new(text);
+        let parsed = Nested {
+            depth: 0,
+            limit,
+            literals: &literals,
+        }
+        .deserialize(&mut deserializer)
+        .and_then(|json| deserializer.end().map(|()| json));
         parsed.map_err(|error| {
             let message = error.to_string();
             // serde_json appends " at line L column C"; the position is kept separately.
@@ -98,7 +185,7 @@ impl<'a> Json<'a> {
         match self {
             Json::Null => Value::Null,
             Json::Bool(flag) => Value::Bool(flag),
-            Json::Number(number) => Value::Number(number),
+            Json::Number(number) => Value::Number(number.value),
             Json::String(text) => Value::String(text.into_owned()),
             Json::Array(items) => Value::Array(items.into_iter().map(Json::into_value).collect()),
             Json::Object(members) => Value::Object(
@@ -169,7 +256,7 @@ impl Serialize for Json<'_> {
         match self {
             Json::Null => serializer.serialize_unit(),
             Json::Bool(flag) => serializer.serialize_bool(*flag),
-            Json::Number(number) => number.serialize(serializer),
+            Json::Number(number) => number.value.serialize(serializer),
             Json::String(text) => serializer.serialize_str(text),
             Json::Array(items) => serializer.collect_seq(items),
             Json::Object(members) => serializer.collect_map(members.iter().map(|(key, value)| (key, value))),
@@ -281,15 +368,16 @@ fn slot(keys: &[&str], key: &str) -> Option<usize> {
 
 /// Reads one value with `depth` arrays and objects around it, of at most `limit`.
 #[derive(Clone, Copy)]
-struct Nested {
+struct Nested<'s, 'a> {
     depth: usize,
     limit: usize,
+    literals: &'s NumberLiterals<'a>,
 }
 
-impl Nested {
+impl<'s, 'a> Nested<'s, 'a> {
     /// The seed for the values inside an array or object at this depth, or
     /// the error when that container is one level too many.
-    fn inner<E: de::Error>(self) -> Result<Nested, E> {
+    fn inner<E: de::Error>(self) -> Result<Nested<'s, 'a>, E> {
         let depth = self.depth + 1;
         if depth > self.limit {
             return Err(E::custom(format_args!("{TOO_DEEP} {} levels deep", self.limit)));
@@ -298,7 +386,7 @@ impl Nested {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Nested {
+impl<'de> DeserializeSeed<'de> for Nested<'_, 'de> {
     type Value = Json<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -306,7 +394,7 @@ impl<'de> DeserializeSeed<'de> for Nested {
     }
 }
 
-impl<'de> Visitor<'de> for Nested {
+impl<'de> Visitor<'de> for Nested<'_, 'de> {
     type Value = Json<'de>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -318,16 +406,16 @@ impl<'de> Visitor<'de> for Nested {
     }
 
     fn visit_i64<E>(self, number: i64) -> Result<Self::Value, E> {
-        Ok(Json::Number(number.into()))
+        Ok(self.number(number.into()))
     }
 
     fn visit_u64<E>(self, number: u64) -> Result<Self::Value, E> {
-        Ok(Json::Number(number.into()))
+        Ok(self.number(number.into()))
     }
 
     fn visit_f64<E: de::Error>(self, number: f64) -> Result<Self::Value, E> {
         Number::from_f64(number)
-            .map(Json::Number)
+            .map(|value| self.number(value))
             .ok_or_else(|| E::custom("a number that is not finite"))
     }
 
@@ -367,6 +455,16 @@ impl<'de> Visitor<'de> for Nested {
             members.push((key, deep(|| map.next_value_seed(inner))?));
         }
         Ok(Json::Object(members))
+    }
+}
+
+impl<'a> Nested<'_, 'a> {
+    /// The number just read, with the literal it was written as.
+    fn number(self, value: Number) -> Json<'a> {
+        Json::Number(JsonNumber {
+            value,
+            literal: self.literals.next(),
+        })
     }
 }
 
@@ -436,7 +534,7 @@ mod tests {
         let rest: Vec<(Cow<'_, str>, Json<'_>)> = attributes.into_rest().collect();
         assert_eq!(rest.len(), 2, "{rest:?}");
         assert_eq!(rest[0].0, "name");
-        assert_eq!(rest[1], (Cow::Borrowed("x"), Json::Number(2.into())));
+        assert_eq!(rest[1], (Cow::Borrowed("x"), Json::Number(Number::from(2).into())));
     }
 
     #[test]

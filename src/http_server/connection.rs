@@ -56,6 +56,7 @@ where
     let io = TokioIo::new(Watched {
         stream,
         activity: activity.clone(),
+        replacement: Replacement::default(),
     });
     let service = hyper::service::service_fn(move |request| {
         body::handle(request, router.clone(), activity.start_request(), limits)
@@ -196,10 +197,64 @@ async fn expired(activity: &Activity) {
     }
 }
 
-/// A socket that tells its [`Activity`] when bytes arrive.
+/// A socket that tells its [`Activity`] when bytes arrive, and puts
+/// Confluent's error JSON in place of the empty answers hyper gives itself
+/// to heads it cannot read (see [`head::hyper_refusal`]).
 struct Watched<S> {
     stream: S,
     activity: Activity,
+    replacement: Replacement,
+}
+
+/// The answer written in place of hyper's own, and how much of it is out.
+#[derive(Default)]
+struct Replacement {
+    bytes: Vec<u8>,
+    written: usize,
+}
+
+impl<S: AsyncWrite + Unpin> Watched<S> {
+    /// Whether `bytes` are hyper's own answer to a head it could not read:
+    /// written while a head is being read (no request was handed to the
+    /// router, which writes every other answer), in hyper's form.
+    fn is_hyper_refusal(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        if !matches!(self.activity.phase(), Phase::Head { .. }) {
+            return None;
+        }
+        head::hyper_refusal(bytes, &self.activity.limits)
+    }
+
+    /// Writes what is left of the replacement; ready once all of it is out.
+    fn poll_replacement(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        while self.replacement.written < self.replacement.bytes.len() {
+            let rest = &self.replacement.bytes[self.replacement.written..];
+            match Pin::new(&mut self.stream).poll_write(cx, rest) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(count)) => self.replacement.written += count,
+                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Takes `bytes` from hyper: passed on, or (hyper's own refusal)
+    /// replaced, in which case all of them count as written.
+    fn poll_write_bytes(&mut self, cx: &mut Context<'_>, bytes: &[u8]) -> Poll<std::io::Result<usize>> {
+        std::task::ready!(self.poll_replacement(cx))?;
+        if let Some(replacement) = self.is_hyper_refusal(bytes) {
+            self.replacement = Replacement {
+                bytes: replacement,
+                written: 0,
+            };
+            // The rest goes out on the next write, flush or shutdown.
+            if let Poll::Ready(Err(error)) = self.poll_replacement(cx) {
+                return Poll::Ready(Err(error));
+            }
+            return Poll::Ready(Ok(bytes.len()));
+        }
+        Pin::new(&mut self.stream).poll_write(cx, bytes)
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
@@ -219,14 +274,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
 
 impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bytes: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, bytes)
+        self.poll_write_bytes(cx, bytes)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_replacement(cx))?;
         Pin::new(&mut self.stream).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        std::task::ready!(self.poll_replacement(cx))?;
         Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 
@@ -235,6 +292,13 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
         cx: &mut Context<'_>,
         buffers: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
+        // hyper writes its own refusal as one buffer; anything else goes on as it came.
+        if let Some(first) = buffers.iter().find(|buffer| !buffer.is_empty())
+            && first.len() == buffers.iter().map(|buffer| buffer.len()).sum::<usize>()
+        {
+            return self.poll_write_bytes(cx, first);
+        }
+        std::task::ready!(self.poll_replacement(cx))?;
         Pin::new(&mut self.stream).poll_write_vectored(cx, buffers)
     }
 

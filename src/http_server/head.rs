@@ -11,9 +11,11 @@
 //! them itself, with an empty body. [`hyper_buffer`] and [`hyper_headers`]
 //! set the first two above ours, so that any head within our limits is
 //! read, and one a little over them reaches us and gets the JSON answer.
-//! Only a head far beyond them still gets hyper's empty 414 or 431: a
-//! target over 64 KiB, a head over [`hyper_buffer`] bytes (over 408 KiB by
-//! default), or more than [`hyper_headers`] fields (200 by default).
+//! A head far beyond them (a target over 64 KiB, a head over
+//! [`hyper_buffer`] bytes, more than [`hyper_headers`] fields), and one
+//! hyper cannot parse at all (400), still gets hyper's answer, but the
+//! connection puts [`hyper_refusal`]'s JSON answer in its place on the
+//! socket, so every answer to a bad head carries the error JSON.
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode, Uri};
@@ -62,6 +64,43 @@ pub(super) fn refusal<B>(request: &Request<B>, limits: &ServerLimits) -> Option<
         return None;
     };
     Some(error_response(status, message))
+}
+
+/// The answer to send instead of `written`, when `written` is hyper's own
+/// refusal of a head (`HTTP/1.1 4xx`, `connection: close`, no body): the
+/// same status with Confluent's error JSON naming the limit or the problem.
+pub(super) fn hyper_refusal(written: &[u8], limits: &ServerLimits) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(written).ok()?;
+    let head = text.strip_suffix("\r\n\r\n")?;
+    let mut lines = head.split("\r\n");
+    let code: u16 = lines.next()?.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()?;
+    let fields: Vec<String> = lines.map(str::to_ascii_lowercase).collect();
+    let has = |field: &str| fields.iter().any(|line| line == field);
+    if !(400..500).contains(&code) || !has("connection: close") || !has("content-length: 0") {
+        return None;
+    }
+    let status = StatusCode::from_u16(code).ok()?;
+    let message = match status {
+        StatusCode::URI_TOO_LONG => format!("the request URI is over the limit of {} bytes", limits.max_uri_bytes),
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => format!(
+            "the request's header fields are over the limit of {} bytes or {} fields",
+            limits.max_header_bytes, limits.max_header_fields
+        ),
+        StatusCode::BAD_REQUEST => {
+            "the request is not valid HTTP/1.1: its request line or a header field cannot be parsed".to_owned()
+        }
+        other => other.canonical_reason().unwrap_or("the request was refused").to_owned(),
+    };
+    let body = serde_json::json!({"error_code": code, "message": message}).to_string();
+    let reason = status.canonical_reason().unwrap_or("");
+    Some(
+        format!(
+            "HTTP/1.1 {code} {reason}\r\ncontent-type: application/vnd.schemaregistry.v1+json\r\n\
+             content-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+    )
 }
 
 /// The length of the request target as the client sent it.
@@ -159,6 +198,30 @@ mod tests {
             document["message"],
             "the request has 2 header fields, over the limit of 1"
         );
+    }
+
+    #[test]
+    fn only_hyper_s_own_bodiless_refusals_are_replaced() {
+        let limits = ServerLimits::DEFAULT;
+        let hyper = b"HTTP/1.1 431 Request Header Fields Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\
+                      date: Sun, 06 Dec 2026 03:26:45 GMT\r\n\r\n";
+        let replaced = String::from_utf8(hyper_refusal(hyper, &limits).unwrap()).unwrap();
+        let (head, body) = replaced.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 431 "), "{head}");
+        assert!(head.contains(&format!("content-length: {}", body.len())), "{head}");
+        let document: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(document["error_code"], 431);
+        for other in [
+            &b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"[..],
+            b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+            b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n",
+        ] {
+            assert!(
+                hyper_refusal(other, &limits).is_none(),
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
     }
 
     #[test]

@@ -243,6 +243,21 @@ pub trait Registry: Send + Sync {
     /// The IDs of the schemas whose references name this version.
     async fn referenced_by(&self, subject: &SubjectName, version: VersionSelector) -> Result<Vec<SchemaId>, Error>;
 
+    /// How many referrers the live versions of `subject` have, summed over
+    /// the versions (the subject list's "Referenced by"). The default asks
+    /// [`Registry::referenced_by`] once per version; a registry that keeps
+    /// an index answers in one look.
+    async fn referrer_count(&self, subject: &SubjectName) -> Result<usize, Error> {
+        let mut count = 0;
+        for version in self.versions(subject, VersionFilter::Live).await? {
+            count += self
+                .referenced_by(subject, VersionSelector::Exact(version))
+                .await?
+                .len();
+        }
+        Ok(count)
+    }
+
     /// The schema types this registry can check and store.
     fn schema_types(&self) -> Vec<Format>;
 

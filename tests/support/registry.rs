@@ -20,7 +20,7 @@ impl RegistryProcess {
 
     /// Starts the registry with extra arguments.
     pub async fn start_with(data: &Path, extra: &[&str]) -> Self {
-        Self::start_command(Command::new(env!("CARGO_BIN_EXE_schemaops")), data, extra).await
+        Self::spawn(Command::new(env!("CARGO_BIN_EXE_schemaops")), data, extra, Stdio::inherit()).await
     }
 
     /// As [`RegistryProcess::start_with`], with the process's address space
@@ -32,17 +32,24 @@ impl RegistryProcess {
             .arg("-c")
             .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
             .arg(env!("CARGO_BIN_EXE_schemaops"));
-        Self::start_command(command, data, extra).await
+        Self::spawn(command, data, extra, Stdio::inherit()).await
     }
 
-    async fn start_command(mut command: Command, data: &Path, extra: &[&str]) -> Self {
+    /// Starts the registry with its log (stderr) written to the file `log`,
+    /// for tests that read what the process logged.
+    pub async fn start_logging_to(data: &Path, extra: &[&str], log: &Path) -> Self {
+        let file = std::fs::File::create(log).expect("the log file can be created");
+        Self::spawn(Command::new(env!("CARGO_BIN_EXE_schemaops")), data, extra, Stdio::from(file)).await
+    }
+
+    async fn spawn(mut command: Command, data: &Path, extra: &[&str], stderr: Stdio) -> Self {
         let mut child = command
             .args(["registry", "--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("the schemaops binary starts");
         let stdout = child.stdout.take().expect("stdout is piped");

@@ -954,15 +954,15 @@ fn numbers<'a>(old: &NumberNode, new: &NumberNode, found: &mut Vec<RawChange<'a>
             Kind::ExclusiveMinimumDecreased,
         ],
     );
-    match (old.multiple_of, new.multiple_of) {
+    match (&old.multiple_of, &new.multiple_of) {
         (None, None) => {}
         (None, Some(_)) => found.push(keyword("multipleOf", Kind::MultipleOfAdded)),
         (Some(_), None) => found.push(keyword("multipleOf", Kind::MultipleOfRemoved)),
         (Some(was), Some(is)) if was == is => {}
         (Some(was), Some(is)) => {
-            let kind = if is_multiple(is, was) {
+            let kind = if is.is_multiple_of(was) {
                 Kind::MultipleOfExpanded
-            } else if is_multiple(was, is) {
+            } else if was.is_multiple_of(is) {
                 Kind::MultipleOfReduced
             } else {
                 Kind::MultipleOfChanged
@@ -977,83 +977,6 @@ fn numbers<'a>(old: &NumberNode, new: &NumberNode, found: &mut Vec<RawChange<'a>
             Kind::TypeNarrowed
         }));
     }
-}
-
-/// True when `value` is a whole multiple of `factor`, decided exactly on the
-/// decimal numbers the schema wrote (see [`Decimal`]), not on their binary
-/// approximations: 0.3 is a multiple of 0.1, and 1e9 is not one of 3.
-/// Anything that is not a positive finite number (which parsing already
-/// refuses) is a multiple of nothing, so the change counts as
-/// `MULTIPLE_OF_CHANGED`, incompatible both ways.
-fn is_multiple(value: f64, factor: f64) -> bool {
-    match (Decimal::of(value), Decimal::of(factor)) {
-        (Some(value), Some(factor)) => value.is_multiple_of(factor),
-        _ => false,
-    }
-}
-
-/// A positive decimal number `mantissa × 10^exponent`, with no trailing zero
-/// in `mantissa`, so each number has exactly one form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Decimal {
-    mantissa: u64,
-    exponent: i32,
-}
-
-impl Decimal {
-    /// The decimal spelled by the shortest text that reads back as `value`.
-    ///
-    /// # Caveats
-    ///
-    /// The model keeps JSON numbers as `f64` (serde_json is built without
-    /// `arbitrary_precision`), and parsing rounds correctly, so this is the
-    /// number the schema wrote whenever it has at most 15 significant
-    /// digits. A longer number is taken as the nearest `f64`'s shortest form.
-    fn of(value: f64) -> Option<Decimal> {
-        if !(value.is_finite() && value > 0.0) {
-            return None;
-        }
-        // `{:e}` prints the shortest round-trip digits: `d[.ddd]e[-]x`, at most 17 digits.
-        let text = format!("{value:e}");
-        let (digits, exponent) = text.split_once('e')?;
-        let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-        let mut mantissa: u64 = format!("{whole}{fraction}").parse().ok()?;
-        let mut exponent = exponent.parse::<i32>().ok()? - i32::try_from(fraction.len()).ok()?;
-        while mantissa.is_multiple_of(10) {
-            mantissa /= 10;
-            exponent += 1;
-        }
-        Some(Decimal { mantissa, exponent })
-    }
-
-    /// True when `self / factor` is a whole number.
-    ///
-    /// The quotient is `(m / n) × 10^k` with `k` the exponents' difference.
-    /// Cancel the mantissas' greatest common divisor: what is left of `n`
-    /// must divide `10^k`, so `k ≥ 0` and `n = 2^i × 5^j` with `i, j ≤ k`. (A
-    /// negative `k` would need 10 to divide `m`, which has no trailing zero.)
-    /// This is exact with no big integers, for any exponents.
-    fn is_multiple_of(self, factor: Decimal) -> bool {
-        let shift = i64::from(self.exponent) - i64::from(factor.exponent);
-        let mut rest = factor.mantissa / greatest_common_divisor(self.mantissa, factor.mantissa);
-        let mut power = |prime: u64| {
-            let mut count = 0_i64;
-            while rest.is_multiple_of(prime) {
-                rest /= prime;
-                count += 1;
-            }
-            count
-        };
-        let (twos, fives) = (power(2), power(5));
-        shift >= 0 && rest == 1 && twos <= shift && fives <= shift
-    }
-}
-
-fn greatest_common_divisor(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// Open: any property may appear with any value.
@@ -1162,81 +1085,4 @@ fn augment<T>(
 /// Turns a walk's raw change into its kind and steps, outermost first.
 pub(crate) fn steps_of<'a, 'b>(change: &'b RawChange<'a>) -> impl Iterator<Item = Step<'a>> + 'b {
     change.reversed_path.iter().rev().copied()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Decimal, is_multiple};
-
-    fn decimal(value: f64) -> (u64, i32) {
-        let decimal = Decimal::of(value).expect("positive and finite");
-        (decimal.mantissa, decimal.exponent)
-    }
-
-    #[test]
-    fn a_number_becomes_the_decimal_its_json_text_spells() {
-        assert_eq!(decimal(3.0), (3, 0));
-        assert_eq!(decimal(1e9), (1, 9));
-        assert_eq!(decimal(0.1), (1, -1));
-        assert_eq!(decimal(0.3), (3, -1));
-        assert_eq!(decimal(12.50), (125, -1));
-        assert_eq!(decimal(1e-300), (1, -300));
-        assert_eq!(decimal(1.5e300), (15, 299));
-        assert_eq!(decimal(123_456_789.012_345_6), (1_234_567_890_123_456, -7));
-        assert_eq!(Decimal::of(0.0), None);
-        assert_eq!(Decimal::of(-2.0), None);
-        assert_eq!(Decimal::of(f64::INFINITY), None);
-    }
-
-    #[test]
-    fn a_multiple_is_decided_in_exact_decimal_arithmetic() {
-        // (value, factor, whole multiple?)
-        let cases = [
-            (4.0, 2.0, true),
-            (2.0, 4.0, false),
-            (1e9, 3.0, false),
-            (999_999_999.0, 3.0, true),
-            (0.3, 0.1, true),
-            (0.7, 0.1, true),
-            (0.1, 0.3, false),
-            (1.0, 1.000_000_000_1, false),
-            (1.000_000_000_1, 1.0, false),
-            (1e300, 1e-300, true),
-            (1e-300, 1e300, false),
-            (1.0, 0.125, true),
-            (1.0, 0.375, false),
-            (0.75, 0.375, true),
-            (10.0, 2.5, true),
-            (2.5, 0.5, true),
-            (2.5, 2.0, false),
-            (0.01, 0.001, true),
-            (0.001, 0.01, false),
-            (7.5e-7, 2.5e-7, true),
-            (7.0, 7.0, true),
-        ];
-        for (value, factor, expected) in cases {
-            assert_eq!(
-                is_multiple(value, factor),
-                expected,
-                "is {value} a multiple of {factor}?"
-            );
-        }
-    }
-
-    #[test]
-    fn the_rule_agrees_with_integer_division_on_scaled_small_decimals() {
-        // Every pair of k / 1000 and j / 100 with small numerators, scaled to integers in
-        // thousandths, checked with `%`.
-        for numerator in 1..=300_u64 {
-            for step in 1..=60_u64 {
-                let (value, factor) = (numerator as f64 / 1000.0, step as f64 / 100.0);
-                let expected = numerator % (step * 10) == 0;
-                assert_eq!(
-                    is_multiple(value, factor),
-                    expected,
-                    "is {value} a multiple of {factor}?"
-                );
-            }
-        }
-    }
 }

@@ -55,6 +55,7 @@
 //!   nests thousands of `$ref`s deep, is an error ([`TooComplex`]), never a
 //!   guess.
 
+mod decimal;
 mod diff;
 mod document;
 mod explain;

@@ -96,7 +96,7 @@ pub(crate) struct NumberNode {
     pub(crate) maximum: Option<f64>,
     pub(crate) exclusive_minimum: Option<f64>,
     pub(crate) exclusive_maximum: Option<f64>,
-    pub(crate) multiple_of: Option<f64>,
+    pub(crate) multiple_of: Option<super::decimal::Factor>,
 }
 
 /// Constraints on objects.

@@ -13,6 +13,7 @@ use regex::Regex;
 
 use crate::compat::json_tree::Json;
 
+use super::decimal::Factor;
 use super::document::{Object, canonical, lookup, member};
 use super::model::{ArrayNode, Criterion, Draft, Meta, Node, NodeId, NumberNode, ObjectNode, Properties, StringNode};
 
@@ -183,7 +184,7 @@ fn describe(value: &Json<'_>) -> String {
     match value {
         Json::Null => "null".to_owned(),
         Json::Bool(flag) => format!("the boolean {flag}"),
-        Json::Number(number) => format!("the number {number}"),
+        Json::Number(number) => format!("the number {}", number.value),
         Json::String(text) if text.len() <= 40 => format!("the string {}", canonical(value)),
         Json::String(_) => "a string".to_owned(),
         Json::Array(_) => "an array".to_owned(),
@@ -540,13 +541,19 @@ impl<'a> Loader<'a> {
                 Some(_) => number(map, key, pointer),
             }
         };
-        let multiple_of = number(map, "multipleOf", pointer)?;
-        if multiple_of.is_some_and(|value| value <= 0.0) {
-            return Err(ParseError::at(
-                &child(pointer, "multipleOf"),
-                "`multipleOf` must be greater than 0",
-            ));
-        }
+        let multiple_of =
+            match map.get("multipleOf") {
+                None => None,
+                Some(Json::Number(number)) => Some(factor(number).ok_or_else(|| {
+                    ParseError::at(&child(pointer, "multipleOf"), "`multipleOf` must be greater than 0")
+                })?),
+                Some(other) => {
+                    return Err(ParseError::at(
+                        &child(pointer, "multipleOf"),
+                        format!("`multipleOf` must be a number, found {}", describe(other)),
+                    ));
+                }
+            };
         Ok(NumberNode {
             integer,
             minimum: number(map, "minimum", pointer)?,
@@ -904,6 +911,16 @@ fn number(map: Object<'_>, key: &str, pointer: &str) -> Result<Option<f64>, Pars
             &child(pointer, key),
             format!("`{key}` must be a number, found {}", describe(other)),
         )),
+    }
+}
+
+/// A `multipleOf` number as the exact decimal written; a number made
+/// without its text (not read from a document) is taken as its value prints.
+fn factor(number: &crate::compat::json_tree::JsonNumber<'_>) -> Option<Factor> {
+    if number.literal.is_empty() {
+        Factor::parse(&number.value.to_string())
+    } else {
+        Factor::parse(number.literal)
     }
 }
 

@@ -291,6 +291,12 @@ fn decode_descriptor(name: &str, text: &str) -> Result<FileDescriptorProto, Pars
         message,
     })?;
     descriptor.name = Some(name.to_owned());
+    // descriptor.proto reads an empty `syntax` as proto2, as protoc and
+    // Confluent's Java library do; the descriptor pool only knows an absent
+    // one, and on "" panics while building its error.
+    if descriptor.syntax.as_deref() == Some("") {
+        descriptor.syntax = None;
+    }
     Ok(descriptor)
 }
 

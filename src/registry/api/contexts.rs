@@ -40,8 +40,9 @@ fn into_context(request: Request<Body>) -> Request<Body> {
     Request::from_parts(parts, body)
 }
 
-/// The contexts that hold subjects (soft-deleted ones included), the default first.
-async fn contexts_in_use(state: &ApiState) -> Result<Vec<String>, Error> {
+/// The contexts that hold subjects (soft-deleted ones included), the default
+/// one among them if it does, sorted and without repeats.
+async fn contexts_holding_subjects(state: &ApiState) -> Result<Vec<String>, Error> {
     let filter = SubjectFilter {
         include_deleted: true,
         ..SubjectFilter::default()
@@ -52,10 +53,16 @@ async fn contexts_in_use(state: &ApiState) -> Result<Vec<String>, Error> {
         .await?
         .iter()
         .map(|subject| context::context_of(subject.as_str()).to_owned())
-        .filter(|name| name != DEFAULT_CONTEXT)
         .collect();
     names.sort();
     names.dedup();
+    Ok(names)
+}
+
+/// The contexts that hold subjects, the default first whether it holds any or not.
+async fn contexts_in_use(state: &ApiState) -> Result<Vec<String>, Error> {
+    let mut names = contexts_holding_subjects(state).await?;
+    names.retain(|name| name != DEFAULT_CONTEXT);
     names.insert(0, DEFAULT_CONTEXT.to_owned());
     Ok(names)
 }
@@ -78,7 +85,7 @@ pub(super) async fn list(State(state): State<ApiState>) -> Reply {
     delete,
     path = "/contexts/{context}",
     tag = "server",
-    summary = "Delete a context that holds no subject",
+    summary = "Delete a context that holds no subject (the default context `.` included, as Confluent does)",
     params(("context" = crate::registry::SubjectName, Path, description = "The context: `.orders`, `orders` or `:.orders:`")),
     responses(
         (status = 204, description = "Deleted (a context without subjects holds nothing else)"),
@@ -89,7 +96,7 @@ pub(super) async fn list(State(state): State<ApiState>) -> Reply {
 )]
 pub(super) async fn delete(State(state): State<ApiState>, Path(given): Path<String>) -> Reply {
     let name = context::name(&given);
-    if name != DEFAULT_CONTEXT && contexts_in_use(&state).await?.contains(&name) {
+    if contexts_holding_subjects(&state).await?.contains(&name) {
         return Err(Error::ContextNotEmpty { context: name }.into());
     }
     Ok(StatusCode::NO_CONTENT.into_response())

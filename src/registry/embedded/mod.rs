@@ -219,15 +219,22 @@ impl EmbeddedRegistry {
 
     /// Runs `attempt` under the write lock on caught-up state, again while
     /// another process wrote first.
+    ///
+    /// `attempt` is given the revision of the state it decides on, and
+    /// commits with it ([`Self::commit`]): reads catch up without the write
+    /// lock, so the state may move on while an attempt runs, and a commit
+    /// based on the revision seen at its end would write changes decided on
+    /// older state (an ID another process took meanwhile, say).
     async fn write<T, F, Fut>(&self, mut attempt: F) -> Result<T, Error>
     where
-        F: FnMut() -> Fut,
+        F: FnMut(u64) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
         let _write = self.writes.lock().await;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             self.catch_up().await?;
-            match attempt().await {
+            let decided_on = self.read().revision;
+            match attempt(decided_on).await {
                 Err(Error::Store { source, .. }) if source.is::<StaleRevision>() => continue,
                 other => return other,
             }
@@ -238,13 +245,12 @@ impl EmbeddedRegistry {
         })
     }
 
-    /// Makes `changes` durable on top of the state they were decided on,
-    /// then applies them in memory.
-    async fn commit(&self, action: &'static str, changes: Vec<Change>) -> Result<(), Error> {
-        let base = self.read().revision;
+    /// Makes `changes` durable on top of the state they were decided on
+    /// (revision `decided_on`, no later), then applies them in memory.
+    async fn commit(&self, action: &'static str, decided_on: u64, changes: Vec<Change>) -> Result<(), Error> {
         let applied = self
             .store
-            .apply_after(base, changes.clone())
+            .apply_after(decided_on, changes.clone())
             .await
             .map_err(|source| Error::Store { action, source })?;
         let revision = match applied {
@@ -411,7 +417,8 @@ impl EmbeddedRegistry {
     }
 
     /// Allocates the ID and version of a registration decided on `decided`
-    /// and commits it; runs under the write lock.
+    /// and commits it on top of revision `decided_on`; runs under the write lock.
+    #[allow(clippy::too_many_arguments)]
     async fn store_registration(
         &self,
         subject: &SubjectName,
@@ -420,6 +427,7 @@ impl EmbeddedRegistry {
         decided: &state::RegistrationInputs,
         fingerprint: &str,
         stored: &str,
+        decided_on: u64,
     ) -> Result<Registered, Error> {
         let (id, version, changes) = {
             let state = self.read();
@@ -482,7 +490,7 @@ impl EmbeddedRegistry {
             }));
             (id, version, changes)
         };
-        self.commit("store the registration", changes).await?;
+        self.commit("store the registration", decided_on, changes).await?;
         tracing::info!(subject = %subject, version = version.get(), id = id.get(), "Registered schema");
         Ok(Registered {
             id,
@@ -653,13 +661,16 @@ impl Registry for EmbeddedRegistry {
             }
             let text = stored.as_deref().unwrap_or(&schema.text);
             let registered = self
-                .write(|| async {
-                    if self.read().registration_inputs(subject, &submitted).0 != decided {
-                        return Ok(None);
+                .write(|decided_on| {
+                    let (submitted, decided, fingerprint) = (&submitted, &decided, &fingerprint);
+                    async move {
+                        if self.read().registration_inputs(subject, submitted).0 != *decided {
+                            return Ok(None);
+                        }
+                        self.store_registration(subject, schema, options, decided, fingerprint, text, decided_on)
+                            .await
+                            .map(Some)
                     }
-                    self.store_registration(subject, schema, options, &decided, &fingerprint, text)
-                        .await
-                        .map(Some)
                 })
                 .await?;
             if let Some(registered) = registered {
@@ -723,16 +734,17 @@ impl Registry for EmbeddedRegistry {
     }
 
     async fn set_compatibility(&self, subject: Option<&SubjectName>, level: Mode) -> Result<Mode, Error> {
-        self.write(move || async move {
+        self.write(move |decided_on| async move {
             let change = self.setting_change(subject, Setting::Compatibility(Some(level)));
-            self.commit("store the compatibility level", vec![change]).await?;
+            self.commit("store the compatibility level", decided_on, vec![change])
+                .await?;
             Ok(level)
         })
         .await
     }
 
     async fn delete_compatibility(&self, subject: Option<&SubjectName>) -> Result<Mode, Error> {
-        self.write(move || async move {
+        self.write(move |decided_on| async move {
             let has_settings = subject.is_some_and(|subject| {
                 self.read()
                     .subjects
@@ -755,7 +767,8 @@ impl Registry for EmbeddedRegistry {
                     vec![Change::PutSubject(row)]
                 }
             };
-            self.commit("remove the compatibility level", changes).await?;
+            self.commit("remove the compatibility level", decided_on, changes)
+                .await?;
             Ok(old)
         })
         .await
@@ -801,11 +814,12 @@ impl Registry for EmbeddedRegistry {
                 feature: "data-contract settings",
             });
         }
-        self.write(move || async move {
+        self.write(move |decided_on| async move {
             let current = self.contract_config(subject).await?;
             let updated = patch.apply(&current)?;
             let change = self.setting_change(subject, Setting::Contract(Box::new(updated.clone())));
-            self.commit("store the data-contract settings", vec![change]).await?;
+            self.commit("store the data-contract settings", decided_on, vec![change])
+                .await?;
             Ok(updated)
         })
         .await
@@ -838,7 +852,7 @@ impl Registry for EmbeddedRegistry {
         force: bool,
     ) -> Result<RegistryMode, Error> {
         self.refuse_subject_mode(subject)?;
-        self.write(move || async move {
+        self.write(move |decided_on| async move {
             if mode == RegistryMode::Import && !force {
                 let state = self.read();
                 let has_versions = match subject {
@@ -852,7 +866,7 @@ impl Registry for EmbeddedRegistry {
                 }
             }
             let change = self.setting_change(subject, Setting::Mode(Some(mode)));
-            self.commit("store the mode", vec![change]).await?;
+            self.commit("store the mode", decided_on, vec![change]).await?;
             Ok(mode)
         })
         .await
@@ -860,10 +874,10 @@ impl Registry for EmbeddedRegistry {
 
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error> {
         self.refuse_subject_mode(subject)?;
-        self.write(move || async move {
+        self.write(move |decided_on| async move {
             let old = self.mode(subject, false).await?;
             let change = self.setting_change(subject, Setting::Mode(None));
-            self.commit("remove the mode", vec![change]).await?;
+            self.commit("remove the mode", decided_on, vec![change]).await?;
             Ok(old)
         })
         .await
@@ -883,7 +897,7 @@ impl Registry for EmbeddedRegistry {
         version: VersionSelector,
         permanent: bool,
     ) -> Result<Version, Error> {
-        self.write(move || async move {
+        self.write(move |decided_on| async move {
             let (version, change) = {
                 let state = self.read();
                 Self::refuse_writes_in(state.effective_mode(subject), subject)?;
@@ -923,7 +937,7 @@ impl Registry for EmbeddedRegistry {
                 };
                 (version, change)
             };
-            self.commit("delete the version", vec![change]).await?;
+            self.commit("delete the version", decided_on, vec![change]).await?;
             tracing::info!(subject = %subject, version = version.get(), permanent, "Deleted version");
             Ok(version)
         })
@@ -931,7 +945,7 @@ impl Registry for EmbeddedRegistry {
     }
 
     async fn delete_subject(&self, subject: &SubjectName, permanent: bool) -> Result<Vec<Version>, Error> {
-        self.write(move || async move {
+        self.write(move |decided_on| async move {
             let (versions, changes) = {
                 let state = self.read();
                 Self::refuse_writes_in(state.effective_mode(subject), subject)?;
@@ -984,7 +998,7 @@ impl Registry for EmbeddedRegistry {
                 changes.push(Change::PutSubject(row));
                 (targets, changes)
             };
-            self.commit("delete the subject", changes).await?;
+            self.commit("delete the subject", decided_on, changes).await?;
             tracing::info!(subject = %subject, permanent, count = versions.len(), "Deleted subject");
             Ok(versions)
         })
@@ -996,6 +1010,16 @@ impl Registry for EmbeddedRegistry {
         let state = self.read();
         let (version, _) = state.select(subject, version, true)?;
         Ok(state.referrers(subject, version, false))
+    }
+
+    async fn referrer_count(&self, subject: &SubjectName) -> Result<usize, Error> {
+        self.catch_up().await?;
+        let state = self.read();
+        let versions = state.versions_matching(subject, VersionFilter::Live)?;
+        Ok(versions
+            .into_iter()
+            .map(|version| state.referrers(subject, version, false).len())
+            .sum())
     }
 
     fn schema_types(&self) -> Vec<Format> {

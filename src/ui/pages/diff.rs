@@ -101,8 +101,15 @@ pub async fn show(
     Ok(page(StatusCode::OK, &title, &Place::Subject(subject.as_str()), html))
 }
 
+/// The most versions the picker offers as a list; a subject with more gets
+/// number fields instead, so the page stays small whatever the history.
+const MAX_PICKER_OPTIONS: usize = 500;
+
 /// The form that picks the two versions.
 fn picker(html: &mut Html, subject: &SubjectName, numbers: &[Version], from: u32, to: u32) {
+    if numbers.len() > MAX_PICKER_OPTIONS {
+        return number_picker(html, subject, numbers, from, to);
+    }
     html.raw("<form class=\"inline\" method=\"get\" action=\"/ui/subjects/")
         .text(&segment(subject.as_str()))
         .raw("/diff\">");
@@ -124,6 +131,35 @@ fn picker(html: &mut Html, subject: &SubjectName, numbers: &[Version], from: u32
             html.raw(">").number(number.get()).raw("</option>");
         }
         html.raw("</select></div>");
+    }
+    html.raw("<button type=\"submit\">Compare</button></form>");
+}
+
+/// The picker as two number fields, for a subject with too many versions to list.
+fn number_picker(html: &mut Html, subject: &SubjectName, numbers: &[Version], from: u32, to: u32) {
+    let (first, last) = (
+        numbers.first().map_or(1, |number| number.get()),
+        numbers.last().map_or(1, |number| number.get()),
+    );
+    html.raw("<form class=\"inline\" method=\"get\" action=\"/ui/subjects/")
+        .text(&segment(subject.as_str()))
+        .raw("/diff\">");
+    for (name, label, chosen) in [("from", "Earlier version", from), ("to", "Later version", to)] {
+        html.raw("<div><label for=\"pick-")
+            .text(name)
+            .raw("\">")
+            .text(label)
+            .raw("</label><input type=\"number\" id=\"pick-")
+            .text(name)
+            .raw("\" name=\"")
+            .text(name)
+            .raw("\" min=\"")
+            .number(first)
+            .raw("\" max=\"")
+            .number(last)
+            .raw("\" value=\"")
+            .number(chosen)
+            .raw("\"></div>");
     }
     html.raw("<button type=\"submit\">Compare</button></form>");
 }

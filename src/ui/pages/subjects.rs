@@ -42,13 +42,7 @@ async fn details(registry: &dyn Registry, subject: &SubjectName) -> Result<Detai
     let versions = registry.versions(subject, VersionFilter::Live).await?;
     let latest = registry.version(subject, VersionSelector::Latest, false).await?;
     let level = registry.compatibility(Some(subject), true).await?;
-    let mut referenced_by = 0;
-    for version in &versions {
-        referenced_by += registry
-            .referenced_by(subject, VersionSelector::Exact(*version))
-            .await?
-            .len();
-    }
+    let referenced_by = registry.referrer_count(subject).await?;
     Ok(Details {
         format: latest.format.to_string(),
         level: level.to_string(),
