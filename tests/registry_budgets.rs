@@ -322,3 +322,100 @@ async fn an_8_mb_protobuf_registration_and_check_fit_in_a_limited_address_space(
     .await;
     assert_eq!((status, &body["is_compatible"]), (200, &json!(true)), "{body}");
 }
+
+/// A JSON Schema of about `fields` integer (or string, with `as_string`)
+/// properties spread over objects nested `depth` deep: every property
+/// changes type between the two texts, so each is a finding with a path
+/// `depth` segments long (issue 37, item 1: 10,000 such changes 330 deep
+/// made a matrix answer of 527 MB and peaks of several GB; JSON Schema
+/// documents may nest 128 JSON levels, so 60 objects deep here).
+fn deep_changes(fields: usize, depth: usize, as_string: bool) -> String {
+    let kind = if as_string { "string" } else { "integer" };
+    let per_level = fields.div_ceil(depth);
+    let mut schema = json!({"type": "object", "properties": {}});
+    for level in (0..depth).rev() {
+        let mut properties: serde_json::Map<String, Value> = (0..per_level)
+            .map(|field| (format!("l{level}f{field}"), json!({ "type": kind })))
+            .collect();
+        properties.insert("next".to_owned(), schema);
+        schema = json!({"type": "object", "properties": properties});
+    }
+    schema.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_and_matrix_answers_of_ten_thousand_deep_changes_stay_bounded() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let data = tempfile::tempdir().expect("a temporary folder");
+    let server = RegistryProcess::start_limited(data.path(), &[], ADDRESS_SPACE_KIB).await;
+    let client = http_client();
+    let put = client
+        .put(format!("{}/config/deep", server.url))
+        .json(&json!({"compatibility": "NONE"}))
+        .send()
+        .await
+        .expect("the registry answers");
+    assert_eq!(put.status(), 200);
+    let versions = [false, true, false];
+    for as_string in versions {
+        let (status, _, body) = post(
+            &format!("{}/subjects/deep/versions", server.url),
+            json!({"schemaType": "JSON", "schema": deep_changes(10_000, 60, as_string)}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let read = |response: reqwest::Response| async move {
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.expect("the answer is read");
+        (status, bytes)
+    };
+    let matrix = read(
+        client
+            .get(format!(
+                "{}/compatibility/subjects/deep/versions/latest/matrix",
+                server.url
+            ))
+            .send()
+            .await
+            .expect("the registry answers"),
+    )
+    .await;
+    let diff = read(
+        client
+            .get(format!("{}/subjects/deep/versions/1/diff/2", server.url))
+            .send()
+            .await
+            .expect("the registry answers"),
+    )
+    .await;
+    let draft = read(
+        client
+            .post(format!("{}/compatibility/subjects/deep/matrix", server.url))
+            .header("Content-Type", "application/vnd.schemaregistry.v1+json")
+            .json(&json!({"schemaType": "JSON", "schema": deep_changes(10_000, 60, true)}))
+            .send()
+            .await
+            .expect("the registry answers"),
+    )
+    .await;
+    for (what, (status, bytes)) in [("matrix", matrix), ("diff", diff), ("draft matrix", draft)] {
+        assert_eq!(
+            status,
+            200,
+            "{what}: {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(400)])
+        );
+        eprintln!("the {what} answer: {} bytes", bytes.len());
+        assert!(
+            bytes.len() < 8 * 1024 * 1024,
+            "the {what} answer is {} bytes for 10,000 changes",
+            bytes.len()
+        );
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            text.contains("\"incompatibilitiesTotal\"") || text.contains("\"changesTotal\""),
+            "the {what} answer says how many there were in all"
+        );
+    }
+}

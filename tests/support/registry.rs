@@ -20,7 +20,13 @@ impl RegistryProcess {
 
     /// Starts the registry with extra arguments.
     pub async fn start_with(data: &Path, extra: &[&str]) -> Self {
-        Self::spawn(Command::new(env!("CARGO_BIN_EXE_schemaops")), data, extra, Stdio::inherit()).await
+        Self::spawn(
+            Command::new(env!("CARGO_BIN_EXE_schemaops")),
+            data,
+            extra,
+            Stdio::inherit(),
+        )
+        .await
     }
 
     /// As [`RegistryProcess::start_with`], with the process's address space
@@ -39,7 +45,13 @@ impl RegistryProcess {
     /// for tests that read what the process logged.
     pub async fn start_logging_to(data: &Path, extra: &[&str], log: &Path) -> Self {
         let file = std::fs::File::create(log).expect("the log file can be created");
-        Self::spawn(Command::new(env!("CARGO_BIN_EXE_schemaops")), data, extra, Stdio::from(file)).await
+        Self::spawn(
+            Command::new(env!("CARGO_BIN_EXE_schemaops")),
+            data,
+            extra,
+            Stdio::from(file),
+        )
+        .await
     }
 
     async fn spawn(mut command: Command, data: &Path, extra: &[&str], stderr: Stdio) -> Self {
