@@ -21,7 +21,8 @@
 //! - Protobuf through a `schemaops registry` process (issue 37, items 1 and
 //!   5): one 8 MB compatibility POST, then several at once, each with the
 //!   time and the process's peak resident memory, and how many the
-//!   admission gate answered 429.
+//!   admission gate answered 429; and the diff and matrices of versions
+//!   that change 10,000 properties 60 objects deep, with answer sizes.
 //!
 //! - The pages (issue 37, item 2) on a registry of 50,000 versions (half in
 //!   one subject, the rest in subjects of 100): `GET /ui/` and the long
@@ -448,6 +449,86 @@ fn protobuf_posts(runtime: &tokio::runtime::Runtime, concurrent: usize) {
     }
 }
 
+/// A JSON Schema of `fields` properties over objects nested `depth` deep,
+/// each `integer` or, with `as_string`, `string`: two such texts differ in
+/// every property (issue 37, item 1).
+fn deep_changes(fields: usize, depth: usize, as_string: bool) -> String {
+    let kind = if as_string { "string" } else { "integer" };
+    let per_level = fields.div_ceil(depth);
+    let mut schema = serde_json::json!({"type": "object", "properties": {}});
+    for level in (0..depth).rev() {
+        let mut properties: serde_json::Map<String, serde_json::Value> = (0..per_level)
+            .map(|field| (format!("l{level}f{field}"), serde_json::json!({ "type": kind })))
+            .collect();
+        properties.insert("next".to_owned(), schema);
+        schema = serde_json::json!({"type": "object", "properties": properties});
+    }
+    schema.to_string()
+}
+
+/// The diff and the matrices of three versions that each change 10,000
+/// properties 60 objects deep, through a registry process: time, answer
+/// size and the process's peak memory per request.
+fn deep_answers(runtime: &tokio::runtime::Runtime) {
+    let case = "registry: diff and matrix of 10,000 deep changes";
+    if !selected(case) {
+        return;
+    }
+    let registry = RegistryChild::start();
+    let client = http::http_client();
+    runtime.block_on(async {
+        let put = client
+            .put(format!("{}/config/deep", registry.url))
+            .json(&serde_json::json!({"compatibility": "NONE"}))
+            .send()
+            .await
+            .expect("the registry answers");
+        assert!(put.status().is_success());
+        for as_string in [false, true, false] {
+            let posted = client
+                .post(format!("{}/subjects/deep/versions", registry.url))
+                .json(&serde_json::json!({"schemaType": "JSON", "schema": deep_changes(10_000, 60, as_string)}))
+                .send()
+                .await
+                .expect("the registry answers");
+            assert!(posted.status().is_success(), "a deep version registers");
+        }
+    });
+    let draft = serde_json::json!({"schemaType": "JSON", "schema": deep_changes(10_000, 60, true)});
+    for (label, request) in [
+        (
+            "GET …/versions/latest/matrix",
+            client.get(format!(
+                "{}/compatibility/subjects/deep/versions/latest/matrix",
+                registry.url
+            )),
+        ),
+        (
+            "GET …/versions/1/diff/2",
+            client.get(format!("{}/subjects/deep/versions/1/diff/2", registry.url)),
+        ),
+        (
+            "POST draft matrix against 3",
+            client
+                .post(format!("{}/compatibility/subjects/deep/matrix", registry.url))
+                .json(&draft),
+        ),
+    ] {
+        registry.reset_peak();
+        let started = Instant::now();
+        let (status, bytes) = runtime.block_on(async {
+            let response = request.send().await.expect("the registry answers");
+            let status = response.status().as_u16();
+            (status, response.bytes().await.map_or(0, |body| body.len()))
+        });
+        println!(
+            "{case}: {label:<30} {:>9.2} ms   {bytes:>9} bytes   peak {:.0} MiB   status {status}",
+            started.elapsed().as_secs_f64() * 1e3,
+            registry.peak_mib()
+        );
+    }
+}
+
 /// A registry of `versions` versions for the page cases: half in the
 /// subject `long-value`, the rest in subjects of 100 versions.
 async fn registry_of_versions(versions: usize) -> (tempfile::TempDir, EmbeddedRegistry) {
@@ -588,6 +669,7 @@ fn main() {
     cel_case("CEL field uniqueness, 20,000 fields", unique, 20_000);
     println!("Protobuf through the registry (issue 37, items 1 and 5), with the registry process's peak memory:");
     protobuf_posts(&runtime, 4);
+    deep_answers(&runtime);
     println!("The pages (issue 37, item 2):");
     page_cases(&runtime, 50_000);
 }
