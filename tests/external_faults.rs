@@ -12,7 +12,24 @@ use serde_json::Value;
 
 mod support;
 
-use support::registry_double::RegistryDouble;
+use support::registry_double::{Flavour, RegistryDouble};
+
+/// The double as each registry it models: as it starts (a current
+/// Confluent), as Karapace and as Confluent 7.x (issue 38, item 6).
+const FLAVOURS: [Option<Flavour>; 3] = [None, Some(Flavour::Karapace), Some(Flavour::Confluent7)];
+
+/// A double over a fresh registry in `served`, answering as `flavour`.
+async fn double_as(served: &Path, flavour: Option<Flavour>) -> RegistryDouble {
+    let double = RegistryDouble::start(served).await;
+    if let Some(flavour) = flavour {
+        double.set_flavour(flavour);
+    }
+    eprintln!(
+        "the registry double answers as {}",
+        flavour.map_or("Confluent", Flavour::name)
+    );
+    double
+}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -121,114 +138,119 @@ fn condition(object: &Value, kind: &str) -> (String, String, String) {
 /// Karapace answers every write with 500 while it has no leader, then
 /// elects one. The first edit of the Schema fails; no later edit of it may
 /// be registered in that run (on main, edit 2 became version 1), and the
-/// next run writes the history in order.
+/// next run writes the history in order. On every flavour of the double.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_edit_stops_that_objects_history_in_the_run() {
-    let served = tempfile::tempdir().unwrap();
-    let double = RegistryDouble::start(served.path()).await;
-    let (_dir, folder) = manifests(&three_edits());
-    let data = tempfile::tempdir().unwrap();
-    // Four attempts of the first registration fail, then a leader is known.
-    double.faults.failing_writes_left.store(4, Ordering::SeqCst);
-    let first = run(
-        "apply",
-        data.path(),
-        &["--registry-url", &double.url, "-o", "json", folder.to_str().unwrap()],
-    )
-    .await;
-    assert_eq!(first.status.code(), Some(2), "{}", text(&first.stderr));
-    let (status, _) = double.backend_get("/subjects/solid-value/versions").await;
-    assert_eq!(status, 404, "nothing was registered after the first edit failed");
-    let stderr = text(&first.stderr);
-    assert!(
-        stderr.contains("1-solid.yaml") && stderr.contains("pending"),
-        "names the pending edit: {stderr}"
-    );
-    assert!(stderr.contains("2-solid.yaml"), "names the edits not tried: {stderr}");
-    let objects = items(&first);
-    let solid = objects.iter().find(|o| o["metadata"]["name"] == "solid").unwrap();
-    let (reconciling, reason, message) = condition(solid, "Reconciling");
-    assert_eq!((reconciling.as_str(), reason.as_str()), ("True", "RegistryUnavailable"));
-    assert!(
-        message.contains("1-solid.yaml"),
-        "the status names the pending edit: {message}"
-    );
+    for flavour in FLAVOURS {
+        let served = tempfile::tempdir().unwrap();
+        let double = double_as(served.path(), flavour).await;
+        let (_dir, folder) = manifests(&three_edits());
+        let data = tempfile::tempdir().unwrap();
+        // Four attempts of the first registration fail, then a leader is known.
+        double.faults.failing_writes_left.store(4, Ordering::SeqCst);
+        let first = run(
+            "apply",
+            data.path(),
+            &["--registry-url", &double.url, "-o", "json", folder.to_str().unwrap()],
+        )
+        .await;
+        assert_eq!(first.status.code(), Some(2), "{}", text(&first.stderr));
+        let (status, _) = double.backend_get("/subjects/solid-value/versions").await;
+        assert_eq!(status, 404, "nothing was registered after the first edit failed");
+        let stderr = text(&first.stderr);
+        assert!(
+            stderr.contains("1-solid.yaml") && stderr.contains("pending"),
+            "names the pending edit: {stderr}"
+        );
+        assert!(stderr.contains("2-solid.yaml"), "names the edits not tried: {stderr}");
+        let objects = items(&first);
+        let solid = objects.iter().find(|o| o["metadata"]["name"] == "solid").unwrap();
+        let (reconciling, reason, message) = condition(solid, "Reconciling");
+        assert_eq!((reconciling.as_str(), reason.as_str()), ("True", "RegistryUnavailable"));
+        assert!(
+            message.contains("1-solid.yaml"),
+            "the status names the pending edit: {message}"
+        );
 
-    // The next run, with the registry healthy, writes the history in order.
-    let second = run(
-        "apply",
-        data.path(),
-        &["--registry-url", &double.url, folder.to_str().unwrap()],
-    )
-    .await;
-    assert_eq!(
-        second.status.code(),
-        Some(1),
-        "edit 3 is refused: {}",
-        text(&second.stdout)
-    );
-    let (_, versions) = double.backend_get("/subjects/solid-value/versions").await;
-    assert_eq!(versions, serde_json::json!([1, 2]));
-    let (_, first_version) = double.backend_get("/subjects/solid-value/versions/1").await;
-    let text_v1: Value = serde_json::from_str(first_version["schema"].as_str().unwrap()).unwrap();
-    assert_eq!(text_v1["fields"].as_array().unwrap().len(), 1, "version 1 is edit 1");
+        // The next run, with the registry healthy, writes the history in order.
+        let second = run(
+            "apply",
+            data.path(),
+            &["--registry-url", &double.url, folder.to_str().unwrap()],
+        )
+        .await;
+        assert_eq!(
+            second.status.code(),
+            Some(1),
+            "edit 3 is refused: {}",
+            text(&second.stdout)
+        );
+        let (_, versions) = double.backend_get("/subjects/solid-value/versions").await;
+        assert_eq!(versions, serde_json::json!([1, 2]));
+        let (_, first_version) = double.backend_get("/subjects/solid-value/versions/1").await;
+        let text_v1: Value = serde_json::from_str(first_version["schema"].as_str().unwrap()).unwrap();
+        assert_eq!(text_v1["fields"].as_array().unwrap().len(), 1, "version 1 is edit 1");
+    }
 }
 
 /// The registry dies in the middle of a 60-Schema run, just after it stored
 /// a registration it never answered. The run stops within seconds with exit
 /// 2, says what was applied and what was not; the next run adopts the
-/// registration that landed, without a duplicate.
+/// registration that landed, without a duplicate. On every flavour of the
+/// double.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_mid_run_stops_the_run_and_the_next_run_adopts_the_write_in_flight() {
-    let served = tempfile::tempdir().unwrap();
-    let double = RegistryDouble::start(served.path()).await;
-    let files: Vec<(String, String)> = (0..60)
-        .map(|i| {
-            (
-                format!("{i:02}-s.yaml"),
-                schema_manifest(
-                    &format!("s{i:02}"),
-                    &format!("s{i:02}-value"),
-                    &record("R", r#"{"name":"a","type":"string"}"#),
-                ),
-            )
-        })
-        .collect();
-    let borrowed: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-    let (_dir, folder) = manifests(&borrowed);
-    let data = tempfile::tempdir().unwrap();
-    *double.faults.die_after_registrations.lock().unwrap() = Some(9);
-    let started = Instant::now();
-    let first = run(
-        "apply",
-        data.path(),
-        &["--registry-url", &double.url, folder.to_str().unwrap()],
-    )
-    .await;
-    let took = started.elapsed();
-    assert!(!double.is_up(), "the double died during the run");
-    assert_eq!(first.status.code(), Some(2), "{}", text(&first.stdout));
-    assert!(took < Duration::from_secs(10), "the run stopped in {took:?}");
-    eprintln!("apply stopped {took:?} into a run whose registry died");
-    let (stdout, stderr) = (text(&first.stdout), text(&first.stderr));
-    assert!(stdout.contains("s08"), "the applied objects are listed: {stdout}");
-    assert!(
-        stderr.contains("s59") && stderr.contains("not tried"),
-        "the objects not tried are listed: {stderr}"
-    );
-    assert_eq!(double.registrations(), 10, "the tenth registration landed");
+    for flavour in FLAVOURS {
+        let served = tempfile::tempdir().unwrap();
+        let double = double_as(served.path(), flavour).await;
+        let files: Vec<(String, String)> = (0..60)
+            .map(|i| {
+                (
+                    format!("{i:02}-s.yaml"),
+                    schema_manifest(
+                        &format!("s{i:02}"),
+                        &format!("s{i:02}-value"),
+                        &record("R", r#"{"name":"a","type":"string"}"#),
+                    ),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        let (_dir, folder) = manifests(&borrowed);
+        let data = tempfile::tempdir().unwrap();
+        *double.faults.die_after_registrations.lock().unwrap() = Some(9);
+        let started = Instant::now();
+        let first = run(
+            "apply",
+            data.path(),
+            &["--registry-url", &double.url, folder.to_str().unwrap()],
+        )
+        .await;
+        let took = started.elapsed();
+        assert!(!double.is_up(), "the double died during the run");
+        assert_eq!(first.status.code(), Some(2), "{}", text(&first.stdout));
+        assert!(took < Duration::from_secs(10), "the run stopped in {took:?}");
+        eprintln!("apply stopped {took:?} into a run whose registry died");
+        let (stdout, stderr) = (text(&first.stdout), text(&first.stderr));
+        assert!(stdout.contains("s08"), "the applied objects are listed: {stdout}");
+        assert!(
+            stderr.contains("s59") && stderr.contains("not tried"),
+            "the objects not tried are listed: {stderr}"
+        );
+        assert_eq!(double.registrations(), 10, "the tenth registration landed");
 
-    double.come_back();
-    let second = run(
-        "apply",
-        data.path(),
-        &["--registry-url", &double.url, folder.to_str().unwrap()],
-    )
-    .await;
-    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
-    for i in 0..60 {
-        let (_, versions) = double.backend_get(&format!("/subjects/s{i:02}-value/versions")).await;
-        assert_eq!(versions, serde_json::json!([1]), "subject s{i:02}-value");
+        double.come_back();
+        let second = run(
+            "apply",
+            data.path(),
+            &["--registry-url", &double.url, folder.to_str().unwrap()],
+        )
+        .await;
+        assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+        for i in 0..60 {
+            let (_, versions) = double.backend_get(&format!("/subjects/s{i:02}-value/versions")).await;
+            assert_eq!(versions, serde_json::json!([1]), "subject s{i:02}-value");
+        }
     }
 }
 
