@@ -47,3 +47,13 @@ async fn the_confluent_python_client_works_against_the_registry() {
 async fn the_python_client_registers_and_reads_data_contracts_and_header_guids() {
     run_client_script("contracts_client.py").await;
 }
+
+/// JSON Schema references across subjects (issue 39, item 1): the client
+/// registers a schema whose `$ref` names a reference, reads it back,
+/// serializes and deserializes a record whose validation follows the
+/// reference, and sees a change inside the referenced schema in a
+/// compatibility check.
+#[tokio::test]
+async fn the_python_client_registers_and_serializes_with_a_json_schema_reference() {
+    run_client_script("json_references_client.py").await;
+}
