@@ -396,6 +396,14 @@ mod tests {
         let error = JsonSchema::parse(&with_references(person, &[("addr.json", address)])).unwrap_err();
         assert_eq!(error.position, "addr.json#/properties/country/$ref", "{error}");
         assert!(error.problem.contains("the references are `addr.json`"), "{error}");
+        let missing = r#"{"properties":{"home":{"$ref":"country.json#/definitions/none"}}}"#;
+        let error = JsonSchema::parse(&with_references(missing, &both)).unwrap_err();
+        assert!(
+            error
+                .problem
+                .contains("nothing in the referenced schema `country.json` is at that place"),
+            "{error}"
+        );
     }
 
     #[test]

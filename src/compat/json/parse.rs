@@ -837,7 +837,10 @@ impl<'a> Loader<'a> {
                 .cloned()
                 .ok_or_else(|| unresolvable("no schema in this document has that anchor"))?,
         };
-        let value = lookup(root, &target).ok_or_else(|| unresolvable("nothing in the document is at that place"))?;
+        let value = lookup(root, &target).ok_or_else(|| match document.name {
+            "" => unresolvable("nothing in the document is at that place"),
+            name => unresolvable(&format!("nothing in the referenced schema `{name}` is at that place")),
+        })?;
         // Each place named by a `$ref` is read once, so references share its node.
         let place = (source, target);
         if let Some(&id) = self.by_place.get(&place) {
