@@ -45,6 +45,11 @@
 //!   validity but, as in Confluent, changes to them are not reported.
 //! - Remote `$ref`s (to documents that are neither this one nor a
 //!   reference) are an error here, not a fetch.
+//! - A reference's name and a `$ref` match when equal but for a leading
+//!   `./`, or when equal once both are put in the folder of the schema's
+//!   `$id`; other URI resolution (`..` segments, absolute paths) is not
+//!   done. References of references are one list by name, as in Confluent,
+//!   so two versions of one name in a graph are read as the first one met.
 //! - An unknown `$schema` URI is refused rather than read as draft-07.
 //! - The LENIENT table was worked out from Confluent's documented intent
 //!   and the corpus: besides STRICT's compatible kinds it accepts closing
