@@ -1,7 +1,7 @@
 //! The official Confluent Python client (`confluent-kafka`) against
 //! `schemaops registry`: the registry API, and serializer round trips for
-//! every schema type (issue 5), and data contracts with header GUIDs (issue
-//! 19). `.ci/run` installs the client into a venv and names its interpreter
+//! every schema type (issue 5), data contracts with header GUIDs (issue
+//! 19), and JSON Schema references across subjects (issue 39). `.ci/run` installs the client into a venv and names its interpreter
 //! in `SCHEMAOPS_PYTHON`.
 
 mod support;
