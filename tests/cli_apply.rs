@@ -438,3 +438,42 @@ fn a_revert_to_an_own_earlier_version_is_reported_as_a_revert_not_drift() {
         "{object:#}"
     );
 }
+
+/// `examples/json-references/` (issue 39, item 1): a JSON Schema whose
+/// `$ref`s name `spec.references` registers; the same text moved to a newer
+/// version of the referenced subject is refused for the change inside it,
+/// with the path of the place that refers to it; `check` predicts the same.
+#[test]
+fn json_schema_references_in_manifests_are_followed_by_apply_and_check() {
+    let data = tempfile::tempdir().unwrap();
+    let output = apply(data.path(), &["examples/json-references/"]);
+    let table = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{table}{}", text(&output.stderr));
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|line| line.starts_with("Schema ") && line.split_whitespace().nth(2) == Some(name))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{table}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("address")[4..], ["2", "2", "True", "Registered"]);
+    assert_eq!(row("customer")[4..], ["1", "3", "False", "IncompatibleSchema"]);
+    let breaking = "MAX_LENGTH_DECREASED at /properties/billing_zip/maxLength";
+    assert!(table.contains(breaking), "{table}");
+
+    let check = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["check", "examples/json-references/"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("SCHEMAOPS_DATA")
+        .env_remove("SCHEMAOPS_REGISTRY_URL")
+        .output()
+        .expect("the binary runs");
+    let predicted = text(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{predicted}{}", text(&check.stderr));
+    assert!(
+        predicted.contains("would be rejected (IncompatibleSchema) after registering version 1"),
+        "{predicted}"
+    );
+    assert!(predicted.contains(breaking), "{predicted}");
+}

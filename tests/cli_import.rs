@@ -1,6 +1,7 @@
 //! `schemaops import` as a user runs it (issue 18, item 3): a source
 //! `schemaops registry` with non-contiguous IDs, soft-deleted versions,
-//! references in all three formats and its own levels and modes, copied
+//! references in all three formats (a JSON Schema `$ref` into another
+//! subject among them, issue 39) and its own levels and modes, copied
 //! into a fresh folder that then answers as the source did; a second run
 //! changes nothing; a conflicting target is refused untouched; an
 //! interrupted import finishes on the next run. A source that answers
@@ -67,11 +68,11 @@ fn population() -> Vec<Step> {
         Register(
             "customer-json",
             json!({"id": 43, "version": 1, "schemaType": "JSON",
-                   // The embedded engine resolves `$ref` within the document only,
-                   // so the referenced schema is also embedded under its `$id`.
+                   // The `$ref`s name the reference (issue 39, item 1): the whole
+                   // schema, and a property inside it.
                    "schema": r#"{"$id":"https://acme.example/customer.json","type":"object",
-                       "properties":{"address":{"$ref":"address.json"}},
-                       "definitions":{"address":{"$id":"https://acme.example/address.json","type":"object"}}}"#,
+                       "properties":{"address":{"$ref":"address.json"},
+                           "street":{"$ref":"address.json#/properties/street"}}}"#,
                    "references": [reference("address.json", "address-json")]}),
         ),
         Register(

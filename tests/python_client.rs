@@ -1,7 +1,7 @@
 //! The official Confluent Python client (`confluent-kafka`) against
 //! `schemaops registry`: the registry API, and serializer round trips for
-//! every schema type (issue 5), and data contracts with header GUIDs (issue
-//! 19). `.ci/run` installs the client into a venv and names its interpreter
+//! every schema type (issue 5), data contracts with header GUIDs (issue
+//! 19), and JSON Schema references across subjects (issue 39). `.ci/run` installs the client into a venv and names its interpreter
 //! in `SCHEMAOPS_PYTHON`.
 
 mod support;
@@ -46,4 +46,14 @@ async fn the_confluent_python_client_works_against_the_registry() {
 #[tokio::test]
 async fn the_python_client_registers_and_reads_data_contracts_and_header_guids() {
     run_client_script("contracts_client.py").await;
+}
+
+/// JSON Schema references across subjects (issue 39, item 1): the client
+/// registers a schema whose `$ref` names a reference, reads it back,
+/// serializes and deserializes a record whose validation follows the
+/// reference, and sees a change inside the referenced schema in a
+/// compatibility check.
+#[tokio::test]
+async fn the_python_client_registers_and_serializes_with_a_json_schema_reference() {
+    run_client_script("json_references_client.py").await;
 }

@@ -633,6 +633,53 @@ async fn a_referenced_version_cannot_be_deleted(backend: Backend) {
     );
 }
 
+/// Issue 39, item 1: JSON Schema `$ref`s into referenced schemas are bounded. A chain of
+/// references one level deeper than the registry follows is refused naming the limit (the
+/// chain of the limit's length registers, each `$ref` naming the next reference), and `$ref`s that
+/// only lead round to each other across two subjects are refused naming the cycle.
+async fn json_schema_references_are_followed_within_bounds(backend: Backend) {
+    /// How deep the registry follows references (`MAX_REFERENCE_DEPTH`).
+    const FOLLOWED: usize = 32;
+    let api = Api::new(backend).await;
+    let leaf = json!({"schemaType": "JSON", "schema": r#"{"type":"string"}"#});
+    assert_eq!(api.post("/subjects/link-0/versions", leaf).await.0, StatusCode::OK);
+    for level in 1..=FOLLOWED + 1 {
+        let linked = json!({
+            "schemaType": "JSON",
+            "schema": format!(r#"{{"type":"object","properties":{{"next":{{"$ref":"link-{}.json"}}}}}}"#, level - 1),
+            "references": [{"name": format!("link-{}.json", level - 1), "subject": format!("link-{}", level - 1), "version": 1}],
+        });
+        let reply = api.post(&format!("/subjects/link-{level}/versions"), linked).await;
+        if level <= FOLLOWED {
+            assert_eq!(reply.0, StatusCode::OK, "level {level}: {reply:?}");
+        } else {
+            assert_eq!(code(&reply), 42201, "{reply:?}");
+            let message = reply.1["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains(&format!("more than {FOLLOWED} levels deep")),
+                "{message}"
+            );
+        }
+    }
+
+    // `elsewhere` is never read on its own, so `b` registers; from `a`, whose `$id` it names,
+    // it leads straight back.
+    let b = json!({"schemaType": "JSON", "schema": r#"{"type":"object","x-elsewhere":{"$ref":"a.json"}}"#});
+    assert_eq!(api.post("/subjects/b/versions", b).await.0, StatusCode::OK);
+    let a = json!({
+        "schemaType": "JSON",
+        "schema": r#"{"$id":"a.json","$ref":"b.json#/x-elsewhere"}"#,
+        "references": [{"name": "b.json", "subject": "b", "version": 1}],
+    });
+    let reply = api.post("/subjects/a/versions", a).await;
+    assert_eq!(code(&reply), 42201, "{reply:?}");
+    let message = reply.1["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("cycle of references") && message.contains("b.json#/x-elsewhere"),
+        "{message}"
+    );
+}
+
 async fn bad_input_gets_confluent_codes_and_changes_nothing(backend: Backend) {
     let api = Api::new(backend).await;
     api.register("s", &v1()).await;
@@ -900,6 +947,7 @@ on_every_store!(
     every_error_the_router_itself_answers_is_confluent_error_json,
     soft_then_hard_delete_follows_confluent_rules,
     a_referenced_version_cannot_be_deleted,
+    json_schema_references_are_followed_within_bounds,
     bad_input_gets_confluent_codes_and_changes_nothing,
     subject_names_are_percent_decoded_and_may_hold_any_character,
     requests_without_a_content_type_or_with_plain_json_are_accepted,

@@ -80,9 +80,9 @@ impl SchemaText {
 /// A schema that another one refers to (Confluent's schema references).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reference {
-    /// The name the referring schema uses: an import path for Protobuf, the
-    /// referenced subject (informational) for Avro, whose named types are found
-    /// by their full names.
+    /// The name the referring schema uses: an import path for Protobuf, a
+    /// `$ref` URI for JSON Schema, the referenced subject (informational) for
+    /// Avro, whose named types are found by their full names.
     pub name: String,
     /// The referenced schema's text.
     pub text: String,

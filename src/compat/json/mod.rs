@@ -1,5 +1,15 @@
-//! JSON Schema: parsing (drafts 4, 6, 7, 2019-09 and 2020-12), local `$ref`
+//! JSON Schema: parsing (drafts 4, 6, 7, 2019-09 and 2020-12), `$ref`
 //! resolution, and compatibility by Confluent's difference catalogue.
+//!
+//! A `$ref` resolves inside the document (`#/definitions/…`, `$id`s,
+//! anchors) or into a referenced schema (the [`SchemaText`]'s references,
+//! those of references included), named as Confluent's `JsonSchema` names
+//! them: by the reference's name, also when both are resolved against the
+//! schema's own `$id`, or by the referenced schema's `$id`. A referenced
+//! schema is read when a `$ref` first needs it, into the same node arena, so
+//! the difference walk follows a reference as it follows a local `$ref`: a
+//! change inside a referenced schema is reported like an inline one, with
+//! the path of the place that refers to it.
 //!
 //! The check runs in two steps, as Confluent's does. First a walk records
 //! every difference between the schema whose data must be read (the
@@ -33,7 +43,13 @@
 //! Where we knowingly differ from Confluent:
 //! - `format`, `contains` and `propertyNames` are read and checked for
 //!   validity but, as in Confluent, changes to them are not reported.
-//! - Remote `$ref`s (to other documents) are an error here, not a fetch.
+//! - Remote `$ref`s (to documents that are neither this one nor a
+//!   reference) are an error here, not a fetch.
+//! - A reference's name and a `$ref` match when equal but for a leading
+//!   `./`, or when equal once both are put in the folder of the schema's
+//!   `$id`; other URI resolution (`..` segments, absolute paths) is not
+//!   done. References of references are one list by name, as in Confluent,
+//!   so two versions of one name in a graph are read as the first one met.
 //! - An unknown `$schema` URI is refused rather than read as draft-07.
 //! - The LENIENT table was worked out from Confluent's documented intent
 //!   and the corpus: besides STRICT's compatible kinds it accepts closing
@@ -110,7 +126,19 @@ impl JsonSchema {
     /// names nothing in the document or only leads round to itself.
     pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
         let document = document::read(&schema.text)?;
-        let parsed = parse::parse(&document.root, document.objects)?;
+        let documents: Vec<std::cell::OnceCell<document::Document<'_>>> =
+            schema.references.iter().map(|_| std::cell::OnceCell::new()).collect();
+        let referenced: Vec<parse::Referenced<'_>> = schema
+            .references
+            .iter()
+            .zip(&documents)
+            .map(|(reference, document)| parse::Referenced {
+                name: &reference.name,
+                text: &reference.text,
+                document,
+            })
+            .collect();
+        let parsed = parse::parse(&document.root, document.objects, &referenced)?;
         let mut shared = vec![false; parsed.nodes.len()];
         for node in &parsed.nodes {
             if let Node::Ref(target) = node {
@@ -321,6 +349,113 @@ mod tests {
         assert_eq!(
             draft(r#"{"$schema":"https://json-schema.org/draft/2020-12/schema"}"#),
             Ok(Draft::Draft2020)
+        );
+    }
+
+    /// A schema with references, each `(name, text)`.
+    fn with_references(text: &str, references: &[(&str, &str)]) -> SchemaText {
+        SchemaText {
+            text: text.to_owned(),
+            references: references
+                .iter()
+                .map(|(name, text)| crate::compat::Reference {
+                    name: (*name).to_owned(),
+                    text: (*text).to_owned(),
+                })
+                .collect(),
+        }
+    }
+
+    const ADDRESS: &str = r#"{"type":"object","properties":{"city":{"type":"string"}},
+        "definitions":{"zip":{"type":"string","maxLength":10}}}"#;
+
+    // Issue 39, item 1: a `$ref` to a referenced schema was refused.
+    #[test]
+    fn a_ref_names_a_referenced_schema_by_the_reference_name() {
+        let person = r#"{"type":"object","properties":{"home":{"$ref":"addr.json"},
+            "zips":{"type":"array","items":{"$ref":"addr.json#/definitions/zip"}}},
+            "definitions":{"work":{"$ref":"./addr.json"}}}"#;
+        let parsed = JsonSchema::parse(&with_references(person, &[("addr.json", ADDRESS)]));
+        assert!(parsed.is_ok(), "{parsed:?}");
+        let error = JsonSchema::parse(&SchemaText::new(person)).unwrap_err().to_string();
+        assert!(error.contains("cannot resolve `$ref` \"./addr.json\""), "{error}");
+        assert!(error.contains("the schema has no references"), "{error}");
+    }
+
+    #[test]
+    fn a_ref_names_a_referenced_schema_by_its_id_or_by_a_uri_relative_to_the_schema_id() {
+        let address = r#"{"$id":"https://example.com/schemas/address","type":"object"}"#;
+        let by_id = r#"{"properties":{"home":{"$ref":"https://example.com/schemas/address"}}}"#;
+        assert!(JsonSchema::parse(&with_references(by_id, &[("addr", address)])).is_ok());
+        let relative = r#"{"$id":"https://example.com/schemas/person.json",
+            "properties":{"home":{"$ref":"https://example.com/schemas/addr.json"}}}"#;
+        assert!(JsonSchema::parse(&with_references(relative, &[("addr.json", ADDRESS)])).is_ok());
+    }
+
+    #[test]
+    fn references_of_references_resolve_and_a_problem_inside_one_names_it() {
+        let address = r#"{"type":"object","properties":{"country":{"$ref":"country.json"}}}"#;
+        let country = r#"{"type":"string","minLength":2}"#;
+        let person = r#"{"properties":{"home":{"$ref":"addr.json"}}}"#;
+        let both = [("country.json", country), ("addr.json", address)];
+        assert!(JsonSchema::parse(&with_references(person, &both)).is_ok());
+        let error = JsonSchema::parse(&with_references(person, &[("addr.json", address)])).unwrap_err();
+        assert_eq!(error.position, "addr.json#/properties/country/$ref", "{error}");
+        assert!(error.problem.contains("the references are `addr.json`"), "{error}");
+        let missing = r#"{"properties":{"home":{"$ref":"country.json#/definitions/none"}}}"#;
+        let error = JsonSchema::parse(&with_references(missing, &both)).unwrap_err();
+        assert!(
+            error
+                .problem
+                .contains("nothing in the referenced schema `country.json` is at that place"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_cycle_of_refs_across_referenced_schemas_is_refused_and_named() {
+        let person = r#"{"properties":{"home":{"$ref":"a.json"}}}"#;
+        let references = [("a.json", r#"{"$ref":"b.json"}"#), ("b.json", r#"{"$ref":"a.json"}"#)];
+        let error = JsonSchema::parse(&with_references(person, &references))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("cycle of references"), "{error}");
+        assert!(error.contains("a.json#") && error.contains("b.json#"), "{error}");
+    }
+
+    #[test]
+    fn a_structure_recursive_across_referenced_schemas_is_read() {
+        let person = r#"{"type":"object","properties":{"home":{"$ref":"addr.json"}}}"#;
+        let address = r#"{"type":"object","properties":{"owner":{"$ref":"person.json"}}}"#;
+        let references = [("addr.json", address), ("person.json", person)];
+        assert!(JsonSchema::parse(&with_references(person, &references)).is_ok());
+    }
+
+    #[test]
+    fn a_change_inside_a_referenced_schema_is_judged_like_an_inline_change() {
+        use crate::compat::{Format, Mode, check};
+        let person = r#"{"type":"object","properties":{"home":{"$ref":"addr.json"}}}"#;
+        let address_v1 = r#"{"type":"object","properties":{"city":{"type":"string"}}}"#;
+        let address_v2 = r#"{"type":"object","properties":{"city":{"type":"integer"}}}"#;
+        let previous = with_references(person, &[("addr.json", address_v1)]);
+        let candidate = with_references(person, &[("addr.json", address_v2)]);
+        let report = check(Format::Json, Mode::Backward, &candidate, &[previous]).unwrap();
+        let found: Vec<String> = report
+            .incompatibilities
+            .iter()
+            .map(|found| format!("{} {}", found.kind, found.path))
+            .collect();
+        assert_eq!(found, ["TYPE_CHANGED /properties/home/properties/city"]);
+        let inline = |city: &str| {
+            SchemaText::new(format!(
+                r#"{{"type":"object","properties":{{"home":{{"type":"object","properties":{{"city":{{"type":"{city}"}}}}}}}}}}"#
+            ))
+        };
+        let inline_report = check(Format::Json, Mode::Backward, &inline("integer"), &[inline("string")]).unwrap();
+        assert_eq!(report.incompatibilities.len(), inline_report.incompatibilities.len());
+        assert_eq!(
+            report.incompatibilities[0].path,
+            inline_report.incompatibilities[0].path
         );
     }
 }

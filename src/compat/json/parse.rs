@@ -6,6 +6,7 @@
 //! [`super::MAX_NESTING`] levels: see [`super::document::read`]), and `$ref` targets are read from a work list, so a
 //! long chain of references cannot overflow the stack either.
 
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
@@ -14,7 +15,7 @@ use regex::Regex;
 use crate::compat::json_tree::Json;
 
 use super::decimal::Factor;
-use super::document::{Object, canonical, lookup, member};
+use super::document::{Document, Object, canonical, lookup, member};
 use super::model::{ArrayNode, Criterion, Draft, Meta, Node, NodeId, NumberNode, ObjectNode, Properties, StringNode};
 
 /// Why a text is not a JSON Schema the checker can read.
@@ -82,41 +83,52 @@ pub(crate) struct Parsed {
     pub(crate) root: NodeId,
 }
 
+/// A schema that the document refers to by name (Confluent's schema
+/// references): read only when a `$ref` needs it.
+pub(super) struct Referenced<'a> {
+    /// The reference's name, as the referring schema's `$ref` spells it.
+    pub(super) name: &'a str,
+    /// The referenced schema's text.
+    pub(super) text: &'a str,
+    /// Where the document is kept once read, so the nodes can borrow from it.
+    pub(super) document: &'a OnceCell<Document<'a>>,
+}
+
 /// Reads a schema document that is already valid JSON, its objects sorted
-/// by [`super::document::read`].
+/// by [`super::document::read`]; `$ref`s that leave it are looked up among
+/// `referenced`.
 ///
 /// `objects`, the number of objects in the document, sizes the node tables.
-pub(crate) fn parse<'a>(document: &'a Json<'a>, objects: usize) -> Result<Parsed, ParseError> {
-    let draft = match member(document, "$schema") {
-        None => Draft::Draft7,
-        Some(Json::String(uri)) => Draft::from_uri(uri).ok_or_else(|| {
-            ParseError::at(
-                "/$schema",
-                format!(
-                    "`$schema` names an unknown meta-schema `{uri}`: expected draft-04, -06, -07, 2019-09 or 2020-12"
-                ),
-            )
-        })?,
-        Some(other) => {
-            return Err(ParseError::at(
-                "/$schema",
-                format!("`$schema` must be a string, found {}", describe(other)),
-            ));
-        }
-    };
+pub(super) fn parse<'a>(
+    document: &'a Json<'a>,
+    objects: usize,
+    referenced: &'a [Referenced<'a>],
+) -> Result<Parsed, ParseError> {
+    let draft = draft_of(document, "")?;
+    let mut sources = vec![Source::Loaded(Loaded {
+        name: "",
+        root: document,
+        draft,
+        ids: collect_ids(document, draft),
+    })];
+    sources.extend(referenced.iter().map(Source::Unread));
+    let base = member(document, if draft == Draft::Draft4 { "id" } else { "$id" })
+        .and_then(Json::as_str)
+        .map(str::to_owned);
     let mut loader = Loader {
         draft,
-        document,
+        current: 0,
+        sources,
+        base,
         nodes: Vec::with_capacity(objects),
         metas: Vec::with_capacity(objects),
         digests: Vec::with_capacity(objects),
         opaque: 0,
-        by_pointer: HashMap::new(),
+        by_place: HashMap::new(),
         pending: Vec::new(),
-        ids: collect_ids(document, draft),
     };
     let root = loader.load(document, "", "")?;
-    loader.by_pointer.insert(String::new(), root);
+    loader.by_place.insert((0, String::new()), root);
     // Definitions are read even when nothing refers to them, so a broken one
     // is refused like any other part of the document.
     for keyword in ["definitions", "$defs"] {
@@ -128,6 +140,7 @@ pub(crate) fn parse<'a>(document: &'a Json<'a>, objects: usize) -> Result<Parsed
                     loader.pending.push(PendingRef {
                         node: NodeId::MAX,
                         reference: format!("#{pointer}"),
+                        source: 0,
                         pointer: String::new(),
                         resource: String::new(),
                     });
@@ -157,9 +170,48 @@ pub(crate) fn parse<'a>(document: &'a Json<'a>, objects: usize) -> Result<Parsed
     })
 }
 
+/// The draft a document's `$schema` names (draft-07 without one); `at`
+/// names the document in an error (empty for the schema itself).
+fn draft_of(document: &Json<'_>, at: &str) -> Result<Draft, ParseError> {
+    match member(document, "$schema") {
+        None => Ok(Draft::Draft7),
+        Some(Json::String(uri)) => Draft::from_uri(uri).ok_or_else(|| {
+            ParseError::at(
+                &format!("{at}/$schema"),
+                format!(
+                    "`$schema` names an unknown meta-schema `{uri}`: expected draft-04, -06, -07, 2019-09 or 2020-12"
+                ),
+            )
+        }),
+        Some(other) => Err(ParseError::at(
+            &format!("{at}/$schema"),
+            format!("`$schema` must be a string, found {}", describe(other)),
+        )),
+    }
+}
+
+/// A document schemas are read from: the schema itself (always the first)
+/// or a referenced one, read when first needed.
+enum Source<'a> {
+    Unread(&'a Referenced<'a>),
+    Loaded(Loaded<'a>),
+}
+
+/// A document that has been read.
+struct Loaded<'a> {
+    /// The reference's name; empty for the schema itself.
+    name: &'a str,
+    root: &'a Json<'a>,
+    draft: Draft,
+    /// `$id`, `id` and anchor values, with the pointer of their schema.
+    ids: HashMap<String, String>,
+}
+
 struct PendingRef {
     node: NodeId,
     reference: String,
+    /// The document the `$ref` is in (an index into the loader's sources).
+    source: usize,
     /// Pointer of the `$ref` keyword's object.
     pointer: String,
     /// Pointer of the schema resource (nearest `$id`) the reference is relative to.
@@ -167,17 +219,21 @@ struct PendingRef {
 }
 
 struct Loader<'a> {
+    /// The draft of the document being read.
     draft: Draft,
-    document: &'a Json<'a>,
+    /// The document being read (an index into `sources`).
+    current: usize,
+    sources: Vec<Source<'a>>,
+    /// The schema's own `$id`: reference names resolve against it, as URIs.
+    base: Option<String>,
     nodes: Vec<Node>,
     metas: Vec<Meta>,
     digests: Vec<Option<Digest>>,
     /// How many `$ref` and `not` nodes have been read so far.
     opaque: usize,
-    by_pointer: HashMap<String, NodeId>,
+    /// The node read at each place (document, pointer).
+    by_place: HashMap<(usize, String), NodeId>,
     pending: Vec<PendingRef>,
-    /// `$id`, `id` and anchor values, with the pointer of their schema.
-    ids: HashMap<String, String>,
 }
 
 fn describe(value: &Json<'_>) -> String {
@@ -355,6 +411,7 @@ impl<'a> Loader<'a> {
             self.pending.push(PendingRef {
                 node: id,
                 reference: reference.to_string(),
+                source: self.current,
                 pointer: pointer.to_owned(),
                 resource: resource.to_owned(),
             });
@@ -752,65 +809,163 @@ impl<'a> Loader<'a> {
     }
 
     /// Finds the node a `$ref` names, reading it if no one has yet.
+    ///
+    /// A reference with a URI part names a schema resource: first one of the
+    /// same document by its `$id`; else a referenced schema by the
+    /// reference's name (also both resolved against the schema's own `$id`,
+    /// as Confluent's `JsonSchema` registers its resolved references under
+    /// those URIs before loading); else any document's resource by `$id`.
     fn resolve(&mut self, pending: &PendingRef) -> Result<NodeId, ParseError> {
-        let at = child(&pending.pointer, "$ref");
-        let unresolvable =
-            |why: &str| ParseError::at(&at, format!("cannot resolve `$ref` \"{}\": {why}", pending.reference));
+        let at = self.place(pending.source, &child(&pending.pointer, "$ref"));
+        let unresolvable = |why: &str| ParseError {
+            problem: format!("cannot resolve `$ref` \"{}\": {why}", pending.reference),
+            position: at.clone(),
+        };
         let (uri, fragment) = match pending.reference.split_once('#') {
             Some((uri, fragment)) => (uri, Some(percent_decode(fragment))),
             None => (pending.reference.as_str(), None),
         };
-        let resource = if uri.is_empty() {
-            pending.resource.clone()
+        let (source, resource) = if uri.is_empty() {
+            (pending.source, pending.resource.clone())
         } else {
-            self.find_resource(uri).ok_or_else(|| {
-                unresolvable("no schema in this document has that `$id`, and remote schemas are not fetched")
-            })?
+            match self.find_resource(pending.source, uri)? {
+                Some(found) => found,
+                None => return Err(unresolvable(&self.why_no_resource())),
+            }
         };
+        let document = self.loaded(source);
+        let (root, draft) = (document.root, document.draft);
         let target = match fragment.as_deref() {
             None | Some("") => resource,
             Some(fragment) if fragment.starts_with('/') => format!("{resource}{fragment}"),
-            Some(anchor) => self
+            Some(anchor) => document
                 .ids
                 .get(&format!("#{anchor}"))
                 .cloned()
                 .ok_or_else(|| unresolvable("no schema in this document has that anchor"))?,
         };
-        let document = self.document;
-        let value =
-            lookup(document, &target).ok_or_else(|| unresolvable("nothing in the document is at that place"))?;
+        let value = lookup(root, &target).ok_or_else(|| match document.name {
+            "" => unresolvable("nothing in the document is at that place"),
+            name => unresolvable(&format!("nothing in the referenced schema `{name}` is at that place")),
+        })?;
         // Each place named by a `$ref` is read once, so references share its node.
-        if let Some(&id) = self.by_pointer.get(&target) {
+        let place = (source, target);
+        if let Some(&id) = self.by_place.get(&place) {
             return Ok(id);
         }
-        let target_resource = self.resource_of(&target);
-        let id = self.load(value, &target, &target_resource)?;
-        self.by_pointer.insert(target, id);
+        let target_resource = resource_of(&document.ids, &place.1);
+        (self.current, self.draft) = (source, draft);
+        let id = self
+            .load(value, &place.1, &target_resource)
+            .map_err(|error| self.within(source, error))?;
+        self.by_place.insert(place, id);
         Ok(id)
     }
 
-    fn find_resource(&self, uri: &str) -> Option<String> {
-        if let Some(pointer) = self.ids.get(uri) {
-            return Some(pointer.clone());
+    /// The document at `source`, which [`Self::find_resource`] has read.
+    fn loaded(&self, source: usize) -> &Loaded<'a> {
+        match &self.sources[source] {
+            Source::Loaded(loaded) => loaded,
+            Source::Unread(_) => unreachable!("a document is read before a `$ref` into it is followed"),
         }
-        // A relative reference: match an `$id` that ends with it after a `/`.
-        self.ids
-            .iter()
-            .filter(|(id, _)| id.ends_with(&format!("/{uri}")) || id.trim_end_matches('#') == uri)
-            .map(|(_, pointer)| pointer.clone())
-            .min()
     }
 
-    /// The pointer of the nearest schema with an `$id` at or above `pointer`.
-    fn resource_of(&self, pointer: &str) -> String {
-        self.ids
+    /// The document (by index) and the pointer of the resource `uri` names,
+    /// seen from a `$ref` in document `from`.
+    fn find_resource(&mut self, from: usize, uri: &str) -> Result<Option<(usize, String)>, ParseError> {
+        if let Some(pointer) = self.read_source(from)?.and_then(|ids| matching_id(ids, uri)) {
+            return Ok(Some((from, pointer)));
+        }
+        let named = (1..self.sources.len()).find(|&index| {
+            let name = match &self.sources[index] {
+                Source::Unread(referenced) => referenced.name,
+                Source::Loaded(loaded) => loaded.name,
+            };
+            same_uri(self.base.as_deref(), name, uri)
+        });
+        if let Some(index) = named {
+            self.read_source(index)?;
+            return Ok(Some((index, String::new())));
+        }
+        for index in 0..self.sources.len() {
+            if let Some(pointer) = self.read_source(index)?.and_then(|ids| matching_id(ids, uri)) {
+                return Ok(Some((index, pointer)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads the document at `index` if no one has yet; returns its `$id`s.
+    fn read_source(&mut self, index: usize) -> Result<Option<&HashMap<String, String>>, ParseError> {
+        if let Source::Unread(referenced) = self.sources[index] {
+            let in_reference = |error: ParseError| ParseError {
+                problem: format!(
+                    "referenced schema `{}` is not valid: {}",
+                    referenced.name, error.problem
+                ),
+                position: format!("{}#{}", referenced.name, error.position),
+            };
+            if referenced.document.get().is_none() {
+                let document = super::document::read(referenced.text).map_err(in_reference)?;
+                // Only this loader fills the cell, so it is still empty.
+                let _ = referenced.document.set(document);
+            }
+            let Some(document) = referenced.document.get() else {
+                return Ok(None);
+            };
+            let draft = draft_of(&document.root, &format!("{}#", referenced.name))?;
+            self.sources[index] = Source::Loaded(Loaded {
+                name: referenced.name,
+                root: &document.root,
+                draft,
+                ids: collect_ids(&document.root, draft),
+            });
+        }
+        Ok(Some(&self.loaded(index).ids))
+    }
+
+    /// Why a URI names no resource: what was looked at.
+    fn why_no_resource(&self) -> String {
+        let names: Vec<String> = self.sources[1..]
             .iter()
-            .filter(|(id, _)| !id.starts_with('#'))
-            .map(|(_, at)| at)
-            .filter(|at| pointer == at.as_str() || pointer.starts_with(&format!("{at}/")))
-            .max_by_key(|at| at.len())
-            .cloned()
-            .unwrap_or_default()
+            .map(|source| match source {
+                Source::Unread(referenced) => format!("`{}`", referenced.name),
+                Source::Loaded(loaded) => format!("`{}`", loaded.name),
+            })
+            .collect();
+        if names.is_empty() {
+            "no schema in this document has that `$id`, the schema has no references, and remote schemas are not \
+             fetched"
+                .to_owned()
+        } else {
+            format!(
+                "no schema in this document has that `$id`, no reference is named so (the references are {}), and \
+                 remote schemas are not fetched",
+                names.join(", ")
+            )
+        }
+    }
+
+    /// Where `pointer` in document `source` is, for a person: the pointer
+    /// alone in the schema itself, else prefixed by the reference's name.
+    fn place(&self, source: usize, pointer: &str) -> String {
+        match &self.sources[source] {
+            _ if source == 0 => pointer.to_owned(),
+            Source::Unread(referenced) => format!("{}#{pointer}", referenced.name),
+            Source::Loaded(loaded) => format!("{}#{pointer}", loaded.name),
+        }
+    }
+
+    /// `error`, found while reading document `source`, placed in it.
+    fn within(&self, source: usize, error: ParseError) -> ParseError {
+        if source == 0 {
+            return error;
+        }
+        let pointer = if error.position == "/" { "" } else { &error.position };
+        ParseError {
+            position: self.place(source, pointer),
+            problem: error.problem,
+        }
     }
 
     /// Refuses `$ref`s that lead only to other `$ref`s, round in a circle.
@@ -831,17 +986,30 @@ impl<'a> Loader<'a> {
                 match (states[current], &self.nodes[current]) {
                     (State::Reaches, _) => break,
                     (State::OnChain, _) => {
-                        let pointer = self
-                            .by_pointer
+                        let places: HashMap<NodeId, String> = self
+                            .by_place
                             .iter()
-                            .filter(|(_, id)| **id as usize == current)
-                            .map(|(pointer, _)| pointer.clone())
-                            .min()
-                            .unwrap_or_default();
-                        return Err(ParseError::at(
-                            &child(&pointer, "$ref"),
-                            "`$ref` leads round a cycle of references that never reaches a schema",
-                        ));
+                            .map(|((source, pointer), id)| (*id, self.place(*source, pointer)))
+                            .collect();
+                        let first = chain.iter().position(|&node| node == current).unwrap_or(0);
+                        let mut cycle: Vec<String> = chain[first..]
+                            .iter()
+                            .map(|&node| {
+                                let place = NodeId::try_from(node).ok().and_then(|id| places.get(&id));
+                                place.map_or_else(|| "?".to_owned(), |place| display_place(place))
+                            })
+                            .collect();
+                        cycle.push(cycle[0].clone());
+                        let position = places
+                            .get(&NodeId::try_from(current).unwrap_or(NodeId::MAX))
+                            .map_or_else(|| "/$ref".to_owned(), |place| child(place, "$ref"));
+                        return Err(ParseError {
+                            problem: format!(
+                                "`$ref` leads round a cycle of references that never reaches a schema: {}",
+                                cycle.join(" -> ")
+                            ),
+                            position,
+                        });
                     }
                     (State::Unknown, Node::Ref(target)) => {
                         states[current] = State::OnChain;
@@ -860,6 +1028,57 @@ impl<'a> Loader<'a> {
         }
         Ok(())
     }
+}
+
+/// A place as a cycle names it: `#` for the schema's root, else the place.
+fn display_place(place: &str) -> String {
+    if place.is_empty() { "#" } else { place }.to_owned()
+}
+
+/// The pointer of the schema whose `$id` is `uri`, or ends with it after a
+/// `/` (a relative reference).
+fn matching_id(ids: &HashMap<String, String>, uri: &str) -> Option<String> {
+    if let Some(pointer) = ids.get(uri) {
+        return Some(pointer.clone());
+    }
+    ids.iter()
+        .filter(|(id, _)| id.ends_with(&format!("/{uri}")) || id.trim_end_matches('#') == uri)
+        .map(|(_, pointer)| pointer.clone())
+        .min()
+}
+
+/// The pointer of the nearest schema with an `$id` at or above `pointer`.
+fn resource_of(ids: &HashMap<String, String>, pointer: &str) -> String {
+    ids.iter()
+        .filter(|(id, _)| !id.starts_with('#'))
+        .map(|(_, at)| at)
+        .filter(|at| pointer == at.as_str() || pointer.starts_with(&format!("{at}/")))
+        .max_by_key(|at| at.len())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Whether a reference's `name` and a `$ref`'s `uri` name the same schema:
+/// equal but for a leading `./`, or equal once both are resolved against
+/// the schema's own `$id` (`base`).
+fn same_uri(base: Option<&str>, name: &str, uri: &str) -> bool {
+    let plain = |text: &'_ str| text.strip_prefix("./").unwrap_or(text).to_owned();
+    if plain(name) == plain(uri) {
+        return true;
+    }
+    let Some(base) = base else { return false };
+    let resolved = |text: &str| {
+        let absolute = text
+            .split_once(':')
+            .is_some_and(|(scheme, _)| !scheme.is_empty() && !scheme.contains('/'));
+        if absolute {
+            text.to_owned()
+        } else {
+            let directory = base.rfind('/').map_or("", |end| &base[..=end]);
+            format!("{directory}{}", plain(text))
+        }
+    };
+    resolved(name) == resolved(uri)
 }
 
 fn first_line(text: &str) -> String {
