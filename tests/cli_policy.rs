@@ -398,3 +398,55 @@ fn a_tenant_repository_without_namespace_manifests_is_told_and_can_give_the_labe
         text(&from_file.stderr)
     );
 }
+
+/// An Avro Schema in `namespace` for `subject`.
+fn schema_in(namespace: &str, name: &str, subject: &str, text: &str) -> String {
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  \
+         subject: {subject}\n  schema: '{text}'\n"
+    )
+}
+
+/// Issue 39 item 9: a policy that matches only Protobuf Schemas refused the only (Avro) claimant
+/// of a subject as `SubjectConflict` (its claim was judged without a type, so the Protobuf
+/// subject rule applied), and a later claim from another namespace won the subject.
+#[test]
+fn a_policy_for_protobuf_only_does_not_take_a_subject_from_an_avro_schema() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let policy = "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: proto\nspec:\n  \
+                  match:\n    namespaces: [analytics]\n    schemaTypes: [PROTOBUF]\n  rules:\n    subjects:\n      \
+                  allowed: [\"{namespace}.proto.*\"]\n";
+    let record = r#"{"type":"record","name":"Click","fields":[{"name":"a","type":"int"}]}"#;
+    let first = folder.path().join("first.yaml");
+    std::fs::write(
+        &first,
+        format!(
+            "{policy}---\n{}",
+            schema_in("analytics", "clicks", "analytics.avro-value", record)
+        ),
+    )
+    .unwrap();
+    let output = apply(data.path(), &[first.to_str().unwrap()]);
+    let table = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{table}");
+    assert_eq!(
+        row(&table, "Schema", "analytics", "clicks")[4..],
+        ["1", "1", "True", "Registered"]
+    );
+
+    // A later claim from another namespace finds the subject held.
+    let later = folder.path().join("later.yaml");
+    std::fs::write(&later, schema_in("ads", "clicks", "analytics.avro-value", record)).unwrap();
+    let output = apply(data.path(), &[first.to_str().unwrap(), later.to_str().unwrap()]);
+    let table = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{table}");
+    assert_eq!(
+        row(&table, "Schema", "analytics", "clicks")[4..],
+        ["1", "1", "True", "Registered"]
+    );
+    assert_eq!(
+        row(&table, "Schema", "ads", "clicks")[6..],
+        ["False", "SubjectConflict"]
+    );
+}

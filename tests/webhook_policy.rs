@@ -303,3 +303,54 @@ async fn a_cel_rule_over_its_budget_denies_saying_so() {
     let response = post(admission, narrow).await;
     assert_eq!(response["allowed"], true, "{response:#}");
 }
+
+/// Issue 39 item 9: a policy matching only Protobuf Schemas in `analytics` refused the
+/// only claimant of `analytics.avro-value`, an Avro Schema, as a subject conflict; judged
+/// with its type, the claim is allowed, and a later claim from another namespace is the
+/// conflict.
+#[tokio::test]
+async fn a_policy_for_protobuf_only_does_not_take_a_subject_from_an_avro_schema() {
+    let folder = tempfile::tempdir().unwrap();
+    let spec: SchemaPolicySpec = serde_json::from_value(json!({
+        "match": {"namespaces": ["analytics"], "schemaTypes": ["PROTOBUF"]},
+        "rules": {"subjects": {"allowed": ["{namespace}.proto.*"]}},
+    }))
+    .unwrap();
+    let source = || {
+        PolicySource::new(
+            PolicySet::compile([("proto", &spec)]),
+            BTreeMap::from([
+                ("analytics".to_owned(), BTreeMap::new()),
+                ("ads".to_owned(), BTreeMap::new()),
+            ]),
+        )
+    };
+    let claim = |namespace: &str| {
+        review(
+            "Schema",
+            namespace,
+            json!({"subject": "analytics.avro-value", "schema": ORDERS}),
+        )
+    };
+    let admission = admission(folder.path(), source()).await;
+    let response = post(admission, claim("analytics")).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+
+    let holder: schemaops::crd::Schema = serde_json::from_value(json!({
+        "apiVersion": "schemaops.dev/v1alpha1",
+        "kind": "Schema",
+        "metadata": {"name": "orders", "namespace": "analytics", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"subject": "analytics.avro-value", "schema": ORDERS},
+        "status": {"subject": "analytics.avro-value"},
+    }))
+    .unwrap();
+    let view = FixedView {
+        schemas: vec![holder],
+        subject_configs: Vec::new(),
+    };
+    let admission = admission_with(folder.path(), source(), view).await;
+    assert_denied(
+        &post(admission, claim("ads")).await,
+        "subject `analytics.avro-value` is managed by Schema analytics/orders",
+    );
+}

@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 use super::level::level_of;
-use super::view::ObjectKey;
+use super::view::{Claimant, ObjectKey};
 use crate::compat::{Mode, SchemaSummary};
 use crate::crd::{ModeName, ResourceKind, Schema, SubjectConfig, SubjectMode};
 use crate::policy::{
@@ -177,13 +177,16 @@ impl PolicyContext {
         )
     }
 
-    /// Whether the object `key` of `kind` may claim `subject`: a claim that a
-    /// policy's subject rule denies never wins the subject, however old.
-    pub fn may_claim(&self, kind: ResourceKind, key: &ObjectKey, subject: &str) -> bool {
+    /// Whether `claimant` may claim `subject`: a claim that a policy's
+    /// subject rule denies never wins the subject, however old. A Schema's
+    /// claim is judged with its type, as its own judgement is, so a policy
+    /// that matches other types only does not take the subject from it.
+    pub fn may_claim(&self, claimant: &Claimant<'_>, subject: &str) -> bool {
         if self.policies.is_empty() {
             return true;
         }
-        let target = match kind {
+        let key = claimant.key;
+        let target = match claimant.kind {
             ResourceKind::Schema => Target::Schema,
             ResourceKind::SubjectConfig => Target::SubjectConfig,
         };
@@ -198,6 +201,7 @@ impl PolicyContext {
                 labels: self.namespaces.get(&key.namespace).unwrap_or(&NO_LABELS),
             }),
             subject: Some(subject),
+            schema_type: claimant.schema_type,
             known_namespaces: &known,
             ..Proposal::new(target)
         })

@@ -290,7 +290,7 @@ impl Admission {
             subject,
             others.chain(std::iter::once(candidate)),
             configs.iter().map(AsRef::as_ref),
-            |kind, key| policy.may_claim(kind, key, subject),
+            |claimant| policy.may_claim(claimant, subject),
         )
     }
 }

@@ -136,7 +136,7 @@ impl Context {
             subject,
             schemas.iter().map(AsRef::as_ref),
             configs.iter().map(AsRef::as_ref),
-            |kind, key| policy.may_claim(kind, key, subject),
+            |claimant| policy.may_claim(claimant, subject),
         )
     }
 
@@ -159,7 +159,7 @@ impl Context {
             subject,
             schemas.iter().map(AsRef::as_ref),
             configs.items.iter(),
-            |kind, key| policy.may_claim(kind, key, subject),
+            |claimant| policy.may_claim(claimant, subject),
         ))
     }
 
