@@ -450,3 +450,86 @@ fn a_policy_for_protobuf_only_does_not_take_a_subject_from_an_avro_schema() {
         ["False", "SubjectConflict"]
     );
 }
+
+/// Applies `manifests` (one file) with `policy_rules` in a Deny policy for every namespace,
+/// and returns the run's table and exit status.
+fn apply_under(rules: &str, manifests: &str) -> (String, Option<i32>) {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("manifests.yaml");
+    let policy = format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: rules\nspec:\n  rules:\n{rules}"
+    );
+    std::fs::write(&file, format!("{policy}---\n{manifests}")).unwrap();
+    let output = apply(data.path(), &[file.to_str().unwrap()]);
+    (text(&output.stdout), output.status.code())
+}
+
+/// Issue 39 item 10: with `naming.avroNamespace`, a plain `"string"` key schema (no named
+/// type to judge) and a `[record, "null"]` union whose record is in the right namespace failed
+/// with "the Avro namespace is ``". The rule judges the named types at the top, so both pass,
+/// and a union whose record is elsewhere is refused naming the record.
+#[test]
+fn the_avro_namespace_rule_passes_a_string_key_and_judges_the_record_in_a_union() {
+    let rules = "    naming:\n      avroNamespace: \"com.acme.*\"\n";
+    let record = |namespace: &str| {
+        format!(
+            r#"{{"type":"record","name":"Order","namespace":"{namespace}","fields":[{{"name":"a","type":"int"}}]}}"#
+        )
+    };
+    let manifests = [
+        schema_in("team-a", "key", "orders-key", r#""string""#),
+        schema_in(
+            "team-a",
+            "value",
+            "orders-value",
+            &format!(r#"[{}, "null"]"#, record("com.acme.sales")),
+        ),
+        schema_in(
+            "team-a",
+            "other",
+            "other-value",
+            &format!(r#"["null", {}]"#, record("org.other")),
+        ),
+    ]
+    .join("---\n");
+    let (table, status) = apply_under(rules, &manifests);
+    assert_eq!(status, Some(1), "{table}");
+    assert_eq!(row(&table, "Schema", "team-a", "key")[6..], ["True", "Registered"]);
+    assert_eq!(row(&table, "Schema", "team-a", "value")[6..], ["True", "Registered"]);
+    assert_eq!(
+        row(&table, "Schema", "team-a", "other")[6..],
+        ["False", "PolicyViolation"]
+    );
+    assert!(
+        table.contains(
+            "naming.avroNamespace at spec.schema: the Avro namespace of `org.other.Order` in the top-level union is \
+             `org.other`; it must match `com.acme.*`"
+        ),
+        "{table}"
+    );
+}
+
+/// Issue 39 item 11: the CRD documents `schema.type` for CEL, and the summary lacked it
+/// ("No such key: type").
+#[test]
+fn cel_sees_the_schema_type_in_the_summary() {
+    let rules = "    validations:\n      - expression: \"schema == null || schema.type == 'AVRO'\"\n        message: \
+                 only Avro\n";
+    let record = r#"{"type":"record","name":"Order","fields":[{"name":"a","type":"int"}]}"#;
+    let json = r#"{"type":"object","properties":{"a":{"type":"integer"}}}"#;
+    let manifests = [
+        schema_in("team-a", "avro", "avro-value", record),
+        schema_in("team-a", "json", "json-value", json).replace("spec:\n", "spec:\n  schemaType: JSON\n"),
+    ]
+    .join("---\n");
+    let (table, status) = apply_under(rules, &manifests);
+    assert_eq!(status, Some(1), "{table}");
+    assert_eq!(row(&table, "Schema", "team-a", "avro")[6..], ["True", "Registered"]);
+    assert_eq!(
+        row(&table, "Schema", "team-a", "json")[6..],
+        ["False", "PolicyViolation"]
+    );
+    assert!(table.contains("rule validations[0] at metadata: only Avro"), "{table}");
+    assert!(!table.contains("No such key"), "{table}");
+}

@@ -106,8 +106,8 @@ pub struct PolicyRules {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_field_docs: bool,
     /// CEL expressions that must be true, over `object`, `oldObject` (null on create) and
-    /// `schema` (a summary of the parsed schema: `type`, `name`, `namespace`, `package`, `id`,
-    /// `fields`).
+    /// `schema` (a summary of the parsed schema: `type` (AVRO, JSON or PROTOBUF), `name`,
+    /// `namespace`, `package`, `id`, `fields`; null while a Schema is judged on its spec alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub validations: Vec<CelValidation>,
 }
@@ -164,7 +164,9 @@ impl ModeName {
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamingRule {
-    /// The namespace of an Avro schema's top-level named type, e.g. `com.acme.*`.
+    /// The namespace of an Avro schema's named types at the top, e.g. `com.acme.*`: the top-level
+    /// record, enum or fixed, or each one in a top-level union (`[record, "null"]`). A schema with
+    /// none (a primitive such as a `"string"` key, an array, a map) has no name to judge and passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub avro_namespace: Option<String>,
     /// The package of a Protobuf schema.

@@ -132,34 +132,8 @@ impl CompiledPolicy {
             );
         }
         if let (Some(summary), Some(schema_type)) = (proposal.summary, proposal.schema_type) {
-            for (rule, pattern, applies, value, what) in [
-                (
-                    Rule::AvroNamespace,
-                    &self.avro_namespace,
-                    schema_type == SchemaType::Avro,
-                    &summary.namespace,
-                    "the Avro namespace",
-                ),
-                (
-                    Rule::ProtobufPackage,
-                    &self.protobuf_package,
-                    schema_type == SchemaType::Protobuf,
-                    &summary.package,
-                    "the Protobuf package",
-                ),
-                (
-                    Rule::JsonId,
-                    &self.json_id,
-                    schema_type == SchemaType::Json,
-                    &summary.id,
-                    "the JSON Schema `$id`",
-                ),
-            ] {
-                let Some(pattern) = pattern.as_ref().filter(|_| applies) else {
-                    continue;
-                };
-                let value = value.as_deref().unwrap_or("");
-                if !pattern.matches(value, namespace) {
+            for (rule, pattern, what, value) in self.named_in(summary, schema_type) {
+                if !pattern.matches(&value, namespace) {
                     violate(
                         rule,
                         "spec.schema",
@@ -206,6 +180,60 @@ impl CompiledPolicy {
                     format!("the object must satisfy `{}`", expression.source()),
                 );
             }
+        }
+    }
+
+    /// The names this policy's naming rule for `schema_type` judges, each as
+    /// (rule, pattern, what it is, its value). An Avro schema is judged by the
+    /// namespaces of its named types at the top (the top-level record, enum or
+    /// fixed, or each one in a top-level union); a primitive, array or map has
+    /// none, and the rule does not apply to it. A Protobuf package or JSON
+    /// `$id` left out is judged as empty.
+    fn named_in<'s>(
+        &'s self,
+        summary: &SchemaSummary,
+        schema_type: SchemaType,
+    ) -> Vec<(Rule, &'s Pattern, String, String)> {
+        let unnamed = |value: &Option<String>| value.clone().unwrap_or_default();
+        match schema_type {
+            SchemaType::Avro => {
+                let Some(pattern) = &self.avro_namespace else {
+                    return Vec::new();
+                };
+                let union = summary.name.is_none();
+                summary
+                    .top_level_types
+                    .iter()
+                    .map(|named| {
+                        let what = if union {
+                            format!("the Avro namespace of `{}` in the top-level union", named.full_name)
+                        } else {
+                            "the Avro namespace".to_owned()
+                        };
+                        (Rule::AvroNamespace, pattern, what, named.namespace.clone())
+                    })
+                    .collect()
+            }
+            SchemaType::Protobuf => self
+                .protobuf_package
+                .iter()
+                .map(|pattern| {
+                    let what = "the Protobuf package".to_owned();
+                    (Rule::ProtobufPackage, pattern, what, unnamed(&summary.package))
+                })
+                .collect(),
+            SchemaType::Json => self
+                .json_id
+                .iter()
+                .map(|pattern| {
+                    (
+                        Rule::JsonId,
+                        pattern,
+                        "the JSON Schema `$id`".to_owned(),
+                        unnamed(&summary.id),
+                    )
+                })
+                .collect(),
         }
     }
 
