@@ -321,3 +321,59 @@ async fn an_invalid_policy_is_not_ready_and_says_why() {
         "{policy:#}"
     );
 }
+
+/// Issue 39 item 12: deleting the SubjectConfig that holds a subject at the floor removed the
+/// subject's level, dropping it to the registry's global BACKWARD, which the policy forbids
+/// (REST `DELETE /config/{subject}` was refused for the same reason). The operator keeps the
+/// level now, says why in the status, and lets the object go once the policy allows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_subject_config_keeps_the_level_while_a_policy_forbids_the_fallback() {
+    let Some(cluster) = Cluster::start("deletion").await else {
+        return;
+    };
+    cluster.apply(&prod_policy("Deny"));
+    cluster.apply(&subject_config(
+        "team-a",
+        "orders",
+        "team-a.orders-value",
+        "BACKWARD_TRANSITIVE",
+    ));
+    cluster.wait_condition("team-a", "subjectconfig", "orders", "Ready", "True", "Configured");
+    let (_, level) = cluster.registry_json("/config/team-a.orders-value").await;
+    assert_eq!(level["compatibilityLevel"], "BACKWARD_TRANSITIVE");
+
+    cluster.kubectl(&[
+        "delete",
+        "subjectconfig",
+        "orders",
+        "--namespace",
+        "team-a",
+        "--wait=false",
+    ]);
+    let blocked = cluster.wait_until("team-a", "subjectconfig", "orders", "was kept", |object| {
+        condition(object, "DeletionBlocked").is_some_and(|c| c["status"] == "True" && c["reason"] == "PolicyViolation")
+    });
+    assert!(
+        message(&blocked, "DeletionBlocked").contains(
+            "the subject's level stays: SchemaPolicy prod rule compatibility at spec.compatibility: once this \
+             SubjectConfig is deleted, the subject falls back to the registry's global level, and it is BACKWARD"
+        ),
+        "{blocked:#}"
+    );
+    let (_, level) = cluster.registry_json("/config/team-a.orders-value").await;
+    assert_eq!(level["compatibilityLevel"], "BACKWARD_TRANSITIVE", "the level stays");
+
+    // Without the policy, the deletion completes and the level goes.
+    cluster.kubectl(&["delete", "schemapolicy", "prod"]);
+    let deadline = Instant::now() + CONVERGE;
+    loop {
+        let listed = cluster.kubectl(&["get", "subjectconfigs", "--namespace", "team-a", "-o", "name"]);
+        if listed.trim().is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the SubjectConfig never went: {listed}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, _) = cluster.registry_json("/config/team-a.orders-value").await;
+    assert_eq!(status, 404, "the subject's level is removed with its SubjectConfig");
+}

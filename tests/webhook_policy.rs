@@ -354,3 +354,68 @@ async fn a_policy_for_protobuf_only_does_not_take_a_subject_from_an_avro_schema(
         "subject `analytics.avro-value` is managed by Schema analytics/orders",
     );
 }
+
+/// A DELETE review of the SubjectConfig `config` (the API server sends the object as `oldObject`).
+fn deletion_review(config: &Value) -> String {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800003",
+            "kind": {"group": "schemaops.dev", "version": "v1alpha1", "kind": "SubjectConfig"},
+            "resource": {"group": "schemaops.dev", "version": "v1alpha1", "resource": "subjectconfigs"},
+            "name": config["metadata"]["name"],
+            "namespace": config["metadata"]["namespace"],
+            "operation": "DELETE",
+            "userInfo": {"username": "team-member"},
+            "object": null,
+            "oldObject": config,
+            "dryRun": false
+        }
+    })
+    .to_string()
+}
+
+/// Issue 39 item 12: REST `DELETE /config/{subject}` was refused by the floor, but deleting
+/// the SubjectConfig that sets the level was allowed (the webhook never judged DELETE), and
+/// the subject fell to the registry's global BACKWARD. The DELETE is judged now, by the level
+/// the subject falls back to; a SubjectConfig that does not manage the subject goes freely.
+#[tokio::test]
+async fn deleting_the_subject_config_that_holds_the_floor_is_denied_while_the_fallback_is_below_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let config = |name: &str, holds: bool| {
+        let mut config = json!({
+            "apiVersion": "schemaops.dev/v1alpha1",
+            "kind": "SubjectConfig",
+            "metadata": {"name": name, "namespace": "team-a", "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"subject": "team-a.orders-value", "compatibility": "BACKWARD_TRANSITIVE"},
+        });
+        if holds {
+            config["status"] = json!({"subject": "team-a.orders-value"});
+        }
+        config
+    };
+    let view = FixedView {
+        schemas: Vec::new(),
+        subject_configs: vec![serde_json::from_value(config("orders", true)).unwrap()],
+    };
+    let admission = admission_with(folder.path(), policies(Some(prod_policy(&["Deny"]))), view).await;
+    assert_denied(
+        &post(Arc::clone(&admission), deletion_review(&config("orders", true))).await,
+        "SchemaPolicy prod rule compatibility at spec.compatibility: once this SubjectConfig is deleted, the subject \
+         falls back to the registry's global level, and it is BACKWARD; the level must be one of \
+         BACKWARD_TRANSITIVE, FULL_TRANSITIVE",
+    );
+    // A second SubjectConfig for the subject manages nothing: its deletion changes no level.
+    let response = post(Arc::clone(&admission), deletion_review(&config("orders-copy", false))).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+
+    // With the global level at the floor, the fallback is allowed.
+    admission
+        .registry
+        .set_compatibility(None, schemaops::compat::Mode::FullTransitive)
+        .await
+        .unwrap();
+    let response = post(admission, deletion_review(&config("orders", true))).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+}

@@ -13,7 +13,8 @@ use super::view::{Claimant, ObjectKey};
 use crate::compat::{Mode, SchemaSummary};
 use crate::crd::{ModeName, ResourceKind, Schema, SubjectConfig, SubjectMode};
 use crate::policy::{
-    LevelOrigin, NamespaceFacts, PolicySet, Proposal, ProposedLevel, ProposedMode, SharedPolicies, Target, Verdict,
+    LevelOrigin, NamespaceFacts, PolicySet, Proposal, ProposedLevel, ProposedMode, Rule, SharedPolicies, Target,
+    Verdict,
 };
 
 /// The labels of every namespace known, by name.
@@ -175,6 +176,30 @@ impl PolicyContext {
                 ..Proposal::new(Target::SubjectConfig)
             },
         )
+    }
+
+    /// Judges the deletion of `config`, which manages its subject's level:
+    /// the subject then falls back to the registry's `global` level, and only
+    /// the compatibility rules judge that (deleting is never refused for the
+    /// subject, mode or CEL rules; a deletion leaves nothing to satisfy them).
+    pub fn judge_subject_config_deletion(&self, config: &SubjectConfig, global: Mode) -> Verdict {
+        let level = ProposedLevel {
+            level: level_of(global),
+            origin: LevelOrigin::Deletion,
+        };
+        let namespace = config.metadata.namespace.as_deref().unwrap_or_default();
+        let mut verdict = self.evaluate(
+            namespace,
+            Proposal {
+                subject: Some(&config.spec.subject),
+                level: Some(&level),
+                ..Proposal::new(Target::SubjectConfig)
+            },
+        );
+        verdict
+            .violations
+            .retain(|violation| violation.rule == Rule::Compatibility);
+        verdict
     }
 
     /// Whether `claimant` may claim `subject`: a claim that a policy's

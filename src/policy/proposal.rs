@@ -46,13 +46,16 @@ pub enum LevelOrigin {
     Unset,
     /// The body of a REST request.
     Request,
+    /// The registry's global level, which the subject falls back to once
+    /// the SubjectConfig that sets its level is deleted.
+    Deletion,
 }
 
 impl LevelOrigin {
     /// The field path the level is at.
     pub fn path(&self) -> &'static str {
         match self {
-            LevelOrigin::Spec | LevelOrigin::Unset => "spec.compatibility",
+            LevelOrigin::Spec | LevelOrigin::Unset | LevelOrigin::Deletion => "spec.compatibility",
             LevelOrigin::SubjectConfig(_) | LevelOrigin::RegistrySubject | LevelOrigin::Global => "spec.subject",
             LevelOrigin::Request => "compatibility",
         }
@@ -68,6 +71,9 @@ impl fmt::Display for LevelOrigin {
             LevelOrigin::Global => f.write_str("the level the subject falls back to (the registry's global level)"),
             LevelOrigin::Unset => f.write_str("without a level set, the registry's global level applies, and it"),
             LevelOrigin::Request => f.write_str("the level requested"),
+            LevelOrigin::Deletion => f.write_str(
+                "once this SubjectConfig is deleted, the subject falls back to the registry's global level, and it",
+            ),
         }
     }
 }

@@ -15,9 +15,11 @@
 //!   API server prunes unknown fields (or refuses them, under
 //!   `fieldValidation=Strict`) before a webhook is called, so this matters
 //!   for objects sent otherwise; it keeps the three verdicts one.
-//! - CREATE and UPDATE of `schemaops.dev` `Schema`s are judged; every other
-//!   operation, kind or subresource is allowed, and so is a Schema outside
-//!   the one namespace the operator watches (when it watches one).
+//! - CREATE and UPDATE of `schemaops.dev` `Schema`s and `SubjectConfig`s
+//!   are judged, and so is the DELETE of a `SubjectConfig` (the level its
+//!   subject falls back to); every other operation, kind or subresource is
+//!   allowed, and so is an object outside the one namespace the operator
+//!   watches (when it watches one).
 //! - An UPDATE that leaves the spec as it was (labels, finalizers, deletion)
 //!   is allowed without reading anything.
 //! - `Reject` (incompatible) and `Invalid` (unparseable schema, bad
@@ -180,6 +182,14 @@ impl Admission {
             && (self.namespace.is_none()
                 || self.namespace == request.namespace
                 || request.kind.kind == SCHEMA_POLICY_KIND);
+        if request.operation == Operation::Delete
+            && request.kind.group == API_GROUP
+            && request.kind.kind == SUBJECT_CONFIG_KIND
+            && request.sub_resource.as_deref().unwrap_or_default().is_empty()
+            && (self.namespace.is_none() || self.namespace == request.namespace)
+        {
+            return self.review_subject_config_deletion(request, response).await;
+        }
         if judged && let Some(problems) = schema_violations(request) {
             return deny(response, CODE_INVALID, "Invalid", problems);
         }

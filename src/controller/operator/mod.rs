@@ -57,6 +57,10 @@ pub enum Error {
     /// Deletion waits for referrers to go.
     #[error("deletion blocked: {0}")]
     DeletionBlocked(String),
+    /// Deletion of a SubjectConfig waits: a policy forbids the level its
+    /// subject would fall back to, so the level stays.
+    #[error("deletion refused by policy: {0}")]
+    DeletionRefusedByPolicy(String),
     /// The finalizer helper failed.
     #[error("the finalizer failed")]
     Finalizer(#[source] Box<finalizer::Error<Error>>),
@@ -64,12 +68,16 @@ pub enum Error {
 
 impl Error {
     /// True when the reconcile waits on purpose (a deletion blocked by
-    /// referrers) rather than failed: it is retried at a steady pace.
+    /// referrers or refused by a policy) rather than failed: it is retried
+    /// at a steady pace.
     pub fn is_waiting(&self) -> bool {
         matches!(
             self,
             Error::Finalizer(inner)
-                if matches!(inner.as_ref(), finalizer::Error::CleanupFailed(Error::DeletionBlocked(_)))
+                if matches!(
+                    inner.as_ref(),
+                    finalizer::Error::CleanupFailed(Error::DeletionBlocked(_) | Error::DeletionRefusedByPolicy(_))
+                )
         )
     }
 
@@ -79,6 +87,7 @@ impl Error {
             Error::Kube { .. } => "KubernetesApi",
             Error::Registry(_) => Reason::RegistryUnavailable.as_str(),
             Error::DeletionBlocked(_) => Reason::ReferencedBySchemas.as_str(),
+            Error::DeletionRefusedByPolicy(_) => Reason::PolicyViolation.as_str(),
             Error::Finalizer(_) => "Finalizer",
         }
     }
