@@ -533,3 +533,29 @@ fn cel_sees_the_schema_type_in_the_summary() {
     assert!(table.contains("rule validations[0] at metadata: only Avro"), "{table}");
     assert!(!table.contains("No such key"), "{table}");
 }
+
+/// Issue 39 item 13: `{namespace}` is the namespace as it is, and an Avro namespace cannot hold
+/// `-`, so `com.acme.{namespace}*` never admitted a Schema from `team-a`. `{namespace_}` is the
+/// namespace with every `-` as `_`.
+#[test]
+fn the_underscored_namespace_placeholder_admits_avro_namespaces_from_hyphenated_namespaces() {
+    let rules = "    naming:\n      avroNamespace: \"com.acme.{namespace_}*\"\n";
+    let record = |namespace: &str| {
+        format!(
+            r#"{{"type":"record","name":"Order","namespace":"{namespace}","fields":[{{"name":"a","type":"int"}}]}}"#
+        )
+    };
+    let manifests = [
+        schema_in("team-a", "orders", "orders-value", &record("com.acme.team_a.sales")),
+        schema_in("team-a", "stolen", "stolen-value", &record("com.acme.team_b.sales")),
+    ]
+    .join("---\n");
+    let (table, status) = apply_under(rules, &manifests);
+    assert_eq!(status, Some(1), "{table}");
+    assert_eq!(row(&table, "Schema", "team-a", "orders")[6..], ["True", "Registered"]);
+    assert_eq!(
+        row(&table, "Schema", "team-a", "stolen")[6..],
+        ["False", "PolicyViolation"]
+    );
+    assert!(table.contains("it must match `com.acme.team_a*`"), "{table}");
+}

@@ -29,6 +29,11 @@ struct Cluster {
 
 impl Cluster {
     async fn start(test: &str) -> Option<Cluster> {
+        Self::start_with(test, &[]).await
+    }
+
+    /// Starts the cluster with `before` (manifests) applied before the operator starts.
+    async fn start_with(test: &str, before: &[&str]) -> Option<Cluster> {
         let kubectl_runs = std::process::Command::new("kubectl")
             .args(["version", "--client"])
             .output()
@@ -49,6 +54,9 @@ impl Cluster {
             let namespace =
                 format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {team}\n  labels:\n    env: prod\n");
             apply_with(&kubeconfig, cache.path(), &namespace);
+        }
+        for manifest in before {
+            apply_with(&kubeconfig, cache.path(), manifest);
         }
         let operator = OperatorProcess::start(&kubeconfig, data.path(), &[]);
         operator.wait_ready(CONVERGE).await;
@@ -376,4 +384,33 @@ async fn deleting_a_subject_config_keeps_the_level_while_a_policy_forbids_the_fa
     }
     let (status, _) = cluster.registry_json("/config/team-a.orders-value").await;
     assert_eq!(status, 404, "the subject's level is removed with its SubjectConfig");
+}
+
+/// Issue 39 item 13: a policy's counts were taken once at start, before the caches held the
+/// objects and before their reconciles wrote the violations into their status, and were
+/// then wrong until the next recount 30 s later. The counts follow the caches now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_present_at_start_counts_its_objects_within_seconds() {
+    let naming = "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: naming\nspec:\n  \
+                  rules:\n    naming:\n      avroNamespace: \"com.acme.*\"\n";
+    // The second Schema's violation is in its parsed schema: only its reconcile finds it.
+    let acme = schema("team-a", "orders", "team-a.orders-value", "Retain").replace("com.example", "com.acme.sales");
+    let other = schema("team-a", "payments", "team-a.payments-value", "Retain");
+    let Some(cluster) = Cluster::start_with("counts", &[naming, &acme, &other]).await else {
+        return;
+    };
+    cluster.wait_condition("team-a", "schema", "payments", "Ready", "False", "PolicyViolation");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let policy = cluster.get("", "schemapolicy", "naming");
+        if policy["status"]["matched"] == 2 && policy["status"]["violations"] == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the counts were not right 10 s after the violation was reported: {:#}",
+            policy["status"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -92,7 +92,7 @@ impl CompiledPolicy {
             let names: Vec<&str> = levels.iter().map(|level| level::name(*level)).collect();
             violate(
                 Rule::Compatibility,
-                proposed.origin.path(),
+                &proposed.origin.path(),
                 format!("{} is {}", proposed.origin, level::name(proposed.level)),
                 format!("the level must be one of {}", names.join(", ")),
             );
@@ -257,8 +257,7 @@ impl CompiledPolicy {
         let holder = proposal.known_namespaces.iter().find(|namespace| {
             namespace.name != claimant.name
                 && allowed.iter().any(|pattern| {
-                    (!pattern.uses_namespace() || subject.contains(namespace.name))
-                        && pattern.matches(subject, Some(namespace.name))
+                    pattern.could_name(subject, namespace.name) && pattern.matches(subject, Some(namespace.name))
                 })
                 && self.matches_namespace(namespace)
                 && self.matches_subject(proposal, Some(namespace.name))

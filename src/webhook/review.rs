@@ -72,9 +72,6 @@ pub const CODE_INVALID: u16 = 422;
 /// Not 409: clients retry a `Conflict`, and retrying cannot help here.
 pub const CODE_FORBIDDEN: u16 = 403;
 
-/// The longest warning sent; the API server may cut longer ones.
-const MAX_WARNING_BYTES: usize = 256;
-
 /// The warning sent when the registry cannot be read.
 pub const REGISTRY_UNREACHABLE: &str = "the registry cannot be reached; the controller will check this schema";
 
@@ -393,11 +390,12 @@ pub(super) fn deny(mut response: AdmissionResponse, code: u16, reason: &str, mes
     response
 }
 
+/// Adds `warning`, in parts when it is longer than the API server passes on whole.
 pub(super) fn warn(mut response: AdmissionResponse, warning: String) -> AdmissionResponse {
     response
         .warnings
         .get_or_insert_with(Vec::new)
-        .push(truncate_message(&warning, MAX_WARNING_BYTES));
+        .extend(super::warning::parts(&warning));
     response
 }
 

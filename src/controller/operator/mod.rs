@@ -324,6 +324,13 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
 
     let (config_store, config_changes) = slim_cache(configs_api.clone());
     let (schema_store, schema_changes) = slim_cache(schemas_api);
+    // Every change the caches apply (the first list included) recounts the
+    // policies, so their counts follow the objects and the statuses the
+    // reconciles write, from the start rather than at the next RECOUNT.
+    let (recount_tx, recount_rx) = tokio::sync::watch::channel(0_u64);
+    let recount_tx = Arc::new(recount_tx);
+    let config_changes = policies::recounting(config_changes, Arc::clone(&recount_tx));
+    let schema_changes = policies::recounting(schema_changes, recount_tx);
     let config_controller =
         Controller::for_stream(config_changes, config_store.clone()).with_config(controller_config());
     let schema_controller =
@@ -361,7 +368,9 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         ),
         None => (schema_controller, config_controller),
     };
-    let policy_controller = policies::status_controller(&client).graceful_shutdown_on(stop(shutdown_rx));
+    let policy_controller = policies::status_controller(&client)
+        .reconcile_all_on(policies::each_change(recount_rx))
+        .graceful_shutdown_on(stop(shutdown_rx));
 
     let context = Arc::new(Context {
         events: events::Publisher::new(client.clone(), "schemaops"),
