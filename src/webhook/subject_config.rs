@@ -14,7 +14,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 
 use super::review::{Admission, CODE_FORBIDDEN, CODE_INVALID, SUBJECT_CONFIG_KIND, deny, objects_of, warn};
 use crate::controller::view::{ObjectKey, SubjectView};
-use crate::crd::{ManagementPolicy, Schema, SubjectConfig};
+use crate::crd::{Schema, SubjectConfig};
 
 impl Admission {
     /// Judges a SubjectConfig CREATE or UPDATE.
@@ -68,7 +68,9 @@ impl Admission {
         let Some(Ok(mut config)) = request.old_object.as_ref().map(typed) else {
             return response;
         };
-        if config.spec.compatibility.is_none() || config.spec.management_policy == ManagementPolicy::Observe {
+        // Judged whatever the management policy: the operator's cleanup removes
+        // the subject's level for an observed SubjectConfig too.
+        if config.spec.compatibility.is_none() {
             return response;
         }
         if config.metadata.namespace.is_none() {
