@@ -132,16 +132,7 @@ impl CompiledPolicy {
             );
         }
         if let (Some(summary), Some(schema_type)) = (proposal.summary, proposal.schema_type) {
-            for (rule, pattern, what, value) in self.named_in(summary, schema_type) {
-                if !pattern.matches(&value, namespace) {
-                    violate(
-                        rule,
-                        "spec.schema",
-                        format!("{what} is `{value}`"),
-                        format!("it must match `{}`", pattern.for_namespace(namespace)),
-                    );
-                }
-            }
+            self.judge_names(summary, schema_type, namespace, &mut violate);
             if self.require_field_docs && schema_type == SchemaType::Avro {
                 judge_docs(summary, &mut violate);
             }
@@ -183,57 +174,60 @@ impl CompiledPolicy {
         }
     }
 
-    /// The names this policy's naming rule for `schema_type` judges, each as
-    /// (rule, pattern, what it is, its value). An Avro schema is judged by the
-    /// namespaces of its named types at the top (the top-level record, enum or
-    /// fixed, or each one in a top-level union); a primitive, array or map has
-    /// none, and the rule does not apply to it. A Protobuf package or JSON
-    /// `$id` left out is judged as empty.
-    fn named_in<'s>(
-        &'s self,
+    /// The naming rule for `schema_type`. An Avro schema is judged by the
+    /// namespaces of its named types at the top (the top-level record, enum
+    /// or fixed, or each one in a top-level union); a primitive, array or map
+    /// has none, and the rule does not apply to it. A Protobuf package or
+    /// JSON `$id` left out is judged as empty. Nothing is formatted unless a
+    /// name breaks the rule (this runs for every policy and every Schema).
+    fn judge_names(
+        &self,
         summary: &SchemaSummary,
         schema_type: SchemaType,
-    ) -> Vec<(Rule, &'s Pattern, String, String)> {
-        let unnamed = |value: &Option<String>| value.clone().unwrap_or_default();
+        namespace: Option<&str>,
+        violate: &mut impl FnMut(Rule, &str, String, String),
+    ) {
+        let mut judge = |rule: Rule, pattern: &Pattern, value: &str, what: &dyn Fn() -> String| {
+            if !pattern.matches(value, namespace) {
+                violate(
+                    rule,
+                    "spec.schema",
+                    format!("{} is `{value}`", what()),
+                    format!("it must match `{}`", pattern.for_namespace(namespace)),
+                );
+            }
+        };
         match schema_type {
             SchemaType::Avro => {
                 let Some(pattern) = &self.avro_namespace else {
-                    return Vec::new();
+                    return;
                 };
                 let union = summary.name.is_none();
-                summary
-                    .top_level_types
-                    .iter()
-                    .map(|named| {
-                        let what = if union {
+                for named in &summary.top_level_types {
+                    let what = || {
+                        if union {
                             format!("the Avro namespace of `{}` in the top-level union", named.full_name)
                         } else {
                             "the Avro namespace".to_owned()
-                        };
-                        (Rule::AvroNamespace, pattern, what, named.namespace.clone())
-                    })
-                    .collect()
+                        }
+                    };
+                    judge(Rule::AvroNamespace, pattern, &named.namespace, &what);
+                }
             }
-            SchemaType::Protobuf => self
-                .protobuf_package
-                .iter()
-                .map(|pattern| {
-                    let what = "the Protobuf package".to_owned();
-                    (Rule::ProtobufPackage, pattern, what, unnamed(&summary.package))
-                })
-                .collect(),
-            SchemaType::Json => self
-                .json_id
-                .iter()
-                .map(|pattern| {
-                    (
-                        Rule::JsonId,
-                        pattern,
-                        "the JSON Schema `$id`".to_owned(),
-                        unnamed(&summary.id),
-                    )
-                })
-                .collect(),
+            SchemaType::Protobuf => {
+                if let Some(pattern) = &self.protobuf_package {
+                    let package = summary.package.as_deref().unwrap_or_default();
+                    judge(Rule::ProtobufPackage, pattern, package, &|| {
+                        "the Protobuf package".to_owned()
+                    });
+                }
+            }
+            SchemaType::Json => {
+                if let Some(pattern) = &self.json_id {
+                    let id = summary.id.as_deref().unwrap_or_default();
+                    judge(Rule::JsonId, pattern, id, &|| "the JSON Schema `$id`".to_owned());
+                }
+            }
         }
     }
 
