@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use schemaops::compat::{FieldSummary, SchemaSummary};
+use schemaops::compat::{FieldSummary, NamedType, SchemaSummary};
 use schemaops::controller::judge::{NamespaceLabels, PolicyContext};
 use schemaops::crd::{ResourceKind, Schema, SchemaPolicySpec, SubjectConfig};
 use schemaops::policy::{LevelOrigin, PolicySet, ProposedLevel};
@@ -87,8 +87,13 @@ fn subject_config(index: usize) -> SubjectConfig {
 
 fn summary() -> SchemaSummary {
     SchemaSummary {
+        schema_type: "AVRO",
         name: Some("Event".to_owned()),
         namespace: Some("com.acme.events".to_owned()),
+        top_level_types: vec![NamedType {
+            full_name: "com.acme.events.Event".to_owned(),
+            namespace: "com.acme.events".to_owned(),
+        }],
         fields: (0..20)
             .map(|field| FieldSummary {
                 record: "com.acme.events.Event".to_owned(),
@@ -167,7 +172,12 @@ fn main() {
     let mut allowed = 0;
     for schema in &schemas {
         let key = schemaops::controller::view::ObjectKey::of(&schema.metadata);
-        allowed += usize::from(context.may_claim(ResourceKind::Schema, &key, &schema.spec.subject));
+        let claimant = schemaops::controller::view::Claimant {
+            kind: ResourceKind::Schema,
+            key: &key,
+            schema_type: Some(schema.spec.schema_type),
+        };
+        allowed += usize::from(context.may_claim(&claimant, &schema.spec.subject));
     }
     println!(
         "may_claim: {:.1} µs per claim ({allowed} of {} allowed)",

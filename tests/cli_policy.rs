@@ -398,3 +398,164 @@ fn a_tenant_repository_without_namespace_manifests_is_told_and_can_give_the_labe
         text(&from_file.stderr)
     );
 }
+
+/// An Avro Schema in `namespace` for `subject`.
+fn schema_in(namespace: &str, name: &str, subject: &str, text: &str) -> String {
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  \
+         subject: {subject}\n  schema: '{text}'\n"
+    )
+}
+
+/// Issue 39 item 9: a policy that matches only Protobuf Schemas refused the only (Avro) claimant
+/// of a subject as `SubjectConflict` (its claim was judged without a type, so the Protobuf
+/// subject rule applied), and a later claim from another namespace won the subject.
+#[test]
+fn a_policy_for_protobuf_only_does_not_take_a_subject_from_an_avro_schema() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let policy = "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: proto\nspec:\n  \
+                  match:\n    namespaces: [analytics]\n    schemaTypes: [PROTOBUF]\n  rules:\n    subjects:\n      \
+                  allowed: [\"{namespace}.proto.*\"]\n";
+    let record = r#"{"type":"record","name":"Click","fields":[{"name":"a","type":"int"}]}"#;
+    let first = folder.path().join("first.yaml");
+    std::fs::write(
+        &first,
+        format!(
+            "{policy}---\n{}",
+            schema_in("analytics", "clicks", "analytics.avro-value", record)
+        ),
+    )
+    .unwrap();
+    let output = apply(data.path(), &[first.to_str().unwrap()]);
+    let table = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{table}");
+    assert_eq!(
+        row(&table, "Schema", "analytics", "clicks")[4..],
+        ["1", "1", "True", "Registered"]
+    );
+
+    // A later claim from another namespace finds the subject held.
+    let later = folder.path().join("later.yaml");
+    std::fs::write(&later, schema_in("ads", "clicks", "analytics.avro-value", record)).unwrap();
+    let output = apply(data.path(), &[first.to_str().unwrap(), later.to_str().unwrap()]);
+    let table = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{table}");
+    assert_eq!(
+        row(&table, "Schema", "analytics", "clicks")[4..],
+        ["1", "1", "True", "Registered"]
+    );
+    assert_eq!(
+        row(&table, "Schema", "ads", "clicks")[6..],
+        ["False", "SubjectConflict"]
+    );
+}
+
+/// Applies `manifests` (one file) with `policy_rules` in a Deny policy for every namespace,
+/// and returns the run's table and exit status.
+fn apply_under(rules: &str, manifests: &str) -> (String, Option<i32>) {
+    let data = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("manifests.yaml");
+    let policy = format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: rules\nspec:\n  rules:\n{rules}"
+    );
+    std::fs::write(&file, format!("{policy}---\n{manifests}")).unwrap();
+    let output = apply(data.path(), &[file.to_str().unwrap()]);
+    (text(&output.stdout), output.status.code())
+}
+
+/// Issue 39 item 10: with `naming.avroNamespace`, a plain `"string"` key schema (no named
+/// type to judge) and a `[record, "null"]` union whose record is in the right namespace failed
+/// with "the Avro namespace is ``". The rule judges the named types at the top, so both pass,
+/// and a union whose record is elsewhere is refused naming the record.
+#[test]
+fn the_avro_namespace_rule_passes_a_string_key_and_judges_the_record_in_a_union() {
+    let rules = "    naming:\n      avroNamespace: \"com.acme.*\"\n";
+    let record = |namespace: &str| {
+        format!(
+            r#"{{"type":"record","name":"Order","namespace":"{namespace}","fields":[{{"name":"a","type":"int"}}]}}"#
+        )
+    };
+    let manifests = [
+        schema_in("team-a", "key", "orders-key", r#""string""#),
+        schema_in(
+            "team-a",
+            "value",
+            "orders-value",
+            &format!(r#"[{}, "null"]"#, record("com.acme.sales")),
+        ),
+        schema_in(
+            "team-a",
+            "other",
+            "other-value",
+            &format!(r#"["null", {}]"#, record("org.other")),
+        ),
+    ]
+    .join("---\n");
+    let (table, status) = apply_under(rules, &manifests);
+    assert_eq!(status, Some(1), "{table}");
+    assert_eq!(row(&table, "Schema", "team-a", "key")[6..], ["True", "Registered"]);
+    assert_eq!(row(&table, "Schema", "team-a", "value")[6..], ["True", "Registered"]);
+    assert_eq!(
+        row(&table, "Schema", "team-a", "other")[6..],
+        ["False", "PolicyViolation"]
+    );
+    assert!(
+        table.contains(
+            "naming.avroNamespace at spec.schema: the Avro namespace of `org.other.Order` in the top-level union is \
+             `org.other`; it must match `com.acme.*`"
+        ),
+        "{table}"
+    );
+}
+
+/// Issue 39 item 11: the CRD documents `schema.type` for CEL, and the summary lacked it
+/// ("No such key: type").
+#[test]
+fn cel_sees_the_schema_type_in_the_summary() {
+    let rules = "    validations:\n      - expression: \"schema == null || schema.type == 'AVRO'\"\n        message: \
+                 only Avro\n";
+    let record = r#"{"type":"record","name":"Order","fields":[{"name":"a","type":"int"}]}"#;
+    let json = r#"{"type":"object","properties":{"a":{"type":"integer"}}}"#;
+    let manifests = [
+        schema_in("team-a", "avro", "avro-value", record),
+        schema_in("team-a", "json", "json-value", json).replace("spec:\n", "spec:\n  schemaType: JSON\n"),
+    ]
+    .join("---\n");
+    let (table, status) = apply_under(rules, &manifests);
+    assert_eq!(status, Some(1), "{table}");
+    assert_eq!(row(&table, "Schema", "team-a", "avro")[6..], ["True", "Registered"]);
+    assert_eq!(
+        row(&table, "Schema", "team-a", "json")[6..],
+        ["False", "PolicyViolation"]
+    );
+    assert!(table.contains("rule validations[0] at metadata: only Avro"), "{table}");
+    assert!(!table.contains("No such key"), "{table}");
+}
+
+/// Issue 39 item 13: `{namespace}` is the namespace as it is, and an Avro namespace cannot hold
+/// `-`, so `com.acme.{namespace}*` never admitted a Schema from `team-a`. `{namespace_}` is the
+/// namespace with every `-` as `_`.
+#[test]
+fn the_underscored_namespace_placeholder_admits_avro_namespaces_from_hyphenated_namespaces() {
+    let rules = "    naming:\n      avroNamespace: \"com.acme.{namespace_}*\"\n";
+    let record = |namespace: &str| {
+        format!(
+            r#"{{"type":"record","name":"Order","namespace":"{namespace}","fields":[{{"name":"a","type":"int"}}]}}"#
+        )
+    };
+    let manifests = [
+        schema_in("team-a", "orders", "orders-value", &record("com.acme.team_a.sales")),
+        schema_in("team-a", "stolen", "stolen-value", &record("com.acme.team_b.sales")),
+    ]
+    .join("---\n");
+    let (table, status) = apply_under(rules, &manifests);
+    assert_eq!(status, Some(1), "{table}");
+    assert_eq!(row(&table, "Schema", "team-a", "orders")[6..], ["True", "Registered"]);
+    assert_eq!(
+        row(&table, "Schema", "team-a", "stolen")[6..],
+        ["False", "PolicyViolation"]
+    );
+    assert!(table.contains("it must match `com.acme.team_a*`"), "{table}");
+}

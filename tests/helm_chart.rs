@@ -787,13 +787,23 @@ fn the_webhook_ca_bundle_matches_its_certificate() {
     // Schemas and SubjectConfigs go to the one endpoint, as in deploy/webhook/.
     assert_eq!(
         hook["rules"],
-        json!([{
-            "apiGroups": ["schemaops.dev"],
-            "apiVersions": ["v1alpha1"],
-            "operations": ["CREATE", "UPDATE"],
-            "resources": ["schemas", "subjectconfigs"],
-            "scope": "Namespaced",
-        }])
+        json!([
+            {
+                "apiGroups": ["schemaops.dev"],
+                "apiVersions": ["v1alpha1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["schemas", "subjectconfigs"],
+                "scope": "Namespaced",
+            },
+            // Issue 39 item 12: the level a deleted SubjectConfig's subject falls back to is judged.
+            {
+                "apiGroups": ["schemaops.dev"],
+                "apiVersions": ["v1alpha1"],
+                "operations": ["DELETE"],
+                "resources": ["subjectconfigs"],
+                "scope": "Namespaced",
+            },
+        ])
     );
     let deployed: Value = serde_saphyr::from_str(
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/webhook/validating-webhook.yaml"))

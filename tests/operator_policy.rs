@@ -29,6 +29,11 @@ struct Cluster {
 
 impl Cluster {
     async fn start(test: &str) -> Option<Cluster> {
+        Self::start_with(test, &[]).await
+    }
+
+    /// Starts the cluster with `before` (manifests) applied before the operator starts.
+    async fn start_with(test: &str, before: &[&str]) -> Option<Cluster> {
         let kubectl_runs = std::process::Command::new("kubectl")
             .args(["version", "--client"])
             .output()
@@ -49,6 +54,9 @@ impl Cluster {
             let namespace =
                 format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {team}\n  labels:\n    env: prod\n");
             apply_with(&kubeconfig, cache.path(), &namespace);
+        }
+        for manifest in before {
+            apply_with(&kubeconfig, cache.path(), manifest);
         }
         let operator = OperatorProcess::start(&kubeconfig, data.path(), &[]);
         operator.wait_ready(CONVERGE).await;
@@ -320,4 +328,96 @@ async fn an_invalid_policy_is_not_ready_and_says_why() {
             .contains("spec.rules.subjects.allowed[0]"),
         "{policy:#}"
     );
+}
+
+/// Issue 39 item 12: deleting the SubjectConfig that holds a subject at the floor removed the
+/// subject's level, dropping it to the registry's global BACKWARD, which the policy forbids
+/// (REST `DELETE /config/{subject}` was refused for the same reason). The operator keeps the
+/// level now, says why in the status, and lets the object go once the policy allows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_subject_config_keeps_the_level_while_a_policy_forbids_the_fallback() {
+    let Some(cluster) = Cluster::start("deletion").await else {
+        return;
+    };
+    cluster.apply(&prod_policy("Deny"));
+    cluster.apply(&subject_config(
+        "team-a",
+        "orders",
+        "team-a.orders-value",
+        "BACKWARD_TRANSITIVE",
+    ));
+    cluster.wait_condition("team-a", "subjectconfig", "orders", "Ready", "True", "Configured");
+    let (_, level) = cluster.registry_json("/config/team-a.orders-value").await;
+    assert_eq!(level["compatibilityLevel"], "BACKWARD_TRANSITIVE");
+
+    cluster.kubectl(&[
+        "delete",
+        "subjectconfig",
+        "orders",
+        "--namespace",
+        "team-a",
+        "--wait=false",
+    ]);
+    let blocked = cluster.wait_until("team-a", "subjectconfig", "orders", "was kept", |object| {
+        condition(object, "DeletionBlocked").is_some_and(|c| c["status"] == "True" && c["reason"] == "PolicyViolation")
+    });
+    assert!(
+        message(&blocked, "DeletionBlocked").contains(
+            "the subject's level stays: SchemaPolicy prod rule compatibility at spec.compatibility: once this \
+             SubjectConfig is deleted, the subject falls back to the registry's global level, and it is BACKWARD"
+        ),
+        "{blocked:#}"
+    );
+    let (_, level) = cluster.registry_json("/config/team-a.orders-value").await;
+    assert_eq!(level["compatibilityLevel"], "BACKWARD_TRANSITIVE", "the level stays");
+
+    // Without the policy, the deletion completes and the level goes.
+    cluster.kubectl(&["delete", "schemapolicy", "prod"]);
+    let deadline = Instant::now() + CONVERGE;
+    loop {
+        let listed = cluster.kubectl(&["get", "subjectconfigs", "--namespace", "team-a", "-o", "name"]);
+        if listed.trim().is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the SubjectConfig never went: {listed}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, _) = cluster.registry_json("/config/team-a.orders-value").await;
+    assert_eq!(status, 404, "the subject's level is removed with its SubjectConfig");
+}
+
+/// Issue 39 item 13: a policy's counts were taken when the policy changed and then every 30 s,
+/// so after a start (before the caches held the objects, and before their reconciles wrote
+/// violations into their status) and after any change of an object they stayed wrong for up
+/// to 30 s. They follow the caches now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_counts_a_new_violation_within_seconds() {
+    let naming = "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: naming\nspec:\n  \
+                  rules:\n    naming:\n      avroNamespace: \"com.acme.*\"\n";
+    let acme = |name: &str| {
+        schema("team-a", name, &format!("team-a.{name}-value"), "Retain").replace("com.example", "com.acme.sales")
+    };
+    let Some(cluster) = Cluster::start_with("counts", &[naming, &acme("orders"), &acme("payments")]).await else {
+        return;
+    };
+    let counted = |matched: i64, violations: i64, within: Duration| {
+        let deadline = Instant::now() + within;
+        loop {
+            let policy = cluster.get("", "schemapolicy", "naming");
+            if policy["status"]["matched"] == matched && policy["status"]["violations"] == violations {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the counts were not {matched} and {violations} within {within:?}: {:#}",
+                policy["status"]
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    counted(2, 0, CONVERGE);
+    // The violation is in the parsed schema: only the Schema's reconcile finds it, in its status.
+    cluster.apply(&schema("team-a", "payments", "team-a.payments-value", "Retain"));
+    cluster.wait_condition("team-a", "schema", "payments", "Ready", "False", "PolicyViolation");
+    counted(2, 1, Duration::from_secs(10));
 }

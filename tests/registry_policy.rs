@@ -245,9 +245,9 @@ async fn the_global_level_is_judged_against_every_policy(backend: Backend) {
     // Resetting it would leave BACKWARD, below the floor.
     server.delete("/config").await.assert_refused(
         42203,
-        "removing the global level resets it to BACKWARD: SchemaPolicy prod rule compatibility at spec.subject: \
-         the level the subject falls back to (the registry's global level) is BACKWARD; the level must be one \
-         of BACKWARD_TRANSITIVE, FULL_TRANSITIVE",
+        "removing the global level resets it to BACKWARD: SchemaPolicy prod rule compatibility: the level the \
+         subject falls back to (the registry's global level) is BACKWARD; the level must be one of \
+         BACKWARD_TRANSITIVE, FULL_TRANSITIVE",
     );
     assert_eq!(
         server.get("/config").await.body,
@@ -267,8 +267,9 @@ async fn removing_a_subject_level_is_judged_by_the_global_level_it_falls_back_to
     // The global level is the default, BACKWARD: below the floor.
     server.delete("/config/prod-orders-value").await.assert_refused(
         42203,
-        "SchemaPolicy prod rule compatibility at spec.subject: the level the subject falls back to (the \
-         registry's global level) is BACKWARD; the level must be one of BACKWARD_TRANSITIVE, FULL_TRANSITIVE",
+        // Issue 39 item 13: a REST removal names no Kubernetes field path (it named `spec.subject`).
+        "SchemaPolicy prod rule compatibility: the level the subject falls back to (the registry's global \
+         level) is BACKWARD; the level must be one of BACKWARD_TRANSITIVE, FULL_TRANSITIVE",
     );
     assert_eq!(
         server.get("/config/prod-orders-value").await.body,

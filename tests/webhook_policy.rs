@@ -169,8 +169,9 @@ async fn team_b_is_refused_each_time_with_the_explanation() {
     );
     assert_denied(
         &post(Arc::clone(&admission), own.clone()).await,
-        "SchemaPolicy prod rule compatibility at spec.subject: the level the subject falls back to (the registry's \
-         global level) is BACKWARD",
+        // Issue 39 item 13: the fix is in a SubjectConfig, not at the Schema's `spec.subject`.
+        "SchemaPolicy prod rule compatibility at a SubjectConfig's spec.compatibility: the level the subject falls \
+         back to (the registry's global level) is BACKWARD",
     );
     let level = review(
         "SubjectConfig",
@@ -302,4 +303,200 @@ async fn a_cel_rule_over_its_budget_denies_saying_so() {
     );
     let response = post(admission, narrow).await;
     assert_eq!(response["allowed"], true, "{response:#}");
+}
+
+/// Issue 39 item 9: a policy matching only Protobuf Schemas in `analytics` refused the
+/// only claimant of `analytics.avro-value`, an Avro Schema, as a subject conflict; judged
+/// with its type, the claim is allowed, and a later claim from another namespace is the
+/// conflict.
+#[tokio::test]
+async fn a_policy_for_protobuf_only_does_not_take_a_subject_from_an_avro_schema() {
+    let folder = tempfile::tempdir().unwrap();
+    let spec: SchemaPolicySpec = serde_json::from_value(json!({
+        "match": {"namespaces": ["analytics"], "schemaTypes": ["PROTOBUF"]},
+        "rules": {"subjects": {"allowed": ["{namespace}.proto.*"]}},
+    }))
+    .unwrap();
+    let source = || {
+        PolicySource::new(
+            PolicySet::compile([("proto", &spec)]),
+            BTreeMap::from([
+                ("analytics".to_owned(), BTreeMap::new()),
+                ("ads".to_owned(), BTreeMap::new()),
+            ]),
+        )
+    };
+    let claim = |namespace: &str| {
+        review(
+            "Schema",
+            namespace,
+            json!({"subject": "analytics.avro-value", "schema": ORDERS}),
+        )
+    };
+    let admission = admission(folder.path(), source()).await;
+    let response = post(admission, claim("analytics")).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+
+    let holder: schemaops::crd::Schema = serde_json::from_value(json!({
+        "apiVersion": "schemaops.dev/v1alpha1",
+        "kind": "Schema",
+        "metadata": {"name": "orders", "namespace": "analytics", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"subject": "analytics.avro-value", "schema": ORDERS},
+        "status": {"subject": "analytics.avro-value"},
+    }))
+    .unwrap();
+    let view = FixedView {
+        schemas: vec![holder],
+        subject_configs: Vec::new(),
+    };
+    let admission = admission_with(folder.path(), source(), view).await;
+    assert_denied(
+        &post(admission, claim("ads")).await,
+        "subject `analytics.avro-value` is managed by Schema analytics/orders",
+    );
+}
+
+/// A DELETE review of the SubjectConfig `config` (the API server sends the object as `oldObject`).
+fn deletion_review(config: &Value) -> String {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800003",
+            "kind": {"group": "schemaops.dev", "version": "v1alpha1", "kind": "SubjectConfig"},
+            "resource": {"group": "schemaops.dev", "version": "v1alpha1", "resource": "subjectconfigs"},
+            "name": config["metadata"]["name"],
+            "namespace": config["metadata"]["namespace"],
+            "operation": "DELETE",
+            "userInfo": {"username": "team-member"},
+            "object": null,
+            "oldObject": config,
+            "dryRun": false
+        }
+    })
+    .to_string()
+}
+
+/// Issue 39 item 12: REST `DELETE /config/{subject}` was refused by the floor, but deleting
+/// the SubjectConfig that sets the level was allowed (the webhook never judged DELETE), and
+/// the subject fell to the registry's global BACKWARD. The DELETE is judged now, by the level
+/// the subject falls back to; a SubjectConfig that does not manage the subject goes freely.
+#[tokio::test]
+async fn deleting_the_subject_config_that_holds_the_floor_is_denied_while_the_fallback_is_below_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let config = |name: &str, holds: bool| {
+        let mut config = json!({
+            "apiVersion": "schemaops.dev/v1alpha1",
+            "kind": "SubjectConfig",
+            "metadata": {"name": name, "namespace": "team-a", "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"subject": "team-a.orders-value", "compatibility": "BACKWARD_TRANSITIVE"},
+        });
+        if holds {
+            config["status"] = json!({"subject": "team-a.orders-value"});
+        }
+        config
+    };
+    let view = FixedView {
+        schemas: Vec::new(),
+        subject_configs: vec![serde_json::from_value(config("orders", true)).unwrap()],
+    };
+    let admission = admission_with(folder.path(), policies(Some(prod_policy(&["Deny"]))), view).await;
+    assert_denied(
+        &post(Arc::clone(&admission), deletion_review(&config("orders", true))).await,
+        "SchemaPolicy prod rule compatibility at spec.compatibility: once this SubjectConfig is deleted, the subject \
+         falls back to the registry's global level, and it is BACKWARD; the level must be one of \
+         BACKWARD_TRANSITIVE, FULL_TRANSITIVE",
+    );
+    // A second SubjectConfig for the subject manages nothing: its deletion changes no level.
+    let response = post(Arc::clone(&admission), deletion_review(&config("orders-copy", false))).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+
+    // With the global level at the floor, the fallback is allowed.
+    admission
+        .registry
+        .set_compatibility(None, schemaops::compat::Mode::FullTransitive)
+        .await
+        .unwrap();
+    let response = post(admission, deletion_review(&config("orders", true))).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+}
+
+/// Issue 39 item 13: a warning was cut at 256 bytes, losing the remedy at its end. The API
+/// server keeps warnings of up to 256 characters whole, so a longer one comes in numbered
+/// parts that together hold all of it.
+#[tokio::test]
+async fn a_long_warning_comes_whole_in_parts_the_api_server_keeps() {
+    let folder = tempfile::tempdir().unwrap();
+    let patterns: Vec<String> = (0..12).map(|i| format!("{{namespace}}.stream-{i:02}.*")).collect();
+    let spec: SchemaPolicySpec = serde_json::from_value(json!({
+        "rules": {"subjects": {"allowed": patterns}},
+        "validationActions": ["Warn"],
+    }))
+    .unwrap();
+    let source = PolicySource::new(PolicySet::compile([("streams", &spec)]), BTreeMap::new());
+    let admission = admission(folder.path(), source).await;
+    let claim = review(
+        "Schema",
+        "team-a",
+        json!({"subject": "team-a.orders-value", "schema": ORDERS}),
+    );
+    let response = post(admission, claim).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+    let warnings: Vec<&str> = response["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|warning| warning.as_str().unwrap())
+        .collect();
+    assert!(warnings.len() > 1, "{warnings:#?}");
+    assert!(
+        warnings.iter().all(|warning| warning.chars().count() <= 256),
+        "{warnings:#?}"
+    );
+    let count = warnings.len();
+    let whole: Vec<&str> = warnings
+        .iter()
+        .enumerate()
+        .map(|(index, warning)| {
+            warning
+                .strip_prefix(&format!("({}/{count}) ", index + 1))
+                .unwrap_or_else(|| panic!("{warning}"))
+        })
+        .collect();
+    let whole = whole.join(" ");
+    assert!(
+        whole.starts_with("SchemaPolicy streams rule subjects.allowed at spec.subject: namespace team-a may not")
+            && whole.ends_with("`team-a.stream-10.*`, `team-a.stream-11.*`"),
+        "{whole}"
+    );
+}
+
+/// Issue 39 item 13: a Schema checked under a level its SubjectConfig sets below the floor was
+/// refused "at spec.subject"; the refusal names the SubjectConfig, where the level is fixed.
+#[tokio::test]
+async fn a_schema_under_a_level_below_the_floor_is_pointed_at_the_subject_config_that_sets_it() {
+    let folder = tempfile::tempdir().unwrap();
+    let config: schemaops::crd::SubjectConfig = serde_json::from_value(json!({
+        "apiVersion": "schemaops.dev/v1alpha1",
+        "kind": "SubjectConfig",
+        "metadata": {"name": "orders", "namespace": "team-a", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"subject": "team-a.orders-value", "compatibility": "BACKWARD"},
+        "status": {"subject": "team-a.orders-value"},
+    }))
+    .unwrap();
+    let view = FixedView {
+        schemas: Vec::new(),
+        subject_configs: vec![config],
+    };
+    let admission = admission_with(folder.path(), policies(Some(prod_policy(&["Deny"]))), view).await;
+    let schema = review(
+        "Schema",
+        "team-a",
+        json!({"subject": "team-a.orders-value", "schema": ORDERS}),
+    );
+    assert_denied(
+        &post(admission, schema).await,
+        "SchemaPolicy prod rule compatibility at SubjectConfig team-a/orders spec.compatibility: the level \
+         SubjectConfig team-a/orders sets for the subject is BACKWARD",
+    );
 }

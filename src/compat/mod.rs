@@ -56,7 +56,7 @@ use std::fmt;
 pub use mode::{Direction, Format, Mode, Scope, UnknownName};
 pub use path::{Location, SchemaPath, Segment};
 pub use report::{Incompatibility, Kind, Report};
-pub use summary::{FieldSummary, SchemaSummary};
+pub use summary::{FieldSummary, NamedType, SchemaSummary};
 
 /// A schema as stored: its text and the texts of the schemas it refers to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -9,11 +9,12 @@ use std::sync::{Arc, RwLock};
 use serde_json::Value;
 
 use super::level::level_of;
-use super::view::ObjectKey;
+use super::view::{Claimant, ObjectKey};
 use crate::compat::{Mode, SchemaSummary};
 use crate::crd::{ModeName, ResourceKind, Schema, SubjectConfig, SubjectMode};
 use crate::policy::{
-    LevelOrigin, NamespaceFacts, PolicySet, Proposal, ProposedLevel, ProposedMode, SharedPolicies, Target, Verdict,
+    LevelOrigin, NamespaceFacts, PolicySet, Proposal, ProposedLevel, ProposedMode, Rule, SharedPolicies, Target,
+    Verdict,
 };
 
 /// The labels of every namespace known, by name.
@@ -177,13 +178,40 @@ impl PolicyContext {
         )
     }
 
-    /// Whether the object `key` of `kind` may claim `subject`: a claim that a
-    /// policy's subject rule denies never wins the subject, however old.
-    pub fn may_claim(&self, kind: ResourceKind, key: &ObjectKey, subject: &str) -> bool {
+    /// Judges the deletion of `config`, which manages its subject's level:
+    /// the subject then falls back to the registry's `global` level, and only
+    /// the compatibility rules judge that (deleting is never refused for the
+    /// subject, mode or CEL rules; a deletion leaves nothing to satisfy them).
+    pub fn judge_subject_config_deletion(&self, config: &SubjectConfig, global: Mode) -> Verdict {
+        let level = ProposedLevel {
+            level: level_of(global),
+            origin: LevelOrigin::Deletion,
+        };
+        let namespace = config.metadata.namespace.as_deref().unwrap_or_default();
+        let mut verdict = self.evaluate(
+            namespace,
+            Proposal {
+                subject: Some(&config.spec.subject),
+                level: Some(&level),
+                ..Proposal::new(Target::SubjectConfig)
+            },
+        );
+        verdict
+            .violations
+            .retain(|violation| violation.rule == Rule::Compatibility);
+        verdict
+    }
+
+    /// Whether `claimant` may claim `subject`: a claim that a policy's
+    /// subject rule denies never wins the subject, however old. A Schema's
+    /// claim is judged with its type, as its own judgement is, so a policy
+    /// that matches other types only does not take the subject from it.
+    pub fn may_claim(&self, claimant: &Claimant<'_>, subject: &str) -> bool {
         if self.policies.is_empty() {
             return true;
         }
-        let target = match kind {
+        let key = claimant.key;
+        let target = match claimant.kind {
             ResourceKind::Schema => Target::Schema,
             ResourceKind::SubjectConfig => Target::SubjectConfig,
         };
@@ -198,6 +226,7 @@ impl PolicyContext {
                 labels: self.namespaces.get(&key.namespace).unwrap_or(&NO_LABELS),
             }),
             subject: Some(subject),
+            schema_type: claimant.schema_type,
             known_namespaces: &known,
             ..Proposal::new(target)
         })

@@ -8,7 +8,7 @@ use std::fmt;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ObjectMeta;
 
-use crate::crd::{ResourceKind, Schema, SubjectConfig, SubjectConfigSpec};
+use crate::crd::{ResourceKind, Schema, SchemaType, SubjectConfig, SubjectConfigSpec};
 
 /// A namespaced resource's namespace and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,6 +33,18 @@ impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)
     }
+}
+
+/// A resource that names a subject, as the rules on who may claim it see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Claimant<'a> {
+    /// Its kind.
+    pub kind: ResourceKind,
+    /// Its namespace and name.
+    pub key: &'a ObjectKey,
+    /// A Schema's type; `None` for a SubjectConfig, which has none. A
+    /// policy that matches only some schema types judges only their claims.
+    pub schema_type: Option<SchemaType>,
 }
 
 /// One resource's claim on a subject.
@@ -78,7 +90,7 @@ impl SubjectView {
         schemas: impl IntoIterator<Item = &'a Schema>,
         configs: impl IntoIterator<Item = &'a SubjectConfig>,
     ) -> Self {
-        Self::of_claimable(subject, schemas, configs, |_, _| true)
+        Self::of_claimable(subject, schemas, configs, |_| true)
     }
 
     /// [`of`](Self::of), counting only the claims `may_claim` accepts: a
@@ -88,7 +100,7 @@ impl SubjectView {
         subject: &str,
         schemas: impl IntoIterator<Item = &'a Schema>,
         configs: impl IntoIterator<Item = &'a SubjectConfig>,
-        may_claim: impl Fn(ResourceKind, &ObjectKey) -> bool,
+        may_claim: impl Fn(&Claimant<'_>) -> bool,
     ) -> Self {
         let mut schema_claims = Vec::new();
         let mut referrers = Vec::new();
@@ -97,7 +109,12 @@ impl SubjectView {
             // every Schema known, for each reconcile).
             if schema.spec.subject == subject {
                 let key = ObjectKey::of(&schema.metadata);
-                if may_claim(ResourceKind::Schema, &key) {
+                let claimant = Claimant {
+                    kind: ResourceKind::Schema,
+                    key: &key,
+                    schema_type: Some(schema.spec.schema_type),
+                };
+                if may_claim(&claimant) {
                     schema_claims.push(Claim {
                         key,
                         holds: schema.status.as_ref().and_then(|s| s.subject.as_deref()) == Some(subject),
@@ -122,7 +139,12 @@ impl SubjectView {
                 continue;
             }
             let key = ObjectKey::of(&config.metadata);
-            if may_claim(ResourceKind::SubjectConfig, &key) {
+            let claimant = Claimant {
+                kind: ResourceKind::SubjectConfig,
+                key: &key,
+                schema_type: None,
+            };
+            if may_claim(&claimant) {
                 config_claims.push(Claim {
                     key: key.clone(),
                     holds: config.status.as_ref().and_then(|s| s.subject.as_deref()) == Some(subject),

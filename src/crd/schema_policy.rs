@@ -70,7 +70,8 @@ pub struct PolicyMatch {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub namespaces: Vec<String>,
     /// Subject patterns: `*` matches any run of characters, `?` one character, and
-    /// `{namespace}` the object's namespace. Empty: any subject.
+    /// `{namespace}` the object's namespace, `{namespace_}` the same with every `-` as `_`. Empty:
+    /// any subject.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subjects: Vec<String>,
     /// The schema types of the Schemas matched. Empty: any. SubjectConfigs, which have no type,
@@ -106,8 +107,8 @@ pub struct PolicyRules {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub require_field_docs: bool,
     /// CEL expressions that must be true, over `object`, `oldObject` (null on create) and
-    /// `schema` (a summary of the parsed schema: `type`, `name`, `namespace`, `package`, `id`,
-    /// `fields`).
+    /// `schema` (a summary of the parsed schema: `type` (AVRO, JSON or PROTOBUF), `name`,
+    /// `namespace`, `package`, `id`, `fields`; null while a Schema is judged on its spec alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub validations: Vec<CelValidation>,
 }
@@ -115,7 +116,7 @@ pub struct PolicyRules {
 /// The subjects the matched namespaces may manage.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, schemars::JsonSchema)]
 pub struct SubjectsRule {
-    /// Subject patterns (`*`, `?`, `{namespace}`), e.g. `{namespace}.*`. A subject outside every
+    /// Subject patterns (`*`, `?`, `{namespace}`, `{namespace_}`), e.g. `{namespace}.*`. A subject outside every
     /// pattern is refused even when nobody manages it yet.
     pub allowed: Vec<String>,
 }
@@ -160,11 +161,14 @@ impl ModeName {
     }
 }
 
-/// Patterns (`*`, `?`, `{namespace}`) the names inside a schema must match.
+/// Patterns (`*`, `?`, `{namespace}`, and `{namespace_}`: the namespace with every `-` as `_`, since
+/// Avro namespaces and Protobuf packages cannot hold `-`) the names inside a schema must match.
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NamingRule {
-    /// The namespace of an Avro schema's top-level named type, e.g. `com.acme.*`.
+    /// The namespace of an Avro schema's named types at the top, e.g. `com.acme.{namespace_}.*`: the top-level
+    /// record, enum or fixed, or each one in a top-level union (`[record, "null"]`). A schema with
+    /// none (a primitive such as a `"string"` key, an array, a map) has no name to judge and passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub avro_namespace: Option<String>,
     /// The package of a Protobuf schema.

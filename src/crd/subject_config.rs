@@ -42,7 +42,9 @@ pub struct SubjectConfigSpec {
     #[x_kube(validation = Rule::new("self == oldSelf").message("subject is immutable"))]
     pub subject: String,
     /// The compatibility level new versions are checked under. Absent: the registry's global level
-    /// (BACKWARD unless changed).
+    /// (BACKWARD unless changed). Deleting the SubjectConfig removes the level, unless a
+    /// SchemaPolicy forbids the global level the subject would fall back to: then the webhook
+    /// refuses the deletion, or the level stays and the deletion waits (`DeletionBlocked`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<CompatibilityLevel>,
     /// READWRITE, or READONLY to refuse new versions. Absent: the registry's global mode.

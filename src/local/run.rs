@@ -267,7 +267,7 @@ impl Run<'_> {
             subject,
             &self.objects.schemas,
             &self.objects.subject_configs,
-            |kind, key| self.policy.may_claim(kind, key, subject),
+            |claimant| self.policy.may_claim(claimant, subject),
         )
     }
 

@@ -92,7 +92,7 @@ impl CompiledPolicy {
             let names: Vec<&str> = levels.iter().map(|level| level::name(*level)).collect();
             violate(
                 Rule::Compatibility,
-                proposed.origin.path(),
+                &proposed.origin.path(),
                 format!("{} is {}", proposed.origin, level::name(proposed.level)),
                 format!("the level must be one of {}", names.join(", ")),
             );
@@ -132,42 +132,7 @@ impl CompiledPolicy {
             );
         }
         if let (Some(summary), Some(schema_type)) = (proposal.summary, proposal.schema_type) {
-            for (rule, pattern, applies, value, what) in [
-                (
-                    Rule::AvroNamespace,
-                    &self.avro_namespace,
-                    schema_type == SchemaType::Avro,
-                    &summary.namespace,
-                    "the Avro namespace",
-                ),
-                (
-                    Rule::ProtobufPackage,
-                    &self.protobuf_package,
-                    schema_type == SchemaType::Protobuf,
-                    &summary.package,
-                    "the Protobuf package",
-                ),
-                (
-                    Rule::JsonId,
-                    &self.json_id,
-                    schema_type == SchemaType::Json,
-                    &summary.id,
-                    "the JSON Schema `$id`",
-                ),
-            ] {
-                let Some(pattern) = pattern.as_ref().filter(|_| applies) else {
-                    continue;
-                };
-                let value = value.as_deref().unwrap_or("");
-                if !pattern.matches(value, namespace) {
-                    violate(
-                        rule,
-                        "spec.schema",
-                        format!("{what} is `{value}`"),
-                        format!("it must match `{}`", pattern.for_namespace(namespace)),
-                    );
-                }
-            }
+            self.judge_names(summary, schema_type, namespace, &mut violate);
             if self.require_field_docs && schema_type == SchemaType::Avro {
                 judge_docs(summary, &mut violate);
             }
@@ -209,6 +174,63 @@ impl CompiledPolicy {
         }
     }
 
+    /// The naming rule for `schema_type`. An Avro schema is judged by the
+    /// namespaces of its named types at the top (the top-level record, enum
+    /// or fixed, or each one in a top-level union); a primitive, array or map
+    /// has none, and the rule does not apply to it. A Protobuf package or
+    /// JSON `$id` left out is judged as empty. Nothing is formatted unless a
+    /// name breaks the rule (this runs for every policy and every Schema).
+    fn judge_names(
+        &self,
+        summary: &SchemaSummary,
+        schema_type: SchemaType,
+        namespace: Option<&str>,
+        violate: &mut impl FnMut(Rule, &str, String, String),
+    ) {
+        let mut judge = |rule: Rule, pattern: &Pattern, value: &str, what: &dyn Fn() -> String| {
+            if !pattern.matches(value, namespace) {
+                violate(
+                    rule,
+                    "spec.schema",
+                    format!("{} is `{value}`", what()),
+                    format!("it must match `{}`", pattern.for_namespace(namespace)),
+                );
+            }
+        };
+        match schema_type {
+            SchemaType::Avro => {
+                let Some(pattern) = &self.avro_namespace else {
+                    return;
+                };
+                let union = summary.name.is_none();
+                for named in &summary.top_level_types {
+                    let what = || {
+                        if union {
+                            format!("the Avro namespace of `{}` in the top-level union", named.full_name)
+                        } else {
+                            "the Avro namespace".to_owned()
+                        }
+                    };
+                    judge(Rule::AvroNamespace, pattern, &named.namespace, &what);
+                }
+            }
+            SchemaType::Protobuf => {
+                if let Some(pattern) = &self.protobuf_package {
+                    let package = summary.package.as_deref().unwrap_or_default();
+                    judge(Rule::ProtobufPackage, pattern, package, &|| {
+                        "the Protobuf package".to_owned()
+                    });
+                }
+            }
+            SchemaType::Json => {
+                if let Some(pattern) = &self.json_id {
+                    let id = summary.id.as_deref().unwrap_or_default();
+                    judge(Rule::JsonId, pattern, id, &|| "the JSON Schema `$id`".to_owned());
+                }
+            }
+        }
+    }
+
     /// A subject this policy keeps for the namespaces it matches cannot be
     /// claimed from a namespace it does not match.
     fn judge_reservation(&self, proposal: &Proposal<'_>, out: &mut Vec<Violation>) {
@@ -229,8 +251,7 @@ impl CompiledPolicy {
         let holder = proposal.known_namespaces.iter().find(|namespace| {
             namespace.name != claimant.name
                 && allowed.iter().any(|pattern| {
-                    (!pattern.uses_namespace() || subject.contains(namespace.name))
-                        && pattern.matches(subject, Some(namespace.name))
+                    pattern.could_name(subject, namespace.name) && pattern.matches(subject, Some(namespace.name))
                 })
                 && self.matches_namespace(namespace)
                 && self.matches_subject(proposal, Some(namespace.name))

@@ -1,6 +1,10 @@
 //! Name patterns in policies: `*` matches any run of characters (none
 //! included), `?` exactly one, `{namespace}` the namespace of the object
-//! judged; everything else matches itself. `payments-*`, `{namespace}.*`.
+//! judged, and `{namespace_}` that namespace with every `-` as `_` (Avro
+//! namespaces and Protobuf packages cannot hold `-`, Kubernetes namespaces
+//! often do: `com.acme.{namespace_}.*` takes `com.acme.team_a.orders` from
+//! namespace `team-a`); everything else matches itself. `payments-*`,
+//! `{namespace}.*`.
 //!
 //! Written here rather than taken from a glob crate: the namespace is only
 //! known when an object is judged, and path globs (globset) treat `/` and
@@ -15,6 +19,23 @@ pub const MAX_PATTERN_BYTES: usize = 512;
 /// The placeholder for the object's namespace.
 pub const NAMESPACE_PLACEHOLDER: &str = "{namespace}";
 
+/// The placeholder for the object's namespace with every `-` as `_`.
+pub const UNDERSCORED_NAMESPACE_PLACEHOLDER: &str = "{namespace_}";
+
+/// How a placeholder writes the namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// As it is: `team-a`.
+    Verbatim,
+    /// With every `-` as `_`: `team_a`.
+    Underscored,
+}
+
+/// `namespace` with every `-` as `_`.
+fn underscored(namespace: &str) -> String {
+    namespace.replace('-', "_")
+}
+
 /// One piece of a pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
@@ -24,8 +45,9 @@ enum Token {
     One,
     /// `*`: any run of characters.
     Any,
-    /// `{namespace}`: the object's namespace, or any run when it is not known.
-    Namespace,
+    /// `{namespace}` or `{namespace_}`: the object's namespace in that
+    /// form, or any run when it is not known.
+    Namespace(Form),
 }
 
 /// A compiled pattern.
@@ -44,8 +66,8 @@ pub enum PatternError {
     /// The pattern is too long.
     #[error("the pattern is {0} bytes long; the limit is {MAX_PATTERN_BYTES}")]
     TooLong(usize),
-    /// A `{` that does not open `{namespace}`.
-    #[error("`{{` at byte {0} does not start `{{namespace}}`, the only placeholder")]
+    /// A `{` that opens neither placeholder.
+    #[error("`{{` at byte {0} starts neither `{{namespace}}` nor `{{namespace_}}`, the only placeholders")]
     UnknownPlaceholder(usize),
 }
 
@@ -67,8 +89,13 @@ impl Pattern {
             let at = source.len() - rest.len();
             match c {
                 '{' if rest.starts_with(NAMESPACE_PLACEHOLDER) => {
-                    tokens.push(Token::Namespace);
+                    tokens.push(Token::Namespace(Form::Verbatim));
                     rest = &rest[NAMESPACE_PLACEHOLDER.len()..];
+                    continue;
+                }
+                '{' if rest.starts_with(UNDERSCORED_NAMESPACE_PLACEHOLDER) => {
+                    tokens.push(Token::Namespace(Form::Underscored));
+                    rest = &rest[UNDERSCORED_NAMESPACE_PLACEHOLDER.len()..];
                     continue;
                 }
                 '{' => return Err(PatternError::UnknownPlaceholder(at)),
@@ -93,23 +120,34 @@ impl Pattern {
         &self.source
     }
 
-    /// Whether the pattern names the namespace.
-    pub fn uses_namespace(&self) -> bool {
-        self.tokens.contains(&Token::Namespace)
+    /// Whether `text` holds `namespace` in every form the pattern names it
+    /// in: a cheap test that rules a namespace out before [`matches`](Self::matches).
+    pub fn could_name(&self, text: &str, namespace: &str) -> bool {
+        self.tokens.iter().all(|token| match token {
+            Token::Namespace(Form::Verbatim) => text.contains(namespace),
+            Token::Namespace(Form::Underscored) => text.contains(&underscored(namespace)),
+            _ => true,
+        })
     }
 
-    /// The pattern with `{namespace}` replaced by `namespace`, for messages.
+    /// The pattern with its placeholders replaced by `namespace`, for messages.
     pub fn for_namespace(&self, namespace: Option<&str>) -> String {
         match namespace {
-            Some(namespace) => self.source.replace(NAMESPACE_PLACEHOLDER, namespace),
+            Some(namespace) => self
+                .source
+                .replace(UNDERSCORED_NAMESPACE_PLACEHOLDER, &underscored(namespace))
+                .replace(NAMESPACE_PLACEHOLDER, namespace),
             None => self.source.clone(),
         }
     }
 
-    /// Whether `text` matches, `{namespace}` standing for `namespace` (or,
+    /// Whether `text` matches, the placeholders standing for `namespace` (or,
     /// when it is `None`, for any run of characters, like `*`).
     pub fn matches(&self, text: &str, namespace: Option<&str>) -> bool {
-        wildcard_match(&self.tokens, text, namespace)
+        let underscored = namespace
+            .filter(|_| self.tokens.contains(&Token::Namespace(Form::Underscored)))
+            .map(underscored);
+        wildcard_match(&self.tokens, text, namespace, underscored.as_deref())
     }
 }
 
@@ -122,15 +160,15 @@ impl fmt::Display for Pattern {
 /// The greedy wildcard walk over byte offsets of `text`, with no
 /// allocation: on a mismatch, go back to the last `*` (or unknown namespace)
 /// and let it swallow one more character. A known namespace matches as the
-/// literal text it is.
-fn wildcard_match(pattern: &[Token], text: &str, namespace: Option<&str>) -> bool {
+/// literal text it is (`underscored` is its `{namespace_}` form).
+fn wildcard_match(pattern: &[Token], text: &str, namespace: Option<&str>, underscored: Option<&str>) -> bool {
     let next_len = |at: usize| text[at..].chars().next().map_or(0, char::len_utf8);
     let (mut p, mut t) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     loop {
         let wildcard = match pattern.get(p) {
             Some(Token::Any) => true,
-            Some(Token::Namespace) => namespace.is_none(),
+            Some(Token::Namespace(_)) => namespace.is_none(),
             _ => false,
         };
         if wildcard {
@@ -142,9 +180,12 @@ fn wildcard_match(pattern: &[Token], text: &str, namespace: Option<&str>) -> boo
             _ if t == text.len() => None,
             Some(Token::One) => Some(next_len(t)),
             Some(Token::Char(c)) if text[t..].starts_with(*c) => Some(c.len_utf8()),
-            Some(Token::Namespace) => namespace
-                .filter(|namespace| text[t..].starts_with(namespace))
-                .map(str::len),
+            Some(Token::Namespace(form)) => match form {
+                Form::Verbatim => namespace,
+                Form::Underscored => underscored,
+            }
+            .filter(|namespace| text[t..].starts_with(namespace))
+            .map(str::len),
             _ => None,
         };
         match step {
@@ -211,6 +252,29 @@ mod tests {
         assert!(matches("?rders", "örders", None));
         assert!(matches("*é", "café", None));
         assert!(!matches("caf?", "café!", None));
+    }
+
+    /// Issue 39 item 13: `{namespace}` is inserted verbatim, so `com.acme.{namespace}*` never
+    /// matched an Avro namespace from a hyphenated Kubernetes namespace.
+    #[test]
+    fn the_underscored_placeholder_is_the_namespace_with_underscores_for_hyphens() {
+        assert!(matches(
+            "com.acme.{namespace_}*",
+            "com.acme.team_a.orders",
+            Some("team-a")
+        ));
+        assert!(!matches(
+            "com.acme.{namespace_}*",
+            "com.acme.team-a.orders",
+            Some("team-a")
+        ));
+        assert!(!matches("com.acme.{namespace_}*", "com.acme.team_b", Some("team-a")));
+        assert!(matches("{namespace}.{namespace_}", "team-a.team_a", Some("team-a")));
+        assert!(matches("com.acme.{namespace_}*", "com.acme.anything", None));
+        let pattern = Pattern::new("{namespace}.{namespace_}.*").unwrap();
+        assert_eq!(pattern.for_namespace(Some("team-a")), "team-a.team_a.*");
+        assert!(pattern.could_name("team-a.team_a.x", "team-a"));
+        assert!(!pattern.could_name("team-a.team-a.x", "team-a"));
     }
 
     #[test]

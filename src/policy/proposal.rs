@@ -46,15 +46,27 @@ pub enum LevelOrigin {
     Unset,
     /// The body of a REST request.
     Request,
+    /// The registry's global level, which the subject falls back to once
+    /// the SubjectConfig that sets its level is deleted.
+    Deletion,
+    /// The registry's global level, which a REST `DELETE /config/{subject}`
+    /// leaves the subject on (or `DELETE /config` resets to): a request with
+    /// no body and no field to point at.
+    Removal,
 }
 
 impl LevelOrigin {
-    /// The field path the level is at.
-    pub fn path(&self) -> &'static str {
+    /// Where the level is set, so where it is fixed: a field of the object
+    /// judged, the SubjectConfig that sets a Schema's level, the REST body's
+    /// field, or nothing (empty) for a REST removal.
+    pub fn path(&self) -> String {
         match self {
-            LevelOrigin::Spec | LevelOrigin::Unset => "spec.compatibility",
-            LevelOrigin::SubjectConfig(_) | LevelOrigin::RegistrySubject | LevelOrigin::Global => "spec.subject",
-            LevelOrigin::Request => "compatibility",
+            LevelOrigin::Spec | LevelOrigin::Unset | LevelOrigin::Deletion => "spec.compatibility".to_owned(),
+            LevelOrigin::SubjectConfig(name) => format!("SubjectConfig {name} spec.compatibility"),
+            // No SubjectConfig sets the level: one would fix it.
+            LevelOrigin::RegistrySubject | LevelOrigin::Global => "a SubjectConfig's spec.compatibility".to_owned(),
+            LevelOrigin::Request => "compatibility".to_owned(),
+            LevelOrigin::Removal => String::new(),
         }
     }
 }
@@ -65,9 +77,14 @@ impl fmt::Display for LevelOrigin {
             LevelOrigin::Spec => f.write_str("the level set"),
             LevelOrigin::SubjectConfig(name) => write!(f, "the level SubjectConfig {name} sets for the subject"),
             LevelOrigin::RegistrySubject => f.write_str("the subject's level in the registry"),
-            LevelOrigin::Global => f.write_str("the level the subject falls back to (the registry's global level)"),
+            LevelOrigin::Global | LevelOrigin::Removal => {
+                f.write_str("the level the subject falls back to (the registry's global level)")
+            }
             LevelOrigin::Unset => f.write_str("without a level set, the registry's global level applies, and it"),
             LevelOrigin::Request => f.write_str("the level requested"),
+            LevelOrigin::Deletion => f.write_str(
+                "once this SubjectConfig is deleted, the subject falls back to the registry's global level, and it",
+            ),
         }
     }
 }
@@ -86,7 +103,8 @@ pub struct ProposedLevel {
 pub struct ProposedMode {
     /// The mode.
     pub mode: ModeName,
-    /// Where it is: `spec.mode`, or `mode` in a REST body.
+    /// Where it is: `spec.mode`, `mode` in a REST body, or nothing (empty)
+    /// for a REST removal.
     pub path: &'static str,
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::*;
-use crate::compat::{FieldSummary, SchemaSummary};
+use crate::compat::{FieldSummary, NamedType, SchemaSummary};
 use crate::crd::{CompatibilityLevel, DeletionPolicy, ModeName, SchemaType};
 
 fn policy(name: &str, spec: serde_json::Value) -> (String, SchemaPolicySpec) {
@@ -245,6 +245,10 @@ fn naming_and_field_docs_look_inside_the_schema() {
     let summary = SchemaSummary {
         name: Some("Order".to_owned()),
         namespace: Some("org.other".to_owned()),
+        top_level_types: vec![NamedType {
+            full_name: "org.other.Order".to_owned(),
+            namespace: "org.other".to_owned(),
+        }],
         fields: (0..7)
             .map(|i| FieldSummary {
                 record: "org.other.Order".to_owned(),
@@ -405,4 +409,45 @@ fn at_the_registry_only_levels_and_modes_are_judged_and_namespaces_are_not_consu
         set.evaluate(&global).is_denied(),
         "the global level is every subject's fallback"
     );
+}
+
+/// Issue 39 item 10: `naming.avroNamespace` judged every Avro schema by its
+/// top-level namespace, so a plain `"string"` key (no name at all) and a
+/// `[record, "null"]` union failed with "the Avro namespace is ``".
+#[test]
+fn the_avro_namespace_rule_judges_the_named_types_at_the_top_and_passes_a_primitive() {
+    let set = set(&[policy(
+        "names",
+        json!({"rules": {"naming": {"avroNamespace": "com.acme.*"}}}),
+    )]);
+    let no_labels = BTreeMap::new();
+    let summary_of = |text: &str| {
+        let text = crate::compat::SchemaText::new(text);
+        let role = crate::compat::SchemaRole::Candidate;
+        let parsed = crate::compat::Checker::default().parse(crate::compat::Format::Avro, role, &text);
+        parsed.unwrap().summary()
+    };
+    let judged = |text: &str| {
+        let summary = summary_of(text);
+        let mut proposal = schema_in("team-a", &no_labels, "s");
+        proposal.summary = Some(&summary);
+        set.evaluate(&proposal)
+            .denials()
+            .map(|violation| violation.problem.clone())
+            .collect::<Vec<_>>()
+    };
+    let order =
+        |namespace: &str| format!(r#"{{"type":"record","name":"Order","namespace":"{namespace}","fields":[]}}"#);
+    assert_eq!(judged(r#""string""#), Vec::<String>::new());
+    assert_eq!(judged(r#"{"type":"array","items":"long"}"#), Vec::<String>::new());
+    assert_eq!(
+        judged(&format!(r#"[{}, "null"]"#, order("com.acme.sales"))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judged(&format!(r#"["null", {}]"#, order("org.other"))),
+        ["the Avro namespace of `org.other.Order` in the top-level union is `org.other`"]
+    );
+    assert_eq!(judged(&order("org.other")), ["the Avro namespace is `org.other`"]);
+    assert_eq!(summary_of(r#""string""#).schema_type, "AVRO");
 }

@@ -75,11 +75,12 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "SchemaPolicy {} rule {} at {}: {}; {}",
-            self.policy, self.rule, self.path, self.problem, self.remedy
-        )
+        write!(f, "SchemaPolicy {} rule {}", self.policy, self.rule)?;
+        // A REST removal has no field to point at.
+        if !self.path.is_empty() {
+            write!(f, " at {}", self.path)?;
+        }
+        write!(f, ": {}; {}", self.problem, self.remedy)
     }
 }
 

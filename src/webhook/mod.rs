@@ -6,6 +6,7 @@
 //!   controller's own read and decide steps.
 //! - [`tls`]: the serving certificate, from files or generated.
 //! - [`server`]: the axum router and HTTPS serving.
+//! - [`warning`]: warnings split to what the API server passes on whole.
 //!
 //! The operator's caches and a kube client reach the webhook through
 //! [`CachedView`] and [`KubeConfigMaps`]; nothing else here knows kube's client.
@@ -14,6 +15,7 @@ pub mod review;
 pub mod server;
 mod subject_config;
 pub mod tls;
+pub mod warning;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -15,9 +15,11 @@
 //!   API server prunes unknown fields (or refuses them, under
 //!   `fieldValidation=Strict`) before a webhook is called, so this matters
 //!   for objects sent otherwise; it keeps the three verdicts one.
-//! - CREATE and UPDATE of `schemaops.dev` `Schema`s are judged; every other
-//!   operation, kind or subresource is allowed, and so is a Schema outside
-//!   the one namespace the operator watches (when it watches one).
+//! - CREATE and UPDATE of `schemaops.dev` `Schema`s and `SubjectConfig`s
+//!   are judged, and so is the DELETE of a `SubjectConfig` (the level its
+//!   subject falls back to); every other operation, kind or subresource is
+//!   allowed, and so is an object outside the one namespace the operator
+//!   watches (when it watches one).
 //! - An UPDATE that leaves the spec as it was (labels, finalizers, deletion)
 //!   is allowed without reading anything.
 //! - `Reject` (incompatible) and `Invalid` (unparseable schema, bad
@@ -69,9 +71,6 @@ pub const CODE_INVALID: u16 = 422;
 /// The HTTP status code of a denial for a subject managed by another Schema.
 /// Not 409: clients retry a `Conflict`, and retrying cannot help here.
 pub const CODE_FORBIDDEN: u16 = 403;
-
-/// The longest warning sent; the API server may cut longer ones.
-const MAX_WARNING_BYTES: usize = 256;
 
 /// The warning sent when the registry cannot be read.
 pub const REGISTRY_UNREACHABLE: &str = "the registry cannot be reached; the controller will check this schema";
@@ -180,6 +179,14 @@ impl Admission {
             && (self.namespace.is_none()
                 || self.namespace == request.namespace
                 || request.kind.kind == SCHEMA_POLICY_KIND);
+        if request.operation == Operation::Delete
+            && request.kind.group == API_GROUP
+            && request.kind.kind == SUBJECT_CONFIG_KIND
+            && request.sub_resource.as_deref().unwrap_or_default().is_empty()
+            && (self.namespace.is_none() || self.namespace == request.namespace)
+        {
+            return self.review_subject_config_deletion(request, response).await;
+        }
         if judged && let Some(problems) = schema_violations(request) {
             return deny(response, CODE_INVALID, "Invalid", problems);
         }
@@ -290,7 +297,7 @@ impl Admission {
             subject,
             others.chain(std::iter::once(candidate)),
             configs.iter().map(AsRef::as_ref),
-            |kind, key| policy.may_claim(kind, key, subject),
+            |claimant| policy.may_claim(claimant, subject),
         )
     }
 }
@@ -383,11 +390,12 @@ pub(super) fn deny(mut response: AdmissionResponse, code: u16, reason: &str, mes
     response
 }
 
+/// Adds `warning`, in parts when it is longer than the API server passes on whole.
 pub(super) fn warn(mut response: AdmissionResponse, warning: String) -> AdmissionResponse {
     response
         .warnings
         .get_or_insert_with(Vec::new)
-        .push(truncate_message(&warning, MAX_WARNING_BYTES));
+        .extend(super::warning::parts(&warning));
     response
 }
 

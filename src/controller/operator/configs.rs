@@ -71,17 +71,66 @@ async fn publish_config_transitions(context: &Context, config: &SubjectConfig, n
     }
 }
 
+/// Removes the subject's settings when `config` manages them, unless a
+/// policy forbids the level the subject would fall back to: then the level
+/// stays, `DeletionBlocked=True` (reason `PolicyViolation`) says why, and the
+/// deletion waits for the policy or the global level to change.
 async fn cleanup_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
     let key = ObjectKey::of(&config.metadata);
-    let view = context.view(&config.spec.subject, &context.policy.context());
+    let policy = context.policy.context();
+    let view = context.view(&config.spec.subject, &policy);
     if view.config_owner.as_ref() == Some(&key)
         && let Ok(subject) = SubjectName::new(config.spec.subject.clone())
     {
+        if config.spec.compatibility.is_some() && !policy.policies.is_empty() {
+            let global = context
+                .registry
+                .compatibility(None, true)
+                .await
+                .map_err(Error::Registry)?;
+            let verdict = policy.judge_subject_config_deletion(config, global);
+            if let Some(message) = verdict.denial_message() {
+                return Err(refuse_deletion(config, context, &key, message).await?);
+            }
+        }
         subject_config::clear(context.registry.as_ref(), &subject)
             .await
             .map_err(Error::Registry)?;
     }
     Ok(Action::await_change())
+}
+
+/// Reports in the status (and an event, once) that the deletion of `config`
+/// waits on a policy; the error to return from the cleanup.
+async fn refuse_deletion(
+    config: &SubjectConfig,
+    context: &Context,
+    key: &ObjectKey,
+    message: String,
+) -> Result<Error, Error> {
+    let message = format!("the subject's level stays: {message}");
+    let mut status = config.status.clone().unwrap_or_default();
+    set_condition(
+        &mut status.conditions,
+        ConditionType::DeletionBlocked,
+        true,
+        Reason::PolicyViolation.as_str(),
+        &truncate_message(&message, crate::crd::conditions::MAX_MESSAGE_BYTES),
+        config.metadata.generation,
+        &Time(Timestamp::now()),
+    );
+    if subject_config_changed(config.status.as_ref(), &status) {
+        patch_status::<SubjectConfig>(context, key, &status).await?;
+        publish(
+            context,
+            config,
+            "DeletionBlocked",
+            true,
+            truncate_message(&message, 1024),
+        )
+        .await;
+    }
+    Ok(Error::DeletionRefusedByPolicy(message))
 }
 
 fn subject_config_changed(a: Option<&crate::crd::SubjectConfigStatus>, b: &crate::crd::SubjectConfigStatus) -> bool {

@@ -57,6 +57,10 @@ pub enum Error {
     /// Deletion waits for referrers to go.
     #[error("deletion blocked: {0}")]
     DeletionBlocked(String),
+    /// Deletion of a SubjectConfig waits: a policy forbids the level its
+    /// subject would fall back to, so the level stays.
+    #[error("deletion refused by policy: {0}")]
+    DeletionRefusedByPolicy(String),
     /// The finalizer helper failed.
     #[error("the finalizer failed")]
     Finalizer(#[source] Box<finalizer::Error<Error>>),
@@ -64,12 +68,16 @@ pub enum Error {
 
 impl Error {
     /// True when the reconcile waits on purpose (a deletion blocked by
-    /// referrers) rather than failed: it is retried at a steady pace.
+    /// referrers or refused by a policy) rather than failed: it is retried
+    /// at a steady pace.
     pub fn is_waiting(&self) -> bool {
         matches!(
             self,
             Error::Finalizer(inner)
-                if matches!(inner.as_ref(), finalizer::Error::CleanupFailed(Error::DeletionBlocked(_)))
+                if matches!(
+                    inner.as_ref(),
+                    finalizer::Error::CleanupFailed(Error::DeletionBlocked(_) | Error::DeletionRefusedByPolicy(_))
+                )
         )
     }
 
@@ -79,6 +87,7 @@ impl Error {
             Error::Kube { .. } => "KubernetesApi",
             Error::Registry(_) => Reason::RegistryUnavailable.as_str(),
             Error::DeletionBlocked(_) => Reason::ReferencedBySchemas.as_str(),
+            Error::DeletionRefusedByPolicy(_) => Reason::PolicyViolation.as_str(),
             Error::Finalizer(_) => "Finalizer",
         }
     }
@@ -136,7 +145,7 @@ impl Context {
             subject,
             schemas.iter().map(AsRef::as_ref),
             configs.iter().map(AsRef::as_ref),
-            |kind, key| policy.may_claim(kind, key, subject),
+            |claimant| policy.may_claim(claimant, subject),
         )
     }
 
@@ -159,7 +168,7 @@ impl Context {
             subject,
             schemas.iter().map(AsRef::as_ref),
             configs.items.iter(),
-            |kind, key| policy.may_claim(kind, key, subject),
+            |claimant| policy.may_claim(claimant, subject),
         ))
     }
 
@@ -315,6 +324,13 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
 
     let (config_store, config_changes) = slim_cache(configs_api.clone());
     let (schema_store, schema_changes) = slim_cache(schemas_api);
+    // Every change the caches apply (the first list included) recounts the
+    // policies, so their counts follow the objects and the statuses the
+    // reconciles write, from the start rather than at the next RECOUNT.
+    let (recount_tx, recount_rx) = tokio::sync::watch::channel(0_u64);
+    let recount_tx = Arc::new(recount_tx);
+    let config_changes = policies::recounting(config_changes, Arc::clone(&recount_tx));
+    let schema_changes = policies::recounting(schema_changes, recount_tx);
     let config_controller =
         Controller::for_stream(config_changes, config_store.clone()).with_config(controller_config());
     let schema_controller =
@@ -352,7 +368,9 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         ),
         None => (schema_controller, config_controller),
     };
-    let policy_controller = policies::status_controller(&client).graceful_shutdown_on(stop(shutdown_rx));
+    let policy_controller = policies::status_controller(&client)
+        .reconcile_all_on(policies::each_change(recount_rx))
+        .graceful_shutdown_on(stop(shutdown_rx));
 
     let context = Arc::new(Context {
         events: events::Publisher::new(client.clone(), "schemaops"),

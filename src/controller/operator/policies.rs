@@ -2,7 +2,9 @@
 //! used (`Ready`, or `Ready=False` with reason InvalidPolicy and every
 //! problem), how many Schemas and SubjectConfigs it matches, and how many of
 //! them violate it now. The counts are refreshed on every change to the
-//! policy and every [`RECOUNT`].
+//! policy, every change the Schema and SubjectConfig caches apply (a burst
+//! coalesced into one recount after [`RECOUNT_DELAY`]), and every
+//! [`RECOUNT`].
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
@@ -14,6 +16,10 @@ use crate::policy::{CompiledPolicy, NamespaceFacts, PolicySet, Proposal, Target}
 /// How often a policy's counts are refreshed.
 const RECOUNT: Duration = Duration::from_secs(30);
 
+/// How long a recount waits for more changes, so that a burst (the first
+/// list of every Schema, a `kubectl apply` of a folder) is counted once.
+const RECOUNT_DELAY: Duration = Duration::from_millis(500);
+
 /// A stream that yields once per bump of `changes`, for `reconcile_all_on`.
 pub(super) fn each_change(changes: tokio::sync::watch::Receiver<u64>) -> impl futures::Stream<Item = ()> + Send {
     futures::stream::unfold(changes, |mut changes| async move {
@@ -22,10 +28,18 @@ pub(super) fn each_change(changes: tokio::sync::watch::Receiver<u64>) -> impl fu
     })
 }
 
+/// `changes`, each one bumping `recount` as it passes.
+pub(super) fn recounting<S: futures::Stream>(
+    changes: S,
+    recount: Arc<tokio::sync::watch::Sender<u64>>,
+) -> impl futures::Stream<Item = S::Item> {
+    changes.inspect(move |_| recount.send_modify(|count| *count += 1))
+}
+
 /// The controller of every SchemaPolicy (they are cluster-scoped).
 pub(super) fn status_controller(client: &Client) -> Controller<SchemaPolicy> {
     Controller::new(Api::<SchemaPolicy>::all(client.clone()), watcher::Config::default())
-        .with_config(super::controller_config())
+        .with_config(super::controller_config().debounce(RECOUNT_DELAY))
 }
 
 /// Writes one policy's status.

@@ -90,7 +90,7 @@ pub(super) async fn level_removal(state: &ApiState, subject: Option<&SubjectName
     };
     let proposed = ProposedLevel {
         level: level_name(left),
-        origin: LevelOrigin::Global,
+        origin: LevelOrigin::Removal,
     };
     judge(&policies, level_proposal(subject, &proposed), Setting::Level, context)
 }
@@ -100,7 +100,7 @@ pub(super) fn mode(state: &ApiState, subject: Option<&SubjectName>, mode: Regist
     let Some(policies) = in_force(state) else {
         return Ok(Passed::default());
     };
-    judge(&policies, mode_proposal(subject, mode), Setting::Mode, None)
+    judge(&policies, mode_proposal(subject, mode, MODE_PATH), Setting::Mode, None)
 }
 
 /// Judges removing `subject`'s own mode, which leaves it on the global one;
@@ -131,7 +131,13 @@ pub(super) async fn mode_removal(state: &ApiState, subject: Option<&SubjectName>
             format!("removing the global mode resets it to {}", RESET_MODE.as_str()),
         ),
     };
-    judge(&policies, mode_proposal(subject, left), Setting::Mode, Some(context))
+    // A removal has no body: no field to point at.
+    judge(
+        &policies,
+        mode_proposal(subject, left, ""),
+        Setting::Mode,
+        Some(context),
+    )
 }
 
 /// The policies in force, unless there are none (then nothing is judged and
@@ -166,12 +172,12 @@ fn level_proposal<'a>(subject: Option<&'a SubjectName>, proposed: &'a ProposedLe
     }
 }
 
-fn mode_proposal(subject: Option<&SubjectName>, mode: RegistryMode) -> Proposal<'_> {
+fn mode_proposal<'a>(subject: Option<&'a SubjectName>, mode: RegistryMode, path: &'static str) -> Proposal<'a> {
     Proposal {
         subject: subject.map(SubjectName::as_str),
         mode: Some(ProposedMode {
             mode: mode_name(mode),
-            path: MODE_PATH,
+            path,
         }),
         ..Proposal::new(Target::Registry)
     }
