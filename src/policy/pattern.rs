@@ -55,6 +55,10 @@ enum Token {
 pub struct Pattern {
     source: String,
     tokens: Vec<Token>,
+    /// Whether a `{namespace}` is among the tokens.
+    verbatim: bool,
+    /// Whether a `{namespace_}` is among the tokens (its form is built only then).
+    underscored: bool,
 }
 
 /// Why a pattern cannot be used.
@@ -109,9 +113,13 @@ impl Pattern {
             }
             rest = &rest[c.len_utf8()..];
         }
+        let verbatim = tokens.contains(&Token::Namespace(Form::Verbatim));
+        let underscored = tokens.contains(&Token::Namespace(Form::Underscored));
         Ok(Self {
             source: source.to_owned(),
             tokens,
+            verbatim,
+            underscored,
         })
     }
 
@@ -123,11 +131,7 @@ impl Pattern {
     /// Whether `text` holds `namespace` in every form the pattern names it
     /// in: a cheap test that rules a namespace out before [`matches`](Self::matches).
     pub fn could_name(&self, text: &str, namespace: &str) -> bool {
-        self.tokens.iter().all(|token| match token {
-            Token::Namespace(Form::Verbatim) => text.contains(namespace),
-            Token::Namespace(Form::Underscored) => text.contains(&underscored(namespace)),
-            _ => true,
-        })
+        (!self.verbatim || text.contains(namespace)) && (!self.underscored || text.contains(&underscored(namespace)))
     }
 
     /// The pattern with its placeholders replaced by `namespace`, for messages.
@@ -144,9 +148,7 @@ impl Pattern {
     /// Whether `text` matches, the placeholders standing for `namespace` (or,
     /// when it is `None`, for any run of characters, like `*`).
     pub fn matches(&self, text: &str, namespace: Option<&str>) -> bool {
-        let underscored = namespace
-            .filter(|_| self.tokens.contains(&Token::Namespace(Form::Underscored)))
-            .map(underscored);
+        let underscored = namespace.filter(|_| self.underscored).map(underscored);
         wildcard_match(&self.tokens, text, namespace, underscored.as_deref())
     }
 }
