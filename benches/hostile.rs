@@ -34,6 +34,8 @@
 
 #[path = "../tests/support/http.rs"]
 mod http;
+#[path = "../tests/support/shapes.rs"]
+mod shapes;
 
 use std::io::BufRead as _;
 use std::sync::Arc;
@@ -45,6 +47,7 @@ use schemaops::policy::{PolicySet, Proposal, Target};
 use schemaops::registry::embedded::EmbeddedRegistry;
 use schemaops::registry::embedded::sqlite::SqliteStore;
 use schemaops::registry::{NewSchema, RegisterOptions, Registry, SchemaReference, SubjectName, Version};
+use shapes::{deep_changes, large_proto};
 
 /// The allocator the `schemaops` binary ships with, so the bench times what
 /// users run.
@@ -309,24 +312,6 @@ fn cel_case(case: &str, expression: &str, fields: usize) {
     );
 }
 
-/// A `.proto` of about `bytes` bytes: messages of 40 string fields.
-fn large_proto(bytes: usize) -> String {
-    let mut text = String::from("syntax = \"proto3\";\npackage hostile;\n");
-    let mut message = 0;
-    while text.len() < bytes {
-        text.push_str(&format!("message M{message} {{\n"));
-        for field in 0..40 {
-            text.push_str(&format!(
-                "  string field_{field}_of_message_{message} = {};\n",
-                field + 1
-            ));
-        }
-        text.push_str("}\n");
-        message += 1;
-    }
-    text
-}
-
 /// A `schemaops registry` child process, killed when dropped.
 struct RegistryChild {
     child: std::process::Child,
@@ -447,23 +432,6 @@ fn protobuf_posts(runtime: &tokio::runtime::Runtime, concurrent: usize) {
             registry.peak_mib(),
         );
     }
-}
-
-/// A JSON Schema of `fields` properties over objects nested `depth` deep,
-/// each `integer` or, with `as_string`, `string`: two such texts differ in
-/// every property (issue 37, item 1).
-fn deep_changes(fields: usize, depth: usize, as_string: bool) -> String {
-    let kind = if as_string { "string" } else { "integer" };
-    let per_level = fields.div_ceil(depth);
-    let mut schema = serde_json::json!({"type": "object", "properties": {}});
-    for level in (0..depth).rev() {
-        let mut properties: serde_json::Map<String, serde_json::Value> = (0..per_level)
-            .map(|field| (format!("l{level}f{field}"), serde_json::json!({ "type": kind })))
-            .collect();
-        properties.insert("next".to_owned(), schema);
-        schema = serde_json::json!({"type": "object", "properties": properties});
-    }
-    schema.to_string()
 }
 
 /// The diff and the matrices of three versions that each change 10,000

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::registry::RegistryProcess;
+use support::shapes::{deep_changes, large_proto};
 use support::{http_client, metric, scrape};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -51,24 +52,6 @@ fn many_branches(variant: usize) -> String {
         })
         .collect();
     json!({ "anyOf": branches }).to_string()
-}
-
-/// A `.proto` of about `bytes` bytes: messages of 40 string fields.
-fn large_proto(bytes: usize) -> String {
-    let mut text = String::from("syntax = \"proto3\";\npackage hostile;\n");
-    let mut message = 0;
-    while text.len() < bytes {
-        text.push_str(&format!("message M{message} {{\n"));
-        for field in 0..40 {
-            text.push_str(&format!(
-                "  string field_{field}_of_message_{message} = {};\n",
-                field + 1
-            ));
-        }
-        text.push_str("}\n");
-        message += 1;
-    }
-    text
 }
 
 async fn post(url: &str, body: Value) -> (u16, Option<String>, Value) {
@@ -321,26 +304,6 @@ async fn an_8_mb_protobuf_registration_and_check_fit_in_a_limited_address_space(
     )
     .await;
     assert_eq!((status, &body["is_compatible"]), (200, &json!(true)), "{body}");
-}
-
-/// A JSON Schema of about `fields` integer (or string, with `as_string`)
-/// properties spread over objects nested `depth` deep: every property
-/// changes type between the two texts, so each is a finding with a path
-/// `depth` segments long (issue 37, item 1: 10,000 such changes 330 deep
-/// made a matrix answer of 527 MB and peaks of several GB; JSON Schema
-/// documents may nest 128 JSON levels, so 60 objects deep here).
-fn deep_changes(fields: usize, depth: usize, as_string: bool) -> String {
-    let kind = if as_string { "string" } else { "integer" };
-    let per_level = fields.div_ceil(depth);
-    let mut schema = json!({"type": "object", "properties": {}});
-    for level in (0..depth).rev() {
-        let mut properties: serde_json::Map<String, Value> = (0..per_level)
-            .map(|field| (format!("l{level}f{field}"), json!({ "type": kind })))
-            .collect();
-        properties.insert("next".to_owned(), schema);
-        schema = json!({"type": "object", "properties": properties});
-    }
-    schema.to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

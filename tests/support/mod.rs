@@ -16,6 +16,7 @@ pub mod python;
 pub mod refusal;
 pub mod registry;
 pub mod registry_double;
+pub mod shapes;
 pub mod storm;
 
 #[allow(unused_imports)] // Not every test binary makes HTTP calls.
