@@ -85,6 +85,25 @@ fn manifests(files: &[(&str, String)]) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// A folder of `count` Schemas, `00-s.yaml`…, each the only version of its
+/// own subject `sNN-value`.
+fn numbered_schemas(count: usize) -> (tempfile::TempDir, PathBuf) {
+    let files: Vec<(String, String)> = (0..count)
+        .map(|i| {
+            (
+                format!("{i:02}-s.yaml"),
+                schema_manifest(
+                    &format!("s{i:02}"),
+                    &format!("s{i:02}-value"),
+                    &record("R", r#"{"name":"a","type":"string"}"#),
+                ),
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+    manifests(&borrowed)
+}
+
 /// A SubjectConfig for `rsvp-value` with `settings`, and a Schema on it.
 fn rsvp_with_config(settings: &str) -> (tempfile::TempDir, PathBuf) {
     manifests(&[
@@ -203,20 +222,7 @@ async fn an_outage_mid_run_stops_the_run_and_the_next_run_adopts_the_write_in_fl
     for flavour in FLAVOURS {
         let served = tempfile::tempdir().unwrap();
         let double = double_as(served.path(), flavour).await;
-        let files: Vec<(String, String)> = (0..60)
-            .map(|i| {
-                (
-                    format!("{i:02}-s.yaml"),
-                    schema_manifest(
-                        &format!("s{i:02}"),
-                        &format!("s{i:02}-value"),
-                        &record("R", r#"{"name":"a","type":"string"}"#),
-                    ),
-                )
-            })
-            .collect();
-        let borrowed: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-        let (_dir, folder) = manifests(&borrowed);
+        let (_dir, folder) = numbered_schemas(60);
         let data = tempfile::tempdir().unwrap();
         *double.faults.die_after_registrations.lock().unwrap() = Some(9);
         let started = Instant::now();
@@ -797,20 +803,7 @@ async fn a_registry_that_accepts_and_never_answers_ends_apply_and_check_within_t
 async fn a_registry_that_stalls_mid_run_stops_the_run_like_an_outage() {
     let served = tempfile::tempdir().unwrap();
     let double = RegistryDouble::start(served.path()).await;
-    let files: Vec<(String, String)> = (0..10)
-        .map(|i| {
-            (
-                format!("{i:02}-s.yaml"),
-                schema_manifest(
-                    &format!("s{i:02}"),
-                    &format!("s{i:02}-value"),
-                    &record("R", r#"{"name":"a","type":"string"}"#),
-                ),
-            )
-        })
-        .collect();
-    let borrowed: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
-    let (_dir, folder) = manifests(&borrowed);
+    let (_dir, folder) = numbered_schemas(10);
     let data = tempfile::tempdir().unwrap();
     *double.faults.stall_after_registrations.lock().unwrap() = Some(3);
     let args = vec![
