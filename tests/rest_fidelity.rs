@@ -193,33 +193,34 @@ fn report(store: &str, file: &str, failures: &[String]) {
     );
 }
 
+/// The suites of issue 39 (fidelity, round two), one file per theme; each is
+/// replayed on a fresh registry.
+const ROUND_TWO: &[(&str, &str)] = &[
+    ("negotiation", include_str!("rest_fidelity/negotiation.jsonl")),
+    ("config_mode", include_str!("rest_fidelity/config_mode.jsonl")),
+    ("registration", include_str!("rest_fidelity/registration.jsonl")),
+    ("answers", include_str!("rest_fidelity/answers.jsonl")),
+    ("texts", include_str!("rest_fidelity/texts.jsonl")),
+];
+
+/// Every suite this file replays, by name.
+fn suites() -> Vec<(&'static str, &'static str)> {
+    let mut all = vec![("cases", CASES), ("contracts", CONTRACT_CASES)];
+    all.extend_from_slice(ROUND_TWO);
+    all
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_case_holds_on_sqlite() {
-    let data = tempfile::tempdir().unwrap();
-    let registry = RegistryProcess::start(data.path()).await;
-    report("SQLite", CASES, &replay(&registry.url, CASES).await);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_contract_case_holds_on_sqlite() {
-    let data = tempfile::tempdir().unwrap();
-    let registry = RegistryProcess::start(data.path()).await;
-    report("SQLite", CONTRACT_CASES, &replay(&registry.url, CONTRACT_CASES).await);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_contract_case_holds_on_postgres() {
-    let Some(server) = support::postgres::shared() else {
-        return;
-    };
-    let dsn = server.database().await;
-    let data = tempfile::tempdir().unwrap();
-    let registry = RegistryProcess::start_with(data.path(), &["--store", &dsn]).await;
-    report(
-        "PostgreSQL",
-        CONTRACT_CASES,
-        &replay(&registry.url, CONTRACT_CASES).await,
-    );
+    for (name, file) in suites() {
+        let data = tempfile::tempdir().unwrap();
+        let registry = RegistryProcess::start(data.path()).await;
+        report(
+            &format!("SQLite ({name}.jsonl)"),
+            file,
+            &replay(&registry.url, file).await,
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -227,8 +228,15 @@ async fn every_case_holds_on_postgres() {
     let Some(server) = support::postgres::shared() else {
         return;
     };
-    let dsn = server.database().await;
-    let data = tempfile::tempdir().unwrap();
-    let registry = RegistryProcess::start_with(data.path(), &["--store", &dsn]).await;
-    report("PostgreSQL", CASES, &replay(&registry.url, CASES).await);
+    // One database per suite: each starts from an empty registry.
+    for (name, file) in suites() {
+        let dsn = server.database().await;
+        let data = tempfile::tempdir().unwrap();
+        let registry = RegistryProcess::start_with(data.path(), &["--store", &dsn]).await;
+        report(
+            &format!("PostgreSQL ({name}.jsonl)"),
+            file,
+            &replay(&registry.url, file).await,
+        );
+    }
 }
