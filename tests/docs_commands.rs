@@ -14,6 +14,14 @@
 //! page's next command sees, as it is for a reader. Standard error is not
 //! compared (it carries logs with timestamps), but is shown on a failure.
 //!
+//! A command ending in ` &` is a server: it is started in the background,
+//! the page goes on once its `--listen` address accepts connections, and it
+//! is stopped when the page ends. Its port is replaced by a free one in that
+//! command and in every later command of the page (`127.0.0.1:8081` on the
+//! page may be `127.0.0.1:41234` here), so a port in use on the machine does
+//! not fail the test. Pages whose commands use `curl` need it installed
+//! (they are skipped without it, unless `SCHEMAOPS_REQUIRE_ALL=1`).
+//!
 //! Why not trycmd: its Markdown blocks run a registered binary directly, not
 //! through a shell, so `cargo run -- …` as the page writes it, pipes and
 //! redirections cannot be checked as written.
@@ -134,27 +142,85 @@ fn copy_folder(from: &Path, to: &Path) {
     }
 }
 
-/// Runs `command` with `sh` in `folder`, killed after a minute.
-fn run(command: &str, folder: &Path) -> std::process::Output {
-    let binary = PathBuf::from(env!("CARGO_BIN_EXE_schemaops"));
-    let command = command
+/// The command as this test runs it: `cargo run --` as the binary under
+/// test, and the page's ports replaced by the ones this run uses.
+fn as_run(command: &str, ports: &[(String, String)]) -> String {
+    let mut command = command
         .replace("cargo run --release -- ", "schemaops ")
         .replace("cargo run --locked -- ", "schemaops ")
         .replace("cargo run -- ", "schemaops ");
+    for (page, here) in ports {
+        command = command.replace(page.as_str(), here);
+    }
+    command
+}
+
+/// `program` with `args` in `folder`, with the binary under test first on `PATH`.
+fn process(program: &str, args: &[&str], folder: &Path) -> Command {
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_schemaops"));
     let path = format!(
         "{}:{}",
         binary.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    Command::new("timeout")
-        .arg(Duration::from_secs(60).as_secs().to_string())
-        .args(["sh", "-c", &command])
+    let mut process = Command::new(program);
+    process
+        .args(args)
         .current_dir(folder)
         .env("PATH", path)
         .env_remove("SCHEMAOPS_REGISTRY_URL")
-        .env_remove("SCHEMAOPS_DATA")
+        .env_remove("SCHEMAOPS_DATA");
+    process
+}
+
+/// Runs `command` with `sh` in `folder`, killed after a minute.
+fn run(command: &str, folder: &Path) -> std::process::Output {
+    process("timeout", &["60", "sh", "-c", command], folder)
         .output()
         .unwrap()
+}
+
+/// A server a page started; stopped when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The `--listen` address of a server command (`127.0.0.1:8081`).
+fn listen_address(command: &str) -> Option<String> {
+    let mut words = command.split_whitespace();
+    words.find(|word| *word == "--listen")?;
+    words.next().map(str::to_owned)
+}
+
+/// Starts the server `command` (without its ` &`) and waits until `address` accepts.
+fn start_server(command: &str, address: &str, folder: &Path) -> Server {
+    let child = process("sh", &["-c", &format!("exec {command}")], folder)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = Server(child);
+    for _ in 0..600 {
+        if std::net::TcpStream::connect(address).is_ok() {
+            return server;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("`{command}` did not listen on {address} within a minute");
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn pages() -> Vec<PathBuf> {
@@ -186,12 +252,33 @@ fn every_documented_command_prints_what_its_page_says() {
         if steps.is_empty() {
             continue;
         }
+        let shown = page.strip_prefix(root()).unwrap().display().to_string();
+        if steps.iter().any(|step| step.command.contains("curl "))
+            && Command::new("curl").arg("--version").output().is_err()
+        {
+            assert!(
+                std::env::var("SCHEMAOPS_REQUIRE_ALL").is_err(),
+                "curl is missing and SCHEMAOPS_REQUIRE_ALL is set"
+            );
+            eprintln!("skipping {shown}: its commands need curl");
+            continue;
+        }
         let scratch = tempfile::tempdir().unwrap();
         copy_folder(&root().join("examples"), &scratch.path().join("examples"));
-        let shown = page.strip_prefix(root()).unwrap().display().to_string();
+        let mut ports: Vec<(String, String)> = Vec::new();
+        let mut servers = Vec::new();
         for step in steps {
             ran += 1;
-            let output = run(&step.command, scratch.path());
+            if let Some(server) = step.command.strip_suffix(" &") {
+                let address = listen_address(server).expect("a server command names its --listen address");
+                let (host, _) = address.rsplit_once(':').expect("--listen HOST:PORT");
+                ports.push((address.clone(), format!("{host}:{}", free_port())));
+                let command = as_run(server, &ports);
+                let address = listen_address(&command).unwrap();
+                servers.push(start_server(&command, &address, scratch.path()));
+                continue;
+            }
+            let output = run(&as_run(&step.command, &ports), scratch.path());
             let stdout = String::from_utf8_lossy(&output.stdout);
             let lines: Vec<&str> = stdout.lines().map(str::trim_end).collect();
             let status = output.status.code().unwrap_or(-1);
@@ -216,6 +303,7 @@ fn every_documented_command_prints_what_its_page_says() {
                 ));
             }
         }
+        drop(servers);
     }
     assert!(ran > 0, "no console blocks found");
     assert!(
