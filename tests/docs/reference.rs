@@ -1,6 +1,7 @@
 //! The book's reference pages, generated from the code: the command line
 //! from clap, the custom resources from the CRDs, the REST API from the
-//! OpenAPI document and the metrics from the metrics registry.
+//! OpenAPI document, the metrics from the metrics registry, and the verdicts
+//! on common changes from the compatibility engine itself.
 
 use std::fmt::Write as _;
 
@@ -35,6 +36,7 @@ pub fn pages() -> Vec<(&'static str, String)> {
         ("crds.md", crds()),
         ("rest.md", rest()),
         ("metrics.md", metrics()),
+        ("compatibility-tables.md", compatibility_tables()),
     ]
 }
 
@@ -364,6 +366,208 @@ fn metrics() -> String {
             names.unwrap_or_default(),
             cell(&what)
         );
+    }
+    page
+}
+
+/// One common change: the earlier version and the new one.
+struct Change {
+    what: &'static str,
+    previous: &'static str,
+    candidate: &'static str,
+}
+
+const fn change(what: &'static str, previous: &'static str, candidate: &'static str) -> Change {
+    Change {
+        what,
+        previous,
+        candidate,
+    }
+}
+
+const AVRO_CHANGES: &[Change] = &[
+    change(
+        "add a field with a default",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"},{"name":"b","type":"string","default":""}]}"#,
+    ),
+    change(
+        "add a field without a default",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"},{"name":"b","type":"string"}]}"#,
+    ),
+    change(
+        "remove a field that has a default",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"},{"name":"b","type":"string","default":""}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#,
+    ),
+    change(
+        "remove a field without a default",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"},{"name":"b","type":"string"}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#,
+    ),
+    change(
+        "widen `int` to `long`",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"long"}]}"#,
+    ),
+    change(
+        "narrow `long` to `int`",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"long"}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}"#,
+    ),
+    change(
+        "make a field nullable (`[\"null\", \"string\"]`)",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":["null","string"]}]}"#,
+    ),
+    change(
+        "rename a field, keeping the old name as an alias",
+        r#"{"type":"record","name":"R","fields":[{"name":"a","type":"string"}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"b","type":"string","aliases":["a"]}]}"#,
+    ),
+    change(
+        "add an enum symbol",
+        r#"{"type":"record","name":"R","fields":[{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]}}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B","C"]}}]}"#,
+    ),
+    change(
+        "add an enum symbol, with a default symbol",
+        r#"{"type":"record","name":"R","fields":[{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"],"default":"A"}}]}"#,
+        r#"{"type":"record","name":"R","fields":[{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B","C"],"default":"A"}}]}"#,
+    ),
+];
+
+const JSON_CHANGES: &[Change] = &[
+    change(
+        "add an optional property to an open object",
+        r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}"#,
+    ),
+    change(
+        "add an optional property to a closed object",
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"additionalProperties":false}"#,
+    ),
+    change(
+        "add a required property to a closed object",
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["b"],"additionalProperties":false}"#,
+    ),
+    change(
+        "remove a property from a closed object",
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"additionalProperties":false}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#,
+    ),
+    change(
+        "make an optional property required",
+        r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}"#,
+    ),
+    change(
+        "widen `integer` to `number`",
+        r#"{"type":"object","properties":{"a":{"type":"integer"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"number"}}}"#,
+    ),
+    change(
+        "lower a `maxLength`",
+        r#"{"type":"object","properties":{"a":{"type":"string","maxLength":20}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string","maxLength":10}}}"#,
+    ),
+    change(
+        "add an `enum` value",
+        r#"{"type":"object","properties":{"a":{"enum":["x","y"]}}}"#,
+        r#"{"type":"object","properties":{"a":{"enum":["x","y","z"]}}}"#,
+    ),
+];
+
+const PROTOBUF_CHANGES: &[Change] = &[
+    change(
+        "add a field",
+        "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n}\n",
+        "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n  string b = 2;\n}\n",
+    ),
+    change(
+        "remove a field",
+        "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n  string b = 2;\n}\n",
+        "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n}\n",
+    ),
+    change(
+        "rename a field (same number)",
+        "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n}\n",
+        "syntax = \"proto3\";\nmessage M {\n  string b = 1;\n}\n",
+    ),
+    change(
+        "change `int32` to `int64` (one wire family)",
+        "syntax = \"proto3\";\nmessage M {\n  int32 a = 1;\n}\n",
+        "syntax = \"proto3\";\nmessage M {\n  int64 a = 1;\n}\n",
+    ),
+    change(
+        "change `int32` to `string`",
+        "syntax = \"proto3\";\nmessage M {\n  int32 a = 1;\n}\n",
+        "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n}\n",
+    ),
+    change(
+        "move a field into a new `oneof`",
+        "syntax = \"proto3\";\nmessage M {\n  string a = 1;\n}\n",
+        "syntax = \"proto3\";\nmessage M {\n  oneof choice {\n    string a = 1;\n  }\n}\n",
+    ),
+    change(
+        "add an enum value",
+        "syntax = \"proto3\";\nenum E {\n  E_UNSPECIFIED = 0;\n}\nmessage M {\n  E e = 1;\n}\n",
+        "syntax = \"proto3\";\nenum E {\n  E_UNSPECIFIED = 0;\n  E_MORE = 1;\n}\nmessage M {\n  E e = 1;\n}\n",
+    ),
+];
+
+/// The engine's verdict on `change` under `mode`: `yes`, or `no` with the first kind found.
+fn verdict(format: schemaops::compat::Format, mode: schemaops::compat::Mode, change: &Change) -> String {
+    use schemaops::compat::SchemaText;
+    let report = schemaops::compat::check(
+        format,
+        mode,
+        &SchemaText::new(change.candidate),
+        &[SchemaText::new(change.previous)],
+    )
+    .unwrap_or_else(|error| panic!("{}: {error}", change.what));
+    match report.incompatibilities.first() {
+        None => "yes".to_owned(),
+        Some(first) => format!("no (`{}`)", first.kind),
+    }
+}
+
+fn compatibility_tables() -> String {
+    use schemaops::compat::{Format, Mode};
+    let mut page = format!(
+        "# Common changes, judged\n\n{}",
+        generated_from("the compatibility engine's own verdicts on the changes below (`tests/docs/reference.rs`)")
+    );
+    page.push_str(
+        "\nWhether each change is compatible under each mode, with the first incompatibility found \
+         when it is not. BACKWARD: consumers using the new schema read data written with the earlier \
+         one. FORWARD: consumers still on the earlier schema read data written with the new one. FULL: \
+         both. The transitive forms ask the same of every earlier version. JSON Schema is judged under \
+         the default STRICT policy. [Compatibility semantics](../concepts/compatibility.md) explains \
+         each format's rules.\n",
+    );
+    for (title, format, changes) in [
+        ("Avro", Format::Avro, AVRO_CHANGES),
+        ("JSON Schema", Format::Json, JSON_CHANGES),
+        ("Protobuf", Format::Protobuf, PROTOBUF_CHANGES),
+    ] {
+        let _ = writeln!(
+            page,
+            "\n## {title}\n\n| change | BACKWARD | FORWARD | FULL |\n|---|---|---|---|"
+        );
+        for change in changes {
+            let _ = writeln!(
+                page,
+                "| {} | {} | {} | {} |",
+                change.what,
+                verdict(format, Mode::Backward, change),
+                verdict(format, Mode::Forward, change),
+                verdict(format, Mode::Full, change)
+            );
+        }
     }
     page
 }
