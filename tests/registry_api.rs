@@ -392,7 +392,9 @@ async fn modes_guard_writes(backend: Backend) {
     );
     assert_eq!(api.get("/subjects/s/versions").await.1, json!([1, 5]));
     let clash = json!({"schema": v2(), "id": 100});
-    assert_eq!(code(&api.post("/subjects/s/versions", clash).await), 42207);
+    // Confluent refuses an imported ID that names other content with 42205
+    // (AbstractSchemaRegistry.checkIfSchemaWithIdExist).
+    assert_eq!(code(&api.post("/subjects/s/versions", clash).await), 42205);
     api.put("/mode", json!({"mode": "READWRITE"})).await;
     let chosen = json!({"schema": v2(), "id": 200});
     assert_eq!(code(&api.post("/subjects/s/versions", chosen).await), 42205);
