@@ -36,6 +36,10 @@ pub fn message(error: &Error) -> String {
         Error::SubjectModeNotConfigured { subject } => {
             format!("Subject '{subject}' does not have subject-level mode configured")
         }
+        Error::VersionNotNext { subject, wanted, next } => format!(
+            "Version is not one more than previous version (subject '{subject}' takes version {next} next, not \
+             {wanted})"
+        ),
         Error::InvalidVersion { given } => format!(
             "The specified version '{given}' is not a valid version id. Allowed values are between [1, 2^31-1] and \
              the string \"latest\""

@@ -410,6 +410,10 @@ impl Registry for EmbeddedRegistry {
         self.remove_mode(subject).await
     }
 
+    async fn subjects_with_mode(&self, prefix: &str) -> Result<Vec<SubjectName>, Error> {
+        self.subjects_with_own_mode(prefix).await
+    }
+
     async fn supports_subject_mode(&self) -> Result<bool, Error> {
         Ok(self.has_subject_modes())
     }

@@ -42,13 +42,15 @@ impl EmbeddedRegistry {
             let (decided, fingerprint) = self.read().registration_inputs(subject, &submitted);
             Self::refuse_writes_in(decided.mode, subject)?;
             let importing = decided.mode == RegistryMode::Import;
-            if !importing && (options.id.is_some() || options.version.is_some()) {
+            if !importing && options.id.is_some() {
                 return Err(Error::NotPermitted {
-                    reason: "an ID or version can be chosen only in IMPORT mode".to_owned(),
+                    reason: "an ID can be chosen only in IMPORT mode".to_owned(),
                 });
             }
+            // Outside IMPORT mode a chosen version is always a new one (the
+            // subject's next), as in Confluent's `KafkaSchemaRegistry.register`.
             if let (Some(id), Some(version)) = (decided.known_id, decided.existing)
-                && options.version.is_none_or(|wanted| wanted == version)
+                && options.version.is_none_or(|wanted| importing && wanted == version)
             {
                 return Ok(Registered {
                     id,
@@ -158,6 +160,13 @@ impl EmbeddedRegistry {
             let mut subject_row = state.subject_row(subject);
             let held = state.subjects.get(subject);
             let version = match options.version {
+                Some(wanted) if decided.mode != RegistryMode::Import && wanted != subject_row.next_version => {
+                    return Err(Error::VersionNotNext {
+                        subject: subject.clone(),
+                        wanted,
+                        next: subject_row.next_version,
+                    });
+                }
                 Some(wanted) if held.is_some_and(|s| s.versions.contains_key(&wanted)) => {
                     return Err(Error::NotPermitted {
                         reason: format!("version {wanted} of subject `{subject}` already exists"),

@@ -163,6 +163,17 @@ impl EmbeddedRegistry {
         .await
     }
 
+    pub(super) async fn subjects_with_own_mode(&self, prefix: &str) -> Result<Vec<SubjectName>, Error> {
+        self.catch_up().await?;
+        Ok(self
+            .read()
+            .subjects
+            .iter()
+            .filter(|(name, own)| own.mode.is_some() && name.as_str().starts_with(prefix))
+            .map(|(name, _)| name.clone())
+            .collect())
+    }
+
     pub(super) fn refuse_subject_mode(&self, subject: Option<&SubjectName>) -> Result<(), Error> {
         if subject.is_some() && !self.has_subject_modes() {
             return Err(Error::Unsupported {
