@@ -33,7 +33,6 @@ fn config_json(level_field: &str, level: Option<Mode>, config: &ContractConfig) 
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40408: the subject has no configuration of its own (and defaultToGlobal \
                                       is not true)", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -154,7 +153,7 @@ async fn own_level(registry: &dyn Registry, subject: Option<&SubjectName>) -> Re
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: the subject has no configuration of its own", body = ErrorBody),
         (status = 422, description = "42203: a SchemaPolicy forbids the global level the subject would fall back \
-                                      to; 42208: not a valid subject name", body = ErrorBody),
+                                      to", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]

@@ -451,7 +451,6 @@ async fn list_subjects(State(state): State<ApiState>, query: QueryParams) -> Rep
         (status = 200, description = "The version numbers, oldest first", body = Vec<Version>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject (or none of its versions is live)", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -582,7 +581,7 @@ async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: 
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
         (status = 422, description = "42201: a stored Protobuf schema has no descriptor to serialize; 42202: \
-                                      not a valid version; 42208: not a valid subject name", body = ErrorBody),
+                                      not a valid version", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -617,7 +616,7 @@ async fn get_version(
                                       `.proto` text for Protobuf", body = serde_json::Value),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
-        (status = 422, description = "42202: not a valid version; 42208: not a valid subject name",
+        (status = 422, description = "42202: not a valid version",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -643,7 +642,7 @@ async fn raw_version(State(state): State<ApiState>, Path((name, number)): Path<(
         (status = 200, description = "Their global IDs", body = Vec<SchemaId>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
-        (status = 422, description = "42202: not a valid version; 42208: not a valid subject name",
+        (status = 422, description = "42202: not a valid version",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -670,8 +669,7 @@ async fn referenced_by(State(state): State<ApiState>, Path((name, number)): Path
                                       soft-deleted (use permanent=true); 40407: permanent=true before a soft \
                                       delete", body = ErrorBody),
         (status = 422, description = "42202: not a valid version; 42205: the subject or registry is \
-                                      read-only; 42206: another schema refers to the version; 42208: not a \
-                                      valid subject name", body = ErrorBody),
+                                      read-only; 42206: another schema refers to the version", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -703,7 +701,7 @@ async fn delete_version(
                                       permanent=true); 40405: permanent=true before a soft delete",
          body = ErrorBody),
         (status = 422, description = "42205: the subject or registry is read-only; 42206: another schema \
-                                      refers to one of its versions; 42208: not a valid subject name",
+                                      refers to one of its versions",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )

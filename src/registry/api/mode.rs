@@ -22,7 +22,6 @@ use crate::registry::{Error, RegistryMode, SubjectName};
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40409: the subject has no mode of its own (and defaultToGlobal is not \
                                       true)", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -97,7 +96,7 @@ pub(super) async fn put_mode(
         (status = 404, description = "40401: the subject has no mode of its own (and recursive is not true)",
          body = ErrorBody),
         (status = 422, description = "42204: a SchemaPolicy forbids the global mode the subject would fall back \
-                                      to; 42208: not a valid subject name", body = ErrorBody),
+                                      to", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
