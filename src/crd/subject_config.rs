@@ -52,7 +52,9 @@ pub struct SubjectConfigSpec {
     pub mode: Option<SubjectMode>,
     /// The data-contract settings (Confluent's `/config` fields beside the level):
     /// `compatibilityGroup`, `defaultMetadata`, `overrideMetadata`, `defaultRuleSet`,
-    /// `overrideRuleSet`, `normalize` and `alias`. Those left out are removed from the subject.
+    /// `overrideRuleSet`, `normalize`, `alias`, `aliasForDeks`, `validateFields`,
+    /// `validateNewSchemas`, `validateRules` and `compatibilityPolicy`. Those left out are removed
+    /// from the subject.
     #[serde(flatten)]
     pub contract: ContractConfig,
     /// Manage (the default) writes the settings; Observe never writes to the registry and only

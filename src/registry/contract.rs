@@ -175,6 +175,39 @@ pub struct RuleSet {
     /// Rules on the encoded bytes (WRITE, READ, WRITEREAD).
     #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
     pub encoding_rules: Vec<Rule>,
+    /// Where the rules run; absent, wherever the client decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_at: Option<ExecutionEnvironment>,
+}
+
+/// Where a rule set's rules run: Confluent's `ExecutionEnvironment`. Any
+/// other value makes the request malformed (400), as it does for Confluent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema, schemars::JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ExecutionEnvironment {
+    /// Everywhere.
+    All,
+    /// In the serializers and deserializers.
+    Client,
+    /// In a gateway between clients and brokers.
+    Gateway,
+    /// In the registry.
+    Server,
+    /// Nowhere: the rules are switched off.
+    None,
+}
+
+impl ExecutionEnvironment {
+    /// Confluent's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutionEnvironment::All => "ALL",
+            ExecutionEnvironment::Client => "CLIENT",
+            ExecutionEnvironment::Gateway => "GATEWAY",
+            ExecutionEnvironment::Server => "SERVER",
+            ExecutionEnvironment::None => "NONE",
+        }
+    }
 }
 
 impl RuleSet {
@@ -184,12 +217,14 @@ impl RuleSet {
     }
 
     /// `other` laid over `self`, list by list: the rules of `self` that
-    /// `other` does not rename stay in order, then come those of `other`.
+    /// `other` does not rename stay in order, then come those of `other`;
+    /// `other`'s `enableAt` wins when it has one.
     pub fn merged_with(&self, other: &RuleSet) -> RuleSet {
         RuleSet {
             migration_rules: merge_rules(&self.migration_rules, &other.migration_rules),
             domain_rules: merge_rules(&self.domain_rules, &other.domain_rules),
             encoding_rules: merge_rules(&self.encoding_rules, &other.encoding_rules),
+            enable_at: other.enable_at.or(self.enable_at),
         }
     }
 
@@ -362,6 +397,62 @@ pub struct ContractConfig {
     /// Another subject this one stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias: Option<String>,
+    /// Another subject whose data-encryption keys this one uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_for_deks: Option<String>,
+    /// Whether Confluent's server checks Avro field names. Stored and given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate_fields: Option<bool>,
+    /// Whether Confluent's server validates new schemas more strictly. Stored and given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate_new_schemas: Option<bool>,
+    /// Whether Confluent's server checks rule expressions. Stored and given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate_rules: Option<bool>,
+    /// How strictly Confluent compares schemas (LOGICAL, STRICT, LENIENT). Stored and given back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility_policy: Option<CompatibilityPolicy>,
+}
+
+/// Confluent's `CompatibilityPolicy`: read in any case; a name outside the
+/// three reads as none, as Confluent's `forName` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema, schemars::JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CompatibilityPolicy {
+    /// Compare what the schemas mean.
+    Logical,
+    /// Compare strictly.
+    Strict,
+    /// Compare leniently.
+    Lenient,
+}
+
+impl CompatibilityPolicy {
+    /// The policy a name stands for, in any case; `None` for any other name.
+    pub fn by_name(name: &str) -> Option<CompatibilityPolicy> {
+        match name.to_ascii_uppercase().as_str() {
+            "LOGICAL" => Some(CompatibilityPolicy::Logical),
+            "STRICT" => Some(CompatibilityPolicy::Strict),
+            "LENIENT" => Some(CompatibilityPolicy::Lenient),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CompatibilityPolicy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        CompatibilityPolicy::by_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown compatibility policy `{name}`")))
+    }
+}
+
+/// Reads a policy name that may be unknown: `null` and unknown names as
+/// `Some(None)` (cleared, as Confluent stores them); with
+/// `#[serde(default)]`, a missing field stays `None`.
+fn policy_by_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<CompatibilityPolicy>>, D::Error> {
+    let name = Option::<String>::deserialize(deserializer)?;
+    Ok(Some(name.as_deref().and_then(CompatibilityPolicy::by_name)))
 }
 
 impl ContractConfig {
@@ -467,6 +558,30 @@ pub struct ConfigPatch {
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub alias: Option<Option<String>>,
+    /// See [`ContractConfig::alias_for_deks`].
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub alias_for_deks: Option<Option<String>>,
+    /// See [`ContractConfig::validate_fields`].
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<bool>)]
+    pub validate_fields: Option<Option<bool>>,
+    /// See [`ContractConfig::validate_new_schemas`].
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<bool>)]
+    pub validate_new_schemas: Option<Option<bool>>,
+    /// See [`ContractConfig::validate_rules`].
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<bool>)]
+    pub validate_rules: Option<Option<bool>>,
+    /// See [`ContractConfig::compatibility_policy`]; an unknown name clears it.
+    #[serde(
+        default,
+        deserialize_with = "policy_by_name",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>)]
+    pub compatibility_policy: Option<Option<CompatibilityPolicy>>,
 }
 
 impl ConfigPatch {
@@ -485,6 +600,11 @@ impl ConfigPatch {
             override_rule_set: Some(config.override_rule_set.clone()),
             normalize: Some(config.normalize),
             alias: Some(config.alias.clone()),
+            alias_for_deks: Some(config.alias_for_deks.clone()),
+            validate_fields: Some(config.validate_fields),
+            validate_new_schemas: Some(config.validate_new_schemas),
+            validate_rules: Some(config.validate_rules),
+            compatibility_policy: Some(config.compatibility_policy),
         }
     }
 
@@ -507,6 +627,11 @@ impl ConfigPatch {
             override_rule_set: pick(&self.override_rule_set, &config.override_rule_set),
             normalize: pick(&self.normalize, &config.normalize),
             alias: pick(&self.alias, &config.alias),
+            alias_for_deks: pick(&self.alias_for_deks, &config.alias_for_deks),
+            validate_fields: pick(&self.validate_fields, &config.validate_fields),
+            validate_new_schemas: pick(&self.validate_new_schemas, &config.validate_new_schemas),
+            validate_rules: pick(&self.validate_rules, &config.validate_rules),
+            compatibility_policy: pick(&self.compatibility_policy, &config.compatibility_policy),
         };
         patched.validate()?;
         Ok(patched)
@@ -573,6 +698,7 @@ mod tests {
                 two_actions,
             ],
             encoding_rules: vec![rule("enc", RuleMode::Upgrade)],
+            enable_at: None,
         };
         let problems = set.validate().unwrap_err().problems;
         assert_eq!(problems.len(), 7, "{problems:#?}");
@@ -700,5 +826,39 @@ mod tests {
             serde_json::to_string(&rule).unwrap(),
             r#"{"name":"r","kind":"TRANSFORM","mode":"WRITEREAD","disabled":false}"#
         );
+    }
+
+    // Issue 39 item 4: Confluent's `CompatibilityPolicy.forName` reads any case and
+    // gives null for other names, which `ConfigValue.update` stores.
+    #[test]
+    fn an_unknown_compatibility_policy_clears_the_setting() {
+        let config = ContractConfig {
+            compatibility_policy: Some(CompatibilityPolicy::Strict),
+            ..ContractConfig::default()
+        };
+        let patch: ConfigPatch = serde_json::from_str(r#"{"compatibilityPolicy":"lenient"}"#).unwrap();
+        assert_eq!(
+            patch.apply(&config).unwrap().compatibility_policy,
+            Some(CompatibilityPolicy::Lenient)
+        );
+        let patch: ConfigPatch = serde_json::from_str(r#"{"compatibilityPolicy":"sideways"}"#).unwrap();
+        assert_eq!(patch.apply(&config).unwrap().compatibility_policy, None);
+        let patch: ConfigPatch = serde_json::from_str(r#"{"alias":"other"}"#).unwrap();
+        assert_eq!(
+            patch.apply(&config).unwrap().compatibility_policy,
+            Some(CompatibilityPolicy::Strict)
+        );
+    }
+
+    #[test]
+    fn enable_at_outside_its_enum_is_malformed_and_the_later_one_wins_a_merge() {
+        assert!(serde_json::from_str::<RuleSet>(r#"{"enableAt":"SOMEWHERE"}"#).is_err());
+        let base: RuleSet = serde_json::from_str(r#"{"enableAt":"CLIENT"}"#).unwrap();
+        assert_eq!(
+            base.merged_with(&RuleSet::default()).enable_at,
+            Some(ExecutionEnvironment::Client)
+        );
+        let over: RuleSet = serde_json::from_str(r#"{"enableAt":"SERVER"}"#).unwrap();
+        assert_eq!(base.merged_with(&over).enable_at, Some(ExecutionEnvironment::Server));
     }
 }

@@ -156,6 +156,18 @@ pub enum Error {
         /// The context.
         context: String,
     },
+    /// 42201: outside IMPORT mode, a registration chose a version other than
+    /// the subject's next one (Confluent's "Version is not one more than
+    /// previous version").
+    #[error("version {wanted} of subject `{subject}` is not its next version ({next})")]
+    VersionNotNext {
+        /// The subject.
+        subject: SubjectName,
+        /// The version asked for.
+        wanted: Version,
+        /// The version the subject takes next.
+        next: Version,
+    },
     /// 42207: the schema already has another ID than the one asked for.
     #[error("schema ID {id} already names a different schema")]
     IdMismatch {
@@ -331,6 +343,7 @@ impl Error {
             Error::InvalidMode { .. } => 42204,
             Error::NotPermitted { .. } | Error::IdInUse { .. } => 42205,
             Error::ReferencesExist { .. } => 42206,
+            Error::VersionNotNext { .. } => 42201,
             Error::IdMismatch { .. } => 42207,
             Error::InvalidSubject { .. } => 42208,
             Error::SchemaTooLarge { .. } => 42209,
@@ -373,6 +386,7 @@ impl Error {
             Error::InvalidMode { .. } => "InvalidMode",
             Error::NotPermitted { .. } => "NotPermitted",
             Error::ReferencesExist { .. } => "ReferencesExist",
+            Error::VersionNotNext { .. } => "VersionNotNext",
             Error::IdMismatch { .. } => "IdMismatch",
             Error::IdInUse { .. } => "IdInUse",
             Error::InvalidSubject { .. } => "InvalidSubject",

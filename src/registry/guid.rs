@@ -6,7 +6,8 @@
 //! over the stored text, then each reference's name, subject and version
 //! (4 bytes, big-endian), then — when present — a 1 byte and the metadata
 //! (tags, properties, sensitive names, each sorted), then a 1 byte and the
-//! rules (migration, domain, encoding; each rule's set fields in order).
+//! rules (migration, domain, encoding; each rule's set fields in order),
+//! then the rule set's `enableAt` when it has one.
 //! No separators; the 16 digest bytes are the UUID as they are.
 
 use std::fmt;
@@ -58,6 +59,9 @@ impl Guid {
                 .chain(&rules.encoding_rules);
             for rule in all {
                 feed_rule(&mut md5, rule);
+            }
+            if let Some(environment) = rules.enable_at {
+                md5.update(environment.as_str().as_bytes());
             }
         }
         let digest: [u8; 16] = md5.finalize().into();
@@ -220,6 +224,22 @@ mod tests {
             );
             assert_eq!(expected.parse::<Guid>().unwrap(), guid);
         }
+    }
+
+    // Issue 39 item 4: Confluent's `RuleSet.updateHash` feeds `enableAt` after the rules.
+    #[test]
+    fn a_rule_sets_enable_at_takes_part_in_the_guid() {
+        let without = Contract {
+            metadata: None,
+            rule_set: Some(Box::new(rules())),
+        };
+        let mut enabled = rules();
+        enabled.enable_at = Some(crate::registry::contract::ExecutionEnvironment::Client);
+        let with = Contract {
+            metadata: None,
+            rule_set: Some(Box::new(enabled)),
+        };
+        assert_ne!(Guid::of(PERSON, &[], &without), Guid::of(PERSON, &[], &with));
     }
 
     #[test]

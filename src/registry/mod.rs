@@ -207,6 +207,20 @@ pub trait Registry: Send + Sync {
     /// Removes a subject's mode (or resets the global one); returns the old mode.
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error>;
 
+    /// The subjects (and contexts, as `:.ctx:`) that have a mode of their
+    /// own whose names start with `prefix`: what `DELETE /mode?recursive=true`
+    /// removes.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] from a registry that cannot list them.
+    async fn subjects_with_mode(&self, prefix: &str) -> Result<Vec<SubjectName>, Error> {
+        let _ = prefix;
+        Err(Error::Unsupported {
+            url: "this registry".to_owned(),
+            feature: "listing the subjects that have a mode",
+        })
+    }
+
     /// Whether a subject can hold a mode of its own. Karapace cannot: it
     /// serves `GET /mode` only, and answers for a subject with the global
     /// mode. Without it, subject modes are never written, deleted or claimed.

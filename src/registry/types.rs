@@ -42,6 +42,13 @@ impl SubjectName {
         }
     }
 
+    /// A name to look up, unchecked: reads and deletes take any name, as
+    /// Confluent's do (it checks names only when they are written), and a
+    /// name that [`SubjectName::new`] refuses is simply never found.
+    pub fn to_look_up(name: impl Into<String>) -> Self {
+        Self(name.into())
+    }
+
     /// The name as text.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -85,7 +85,6 @@ pub(super) async fn ids_of_guid(State(state): State<ApiState>, Path(text): Path<
         (status = 200, description = "The version", body = SchemaResponse),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject; 40403: no version has that metadata", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]

@@ -269,7 +269,7 @@ impl MatrixBody {
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
         (status = 409, description = "409: the two versions are of different schema types", body = ErrorBody),
         (status = 422, description = "42201: a stored version cannot be read, or the comparison is too complex; \
-                                      42202: not a valid version; 42208: not a valid subject name",
+                                      42202: not a valid version",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -298,7 +298,7 @@ pub(super) async fn diff_versions(
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
         (status = 409, description = "409: the subject's versions are of different schema types", body = ErrorBody),
         (status = 422, description = "42201: a stored version cannot be read, or a check is too complex; \
-                                      42202: not a valid version; 42208: not a valid subject name",
+                                      42202: not a valid version",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )

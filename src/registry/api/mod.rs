@@ -11,6 +11,7 @@ mod contracts;
 mod diff;
 mod error;
 pub mod history;
+mod mode;
 mod negotiation;
 pub mod openapi;
 mod policy_gate;
@@ -31,15 +32,14 @@ pub use auth::{Access, AccessPolicy, Auth, Credential, Decision, RestWrites, loa
 pub use error::ApiError;
 use error::ErrorBody;
 use openapi::{
-    BAD_REQUEST, CompatibilityVerdict, DefaultToGlobal, Deleted, DeletedOnly, Empty, ModeBody, Paging, RegisteredId,
-    STORE_FAILED, SchemaType, SerializedFormat, SubjectPrefix, VersionParam,
+    BAD_REQUEST, CompatibilityVerdict, Deleted, DeletedOnly, Empty, Paging, RegisteredId, STORE_FAILED, SchemaType,
+    SerializedFormat, SubjectPrefix, VersionParam,
 };
 use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
 use crate::policy::SharedPolicies;
 use crate::registry::{
-    Error, RegisterOptions, Registry, RegistryMode, SchemaId, SubjectFilter, SubjectName, Version, VersionFilter,
-    VersionSelector,
+    Error, RegisterOptions, Registry, SchemaId, SubjectFilter, SubjectName, Version, VersionFilter, VersionSelector,
 };
 
 /// What the router needs.
@@ -115,8 +115,14 @@ pub fn router(state: ApiState) -> Router {
                 .put(config::put_config)
                 .delete(config::delete_config),
         )
-        .route("/mode", get(get_mode).put(put_mode).delete(delete_mode))
-        .route("/mode/{subject}", get(get_mode).put(put_mode).delete(delete_mode))
+        .route(
+            "/mode",
+            get(mode::get_mode).put(mode::put_mode).delete(mode::delete_mode),
+        )
+        .route(
+            "/mode/{subject}",
+            get(mode::get_mode).put(mode::put_mode).delete(mode::delete_mode),
+        )
         .route("/contexts", get(contexts::list))
         .route("/contexts/{context}", delete(contexts::delete))
         .route("/openapi.json", get(openapi::serve))
@@ -199,7 +205,16 @@ async fn read_body(state: &ApiState, body: Body) -> Result<Bytes, ApiError> {
     Ok(bytes)
 }
 
+/// A subject named in a path, to read or delete: any name. Like Confluent,
+/// only writes check names; reading a name that could never be written
+/// finds nothing (40401).
 fn subject(name: String) -> Result<SubjectName, ApiError> {
+    Ok(SubjectName::to_look_up(name))
+}
+
+/// A subject named in a path, to write (a registration, a level, a mode):
+/// 42208 when the name is not valid.
+fn writable_subject(name: String) -> Result<SubjectName, ApiError> {
     Ok(SubjectName::new(name)?)
 }
 
@@ -531,7 +546,6 @@ async fn list_subjects(State(state): State<ApiState>, query: QueryParams) -> Rep
         (status = 200, description = "The version numbers, oldest first", body = Vec<Version>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject (or none of its versions is live)", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -575,19 +589,22 @@ async fn list_versions(State(state): State<ApiState>, Path(name): Path<String>, 
                                       complex to decide; 42202: a reference's version is not valid; 42208: the \
                                       subject's or a reference's subject name is not valid; 42209: the schema is \
                                       over the size limit; 42210: its rule set is not valid; 42202 also: `version` is not valid; 42205: the \
-                                      subject or registry is read-only, or an ID or version is given outside \
-                                      IMPORT mode, or the ID is not valid; 42207: the ID names another schema",
+                                      subject or registry is read-only, or an ID is given outside IMPORT mode, \
+                                      or the ID is not valid; 42201 also: outside IMPORT mode, a `version` other \
+                                      than the subject's next; 42207: the ID names another schema",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
 async fn register(State(state): State<ApiState>, Path(name): Path<String>, query: QueryParams, body: Body) -> Reply {
-    let subject = subject(name)?;
+    let subject = writable_subject(name)?;
     let request = SchemaRequest::parse(&read_body(&state, body).await?)?;
     let schema = request.new_schema(state.registry.as_ref()).await?;
     let options = RegisterOptions {
+        // A negative ID or a version below 1 chooses none, as Confluent reads them.
         id: match request.id {
             None => None,
+            Some(id) if id < 0 => None,
             Some(id) => Some(SchemaId::new(id).ok_or_else(|| {
                 ApiError::from(Error::NotPermitted {
                     reason: format!("{id} is not a valid schema ID"),
@@ -595,7 +612,8 @@ async fn register(State(state): State<ApiState>, Path(name): Path<String>, query
             })?),
         },
         version: match request.version {
-            None | Some(-1) => None,
+            None => None,
+            Some(number) if number <= 0 => None,
             Some(number) => Some(Version::new(number)?),
         },
         normalize: query.flag("normalize")?,
@@ -658,7 +676,7 @@ async fn lookup(State(state): State<ApiState>, Path(name): Path<String>, query: 
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
         (status = 422, description = "42201: a stored Protobuf schema has no descriptor to serialize; 42202: \
-                                      not a valid version; 42208: not a valid subject name", body = ErrorBody),
+                                      not a valid version", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -693,7 +711,7 @@ async fn get_version(
                                       `.proto` text for Protobuf", body = serde_json::Value),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
-        (status = 422, description = "42202: not a valid version; 42208: not a valid subject name",
+        (status = 422, description = "42202: not a valid version",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -719,7 +737,7 @@ async fn raw_version(State(state): State<ApiState>, Path((name, number)): Path<(
         (status = 200, description = "Their global IDs", body = Vec<SchemaId>),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
         (status = 404, description = "40401: no such subject; 40402: no such version", body = ErrorBody),
-        (status = 422, description = "42202: not a valid version; 42208: not a valid subject name",
+        (status = 422, description = "42202: not a valid version",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -746,8 +764,7 @@ async fn referenced_by(State(state): State<ApiState>, Path((name, number)): Path
                                       soft-deleted (use permanent=true); 40407: permanent=true before a soft \
                                       delete", body = ErrorBody),
         (status = 422, description = "42202: not a valid version; 42205: the subject or registry is \
-                                      read-only; 42206: another schema refers to the version; 42208: not a \
-                                      valid subject name", body = ErrorBody),
+                                      read-only; 42206: another schema refers to the version", body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
@@ -779,7 +796,7 @@ async fn delete_version(
                                       permanent=true); 40405: permanent=true before a soft delete",
          body = ErrorBody),
         (status = 422, description = "42205: the subject or registry is read-only; 42206: another schema \
-                                      refers to one of its versions; 42208: not a valid subject name",
+                                      refers to one of its versions",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
@@ -904,85 +921,12 @@ async fn check(
     }
 }
 
+/// The subject of a `/config` or `/mode` path to read or delete; `None` for the registry.
 fn optional_subject(name: Option<Path<String>>) -> Result<Option<SubjectName>, ApiError> {
     name.map(|Path(name)| subject(name)).transpose()
 }
 
-#[utoipa::path(
-    get,
-    path = "/mode/{subject}",
-    tag = "mode",
-    summary = "A subject's mode",
-    params(("subject" = SubjectName, Path, description = "The subject"), DefaultToGlobal),
-    responses(
-        (status = 200, description = "The mode", body = ModeBody),
-        (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40409: the subject has no mode of its own (and defaultToGlobal is not \
-                                      true)", body = ErrorBody),
-        (status = 422, description = "42208: not a valid subject name", body = ErrorBody),
-        (status = 500, description = STORE_FAILED, body = ErrorBody),
-    )
-)]
-async fn get_mode(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams) -> Reply {
-    let subject = optional_subject(name)?;
-    let mode = state
-        .registry
-        .mode(subject.as_ref(), query.flag("defaultToGlobal")?)
-        .await?;
-    Ok(json_response(&serde_json::json!({ "mode": mode })))
-}
-
-#[utoipa::path(
-    put,
-    path = "/mode/{subject}",
-    tag = "mode",
-    summary = "Set a subject's mode",
-    params(
-        ("subject" = SubjectName, Path, description = "The subject"),
-        ("force" = Option<bool>, Query, description = "Allow IMPORT on a subject that holds versions"),
-    ),
-    request_body = ModeBody,
-    responses(
-        (status = 200, description = "The mode set", body = ModeBody,
-         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
-        (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 422, description = "42204: not a mode, or one a SchemaPolicy forbids for the subject; 42205: \
-                                      IMPORT on a subject that holds versions, without force=true; 42208: not a \
-                                      valid subject name", body = ErrorBody),
-        (status = 500, description = STORE_FAILED, body = ErrorBody),
-    )
-)]
-async fn put_mode(State(state): State<ApiState>, name: Option<Path<String>>, query: QueryParams, body: Body) -> Reply {
-    let subject = optional_subject(name)?;
-    let body: serde_json::Value = serde_json::from_slice(&read_body(&state, body).await?)
-        .map_err(|error| ApiError::bad_request(format!("malformed request body: {error}")))?;
-    let given = body.get("mode").and_then(serde_json::Value::as_str).unwrap_or_default();
-    let mode = given.parse::<RegistryMode>()?;
-    let force = query.flag("force")?;
-    let passed = policy_gate::mode(&state, subject.as_ref(), mode)?;
-    let mode = state.registry.set_mode(subject.as_ref(), mode, force).await?;
-    Ok(passed.answer(json_response(&serde_json::json!({ "mode": mode }))))
-}
-
-#[utoipa::path(
-    delete,
-    path = "/mode/{subject}",
-    tag = "mode",
-    summary = "Remove a subject's own mode",
-    params(("subject" = SubjectName, Path, description = "The subject")),
-    responses(
-        (status = 200, description = "The mode it had", body = ModeBody,
-         headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),
-        (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40409: the subject has no mode of its own", body = ErrorBody),
-        (status = 422, description = "42204: a SchemaPolicy forbids the global mode the subject would fall back \
-                                      to; 42208: not a valid subject name", body = ErrorBody),
-        (status = 500, description = STORE_FAILED, body = ErrorBody),
-    )
-)]
-async fn delete_mode(State(state): State<ApiState>, name: Option<Path<String>>) -> Reply {
-    let subject = optional_subject(name)?;
-    let passed = policy_gate::mode_removal(&state, subject.as_ref()).await?;
-    let old = state.registry.delete_mode(subject.as_ref()).await?;
-    Ok(passed.answer(json_response(&serde_json::json!({ "mode": old }))))
+/// The subject of a `/config` or `/mode` path to write; `None` for the registry.
+fn optional_writable_subject(name: Option<Path<String>>) -> Result<Option<SubjectName>, ApiError> {
+    name.map(|Path(name)| writable_subject(name)).transpose()
 }

@@ -105,9 +105,9 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
         get_global_mode,
         put_global_mode,
         delete_global_mode,
-        super::get_mode,
-        super::put_mode,
-        super::delete_mode,
+        super::mode::get_mode,
+        super::mode::put_mode,
+        super::mode::delete_mode,
         super::contexts::list,
         super::contexts::delete,
     ),
@@ -247,8 +247,10 @@ pub struct ConfigUpdate {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(example = json!({"mode": "READWRITE"}))]
 pub struct ModeBody {
-    /// The mode.
-    pub mode: RegistryMode,
+    /// The mode; null clears a subject's mode, and answers a removal of a
+    /// mode that was not set (recursive only).
+    #[schema(required)]
+    pub mode: Option<RegistryMode>,
 }
 
 // `compat::Mode` as the API spells it; the tests keep the two equal.
@@ -298,7 +300,8 @@ impl PartialSchema for SubjectName {
         schema_of(json!({
             "type": "string",
             "description": format!(
-                "A subject name: any non-empty text without control characters, at most {} bytes of UTF-8",
+                "A subject name: any non-empty text without control characters, at most {} bytes of UTF-8 \
+                 (checked where a name is written; a read of any other name finds nothing)",
                 SubjectName::MAX_LEN
             ),
             "minLength": 1,
@@ -514,6 +517,7 @@ fn put_global_mode() {}
     path = "/mode",
     tag = "mode",
     summary = "Reset the global mode to READWRITE",
+    params(("recursive" = Option<bool>, Query, description = "Also remove every subject's mode")),
     responses(
         (status = 200, description = "The mode in force before", body = ModeBody,
          headers(("Warning" = String, description = "299: a violation of a SchemaPolicy that warns, one header each"))),

@@ -42,6 +42,12 @@ pub(super) struct Passed {
 }
 
 impl Passed {
+    /// The warnings of both judgements.
+    pub(super) fn and(mut self, other: Passed) -> Passed {
+        self.warnings.extend(other.warnings);
+        self
+    }
+
     /// `response` with one `Warning` header per warning.
     pub(super) fn answer(self, mut response: Response) -> Response {
         for warning in self.warnings {

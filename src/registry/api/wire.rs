@@ -46,10 +46,11 @@ pub struct SchemaRequest {
     /// References to other subjects' versions; `null` is an empty list.
     #[serde(default, deserialize_with = "null_as_empty")]
     pub references: Vec<ReferenceRequest>,
-    /// IMPORT mode: the ID to use.
+    /// IMPORT mode: the ID to use (negative or absent: none chosen).
     #[serde(default)]
     pub id: Option<i64>,
-    /// IMPORT mode: the version to use (-1 or absent: the next).
+    /// The version to use: in IMPORT mode any free one; otherwise only the
+    /// subject's next (below 1 or absent: the next).
     #[serde(default)]
     pub version: Option<i64>,
     /// Data-contract metadata: tags, properties, sensitive names.

@@ -59,6 +59,9 @@ pub fn wording(error: &Error) -> Wording {
         Error::SubjectModeNotConfigured { subject } => Wording::exact(format!(
             "Subject '{subject}' does not have subject-level mode configured"
         )),
+        Error::VersionNotNext { .. } => {
+            Wording::explained("Version is not one more than previous version".to_owned(), error)
+        }
         Error::InvalidVersion { given } => Wording::exact(format!(
             "The specified version '{given}' is not a valid version id. Allowed values are between [1, 2^31-1] and \
              the string \"latest\""

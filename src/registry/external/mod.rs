@@ -654,11 +654,18 @@ impl Registry for ExternalRegistry {
     async fn delete_mode(&self, subject: Option<&SubjectName>) -> Result<RegistryMode, Error> {
         self.refuse_subject_mode(subject).await?;
         let about = About { subject, version: None };
-        let reply: wire::ModeReply = self
+        let reply: Result<wire::ModeReply, Error> = self
             .transport
             .json(Method::DELETE, &subject_path("/mode", subject), &[], None, about)
-            .await?;
-        reply.mode()
+            .await;
+        match (reply, subject) {
+            (Ok(reply), _) => reply.mode(),
+            // Confluent answers 40401 for a subject without a mode of its own.
+            (Err(Error::SubjectNotFound { .. }), Some(subject)) => Err(Error::SubjectModeNotConfigured {
+                subject: subject.clone(),
+            }),
+            (Err(error), _) => Err(error),
+        }
     }
 
     async fn supports_subject_mode(&self) -> Result<bool, Error> {
