@@ -152,6 +152,7 @@ mod tests {
             id: SchemaId::new(id).unwrap(),
             format: Format::Avro,
             text: format!("\"schema{id}\""),
+            answer_text: None,
             references: references
                 .iter()
                 .map(|(subject, number)| SchemaReference {
@@ -224,6 +225,7 @@ mod tests {
                 contract: Default::default(),
                 format: Format::Avro,
                 text: "\"other\"".to_owned(),
+                answer_text: None,
                 references: Vec::new(),
             },
         );

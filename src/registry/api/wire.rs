@@ -184,7 +184,7 @@ impl<'a> From<&'a VersionedSchema> for SchemaResponse<'a> {
             id: schema.id.get(),
             schema_type: schema_type(schema.format),
             references: &schema.references,
-            schema: &schema.text,
+            schema: schema.answered_text(),
             metadata: schema.contract.metadata.as_deref(),
             rule_set: schema.contract.rule_set.as_deref(),
             guid: schema.guid().to_string(),
@@ -220,7 +220,7 @@ pub struct SchemaByIdResponse<'a> {
 impl<'a> From<&'a SchemaContent> for SchemaByIdResponse<'a> {
     fn from(content: &'a SchemaContent) -> Self {
         Self {
-            schema: &content.text,
+            schema: content.answered_text(),
             schema_type: schema_type(content.format),
             references: &content.references,
             metadata: content.contract.metadata.as_deref(),

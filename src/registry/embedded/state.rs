@@ -151,6 +151,17 @@ pub(crate) struct State {
     pub(crate) revision: u64,
 }
 
+/// The text REST answers give for a schema of `format` stored as `text`,
+/// when it is not `text` itself: an Avro schema as Confluent answers it,
+/// Avro's own `Schema.toString()` (issue 39 item 8). The author's text stays
+/// what is stored.
+fn answer_text(format: Format, text: &str) -> Option<String> {
+    match format {
+        Format::Avro => crate::compat::avro::schema_string(text).filter(|answer| answer != text),
+        Format::Json | Format::Protobuf => None,
+    }
+}
+
 /// The level when neither the subject nor the registry sets one.
 pub(crate) const DEFAULT_COMPATIBILITY: Mode = Mode::Backward;
 
@@ -197,6 +208,8 @@ impl State {
                     let content = SchemaContent {
                         format: row.format,
                         text: row.text.clone(),
+                        // Prepared once here, so reads do not render per request.
+                        answer_text: answer_text(row.format, &row.text),
                         references: row.references.clone(),
                         contract: row.contract.clone(),
                     };
@@ -607,6 +620,7 @@ impl State {
             id: entry.id,
             format: row.format,
             text: row.text.clone(),
+            answer_text: row.answer_text.clone(),
             references: row.references.clone(),
             contract: row.contract.clone(),
             deleted: entry.deleted,
