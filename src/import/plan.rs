@@ -42,7 +42,9 @@ pub fn plan(source: &Source, target: &Target) -> Result<Plan, ImportError> {
     for held in &source.versions {
         if checked_ids.insert(held.id)
             && let Some(content) = target.ids.get(&held.id)
-            && (content.format != held.format || content.text != held.text || content.references != held.references)
+            && (content.format != held.format
+                || content.answered_text() != held.answered_text()
+                || content.references != held.references)
         {
             conflicts.push(Conflict::Id { id: held.id });
         }
@@ -212,6 +214,25 @@ mod tests {
         let plan = plan(&source(vec![held]), &target).unwrap();
         assert!(plan.is_empty());
         assert_eq!(plan.present, 1);
+    }
+
+    #[test]
+    fn an_id_the_target_holds_in_the_authors_text_is_the_same_schema_as_the_text_the_source_answers() {
+        // Issue 39 item 8: a source answers Avro's text; a target that
+        // registered the same schema keeps the author's text beside it.
+        let held = version("a", 1, 42, &[]);
+        let mut target = Target::default();
+        target.ids.insert(
+            held.id,
+            SchemaContent {
+                contract: Default::default(),
+                format: Format::Avro,
+                text: "{ \"type\": \"string\" }".to_owned(),
+                answer_text: Some(held.text.clone()),
+                references: Vec::new(),
+            },
+        );
+        assert!(plan(&source(vec![held]), &target).is_ok());
     }
 
     #[test]

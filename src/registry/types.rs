@@ -210,9 +210,9 @@ pub struct SchemaContent {
 }
 
 impl SchemaContent {
-    /// Its GUID, as Confluent computes it.
+    /// Its GUID, as Confluent computes it: over the text it answers.
     pub fn guid(&self) -> super::Guid {
-        super::Guid::of(&self.text, &self.references, &self.contract)
+        super::Guid::of(self.answered_text(), &self.references, &self.contract)
     }
 
     /// The text REST answers carry (see [`Self::answer_text`]).
@@ -245,9 +245,9 @@ pub struct VersionedSchema {
 }
 
 impl VersionedSchema {
-    /// Its GUID, as Confluent computes it.
+    /// Its GUID, as Confluent computes it: over the text it answers.
     pub fn guid(&self) -> super::Guid {
-        super::Guid::of(&self.text, &self.references, &self.contract)
+        super::Guid::of(self.answered_text(), &self.references, &self.contract)
     }
 
     /// The text REST answers carry (see [`SchemaContent::answer_text`]).

@@ -214,6 +214,12 @@ impl State {
                         contract: row.contract.clone(),
                     };
                     self.by_guid.entry(content.guid()).or_insert(row.id);
+                    // The GUID over the author's text, which answers gave
+                    // before they followed Confluent's text, still resolves.
+                    if content.answer_text.is_some() {
+                        let authored = Guid::of(&content.text, &content.references, &content.contract);
+                        self.by_guid.entry(authored).or_insert(row.id);
+                    }
                     for reference in &content.references {
                         let target = SubjectVersion {
                             subject: reference.subject.clone(),
