@@ -31,7 +31,9 @@ use std::fmt::Write as _;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// `text` as Avro Java's `Schema.toString()` writes it; `None` when it is
-/// not JSON of a shape Avro accepts (the caller keeps the text as it is).
+/// not JSON of a shape Avro accepts, or nests deeper than `serde_json`'s
+/// 128 levels (which also bounds the recursion here): the caller then keeps
+/// the text as it is.
 pub fn schema_string(text: &str) -> Option<String> {
     let value: Ordered = serde_json::from_str(text).ok()?;
     let mut out = String::with_capacity(text.len());
@@ -530,6 +532,16 @@ mod tests {
             string_of(r#"[ "null", {"values":"long","type":"map"} ]"#),
             r#"["null",{"type":"map","values":"long"}]"#
         );
+    }
+
+    #[test]
+    fn a_schema_nested_deeper_than_the_parser_allows_is_left_as_it_is() {
+        let deep = format!(
+            "{}\"int\"{}",
+            "{\"type\":\"array\",\"items\":".repeat(300),
+            "}".repeat(300)
+        );
+        assert_eq!(schema_string(&deep), None);
     }
 
     #[test]
