@@ -12,6 +12,7 @@ mod support;
 
 use proptest::prelude::*;
 use schemaops::compat::protobuf::ProtobufSchema;
+use schemaops::compat::protobuf::render::Layout;
 use schemaops::compat::{Format, SchemaText};
 
 use support::corpus;
@@ -24,7 +25,9 @@ const BASE64_LOSES_CUSTOM_OPTIONS: &[&str] = &["confluent-protobuf-meta-0000#0",
 /// Why rendering `schema` lost its identity, if it did; `None` when it kept it.
 fn identity_lost(schema: &SchemaText) -> Option<String> {
     let original = ProtobufSchema::parse(schema).ok()?;
-    let rendered = original.proto_text().expect("the schema's own file is in its pool");
+    let rendered = original
+        .proto_text(Layout::Declared)
+        .expect("the schema's own file is in its pool");
     let again = SchemaText {
         text: rendered.clone(),
         references: schema.references.clone(),

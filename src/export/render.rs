@@ -231,6 +231,7 @@ mod tests {
             id: SchemaId::new(number).unwrap(),
             format: Format::Avro,
             text: text.to_owned(),
+            answer_text: None,
             references,
             deleted: false,
         }

@@ -230,6 +230,7 @@ mod tests {
             id: SchemaId::new(id).unwrap(),
             format: Format::Avro,
             text: text.to_owned(),
+            answer_text: None,
             references: Vec::new(),
             deleted: false,
         }

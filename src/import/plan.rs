@@ -42,7 +42,9 @@ pub fn plan(source: &Source, target: &Target) -> Result<Plan, ImportError> {
     for held in &source.versions {
         if checked_ids.insert(held.id)
             && let Some(content) = target.ids.get(&held.id)
-            && (content.format != held.format || content.text != held.text || content.references != held.references)
+            && (content.format != held.format
+                || content.answered_text() != held.answered_text()
+                || content.references != held.references)
         {
             conflicts.push(Conflict::Id { id: held.id });
         }
@@ -152,6 +154,7 @@ mod tests {
             id: SchemaId::new(id).unwrap(),
             format: Format::Avro,
             text: format!("\"schema{id}\""),
+            answer_text: None,
             references: references
                 .iter()
                 .map(|(subject, number)| SchemaReference {
@@ -214,6 +217,25 @@ mod tests {
     }
 
     #[test]
+    fn an_id_the_target_holds_in_the_authors_text_is_the_same_schema_as_the_text_the_source_answers() {
+        // Issue 39 item 8: a source answers Avro's text; a target that
+        // registered the same schema keeps the author's text beside it.
+        let held = version("a", 1, 42, &[]);
+        let mut target = Target::default();
+        target.ids.insert(
+            held.id,
+            SchemaContent {
+                contract: Default::default(),
+                format: Format::Avro,
+                text: "{ \"type\": \"string\" }".to_owned(),
+                answer_text: Some(held.text.clone()),
+                references: Vec::new(),
+            },
+        );
+        assert!(plan(&source(vec![held]), &target).is_ok());
+    }
+
+    #[test]
     fn every_conflict_is_named_before_anything_is_written() {
         let first = version("a", 1, 42, &[]);
         let second = version("b", 2, 43, &[]);
@@ -224,6 +246,7 @@ mod tests {
                 contract: Default::default(),
                 format: Format::Avro,
                 text: "\"other\"".to_owned(),
+                answer_text: None,
                 references: Vec::new(),
             },
         );

@@ -252,6 +252,7 @@ mod tests {
             id: SchemaId::new(id).unwrap(),
             format: Format::Avro,
             text: text.to_owned(),
+            answer_text: None,
             references: Vec::new(),
             deleted: false,
         }

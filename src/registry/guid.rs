@@ -3,8 +3,9 @@
 //!
 //! Computed as Confluent computes it (its `MD5.ofSchema` over the schema's
 //! hash feed), so the same schema has the same GUID in both registries: MD5
-//! over the stored text, then each reference's name, subject and version
-//! (4 bytes, big-endian), then — when present — a 1 byte and the metadata
+//! over the text Confluent stores, which is the text we answer (for Avro,
+//! Avro's `Schema.toString()`; see `SchemaContent::answer_text`), then each
+//! reference's name, subject and version (4 bytes, big-endian), then — when present — a 1 byte and the metadata
 //! (tags, properties, sensitive names, each sorted), then a 1 byte and the
 //! rules (migration, domain, encoding; each rule's set fields in order),
 //! then the rule set's `enableAt` when it has one.

@@ -206,6 +206,10 @@ pub struct SchemaContent {
     pub format: Format,
     /// The text as first registered.
     pub text: String,
+    /// The text REST answers give instead of `text`, when they differ: an
+    /// Avro schema as Confluent answers it (Avro's `Schema.toString()`, see
+    /// [`crate::compat::avro::schema_string`]). `text` stays the author's.
+    pub answer_text: Option<String>,
     /// The schemas it refers to.
     pub references: Vec<SchemaReference>,
     /// Its metadata and rules.
@@ -213,9 +217,14 @@ pub struct SchemaContent {
 }
 
 impl SchemaContent {
-    /// Its GUID, as Confluent computes it.
+    /// Its GUID, as Confluent computes it: over the text it answers.
     pub fn guid(&self) -> super::Guid {
-        super::Guid::of(&self.text, &self.references, &self.contract)
+        super::Guid::of(self.answered_text(), &self.references, &self.contract)
+    }
+
+    /// The text REST answers carry (see [`Self::answer_text`]).
+    pub fn answered_text(&self) -> &str {
+        self.answer_text.as_deref().unwrap_or(&self.text)
     }
 }
 
@@ -232,6 +241,8 @@ pub struct VersionedSchema {
     pub format: Format,
     /// The text as first registered.
     pub text: String,
+    /// See [`SchemaContent::answer_text`].
+    pub answer_text: Option<String>,
     /// The schemas it refers to.
     pub references: Vec<SchemaReference>,
     /// Its metadata and rules.
@@ -241,9 +252,14 @@ pub struct VersionedSchema {
 }
 
 impl VersionedSchema {
-    /// Its GUID, as Confluent computes it.
+    /// Its GUID, as Confluent computes it: over the text it answers.
     pub fn guid(&self) -> super::Guid {
-        super::Guid::of(&self.text, &self.references, &self.contract)
+        super::Guid::of(self.answered_text(), &self.references, &self.contract)
+    }
+
+    /// The text REST answers carry (see [`SchemaContent::answer_text`]).
+    pub fn answered_text(&self) -> &str {
+        self.answer_text.as_deref().unwrap_or(&self.text)
     }
 }
 

@@ -36,6 +36,7 @@ mod defaults;
 pub(crate) mod model;
 mod parse;
 mod resolve;
+mod schema_string;
 
 use std::fmt;
 
@@ -43,6 +44,7 @@ use serde::Serialize;
 
 pub use model::AvroSchema;
 pub use parse::{ParseError, Position};
+pub use schema_string::schema_string;
 
 pub use crate::compat::json_tree::MAX_NESTING;
 use resolve::Finding;

@@ -33,7 +33,7 @@ mod imports;
 mod model;
 mod nesting;
 mod parse;
-mod render;
+pub mod render;
 mod unresolved_options;
 mod validate;
 

@@ -574,6 +574,7 @@ pub(crate) mod tests {
             id: SchemaId::new(7).unwrap(),
             format: Format::Avro,
             text: RSVP_V1.to_owned(),
+            answer_text: None,
             references: Vec::new(),
             deleted: false,
         });
@@ -600,6 +601,7 @@ pub(crate) mod tests {
             id: SchemaId::new(1).unwrap(),
             format: Format::Avro,
             text: RSVP_V1.to_owned(),
+            answer_text: None,
             references: Vec::new(),
             deleted: false,
         });
@@ -844,6 +846,7 @@ pub(crate) mod tests {
             id: SchemaId::new(1).unwrap(),
             format: Format::Avro,
             text: RSVP_V1.to_owned(),
+            answer_text: None,
             references: Vec::new(),
             deleted: false,
         });

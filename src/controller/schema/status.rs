@@ -769,6 +769,7 @@ mod tests {
             id: SchemaId::new(9).unwrap(),
             format: crate::compat::Format::Avro,
             text: RSVP_V1.to_owned(),
+            answer_text: None,
             references: Vec::new(),
             deleted: false,
         });

@@ -88,7 +88,7 @@ impl Built {
         let fields = VersionFields {
             schema_type: schema_type(content.format),
             references: &content.references,
-            schema: &content.text,
+            schema: content.answered_text(),
             metadata: content.contract.metadata.as_deref(),
             rule_set: content.contract.rule_set.as_deref(),
             guid: content.guid().to_string(),
@@ -116,6 +116,7 @@ impl Built {
         let held = &self.content;
         held.format == version.format
             && held.text == version.text
+            && held.answer_text == version.answer_text
             && held.references == version.references
             && held.contract == version.contract
     }
@@ -167,6 +168,7 @@ impl Bodies {
                     id,
                     format,
                     text,
+                    answer_text,
                     references,
                     contract,
                     ..
@@ -174,6 +176,7 @@ impl Bodies {
                 let content = Arc::new(SchemaContent {
                     format,
                     text,
+                    answer_text,
                     references,
                     contract,
                 });
@@ -235,13 +238,15 @@ mod tests {
         vec![
             SchemaContent {
                 format: Format::Avro,
-                text: r#"{"type":"record","name":"Order","doc":"say \"hi\" ü","fields":[]}"#.to_owned(),
+                text: r#"{"name":"Order","type":"record","doc":"say \"hi\" ü","fields":[]}"#.to_owned(),
+                answer_text: Some(r#"{"type":"record","name":"Order","doc":"say \"hi\" ü","fields":[]}"#.to_owned()),
                 references: Vec::new(),
                 contract: Contract::default(),
             },
             SchemaContent {
                 format: Format::Protobuf,
                 text: "syntax = \"proto3\";\nimport \"other.proto\";\nmessage A { Other o = 1; }\n".to_owned(),
+                answer_text: None,
                 references: vec![SchemaReference {
                     name: "other.proto".to_owned(),
                     subject: SubjectName::new("other-value".to_owned()).unwrap(),
@@ -252,6 +257,7 @@ mod tests {
             SchemaContent {
                 format: Format::Json,
                 text: r#"{"type":"object"}"#.to_owned(),
+                answer_text: None,
                 references: Vec::new(),
                 contract: Contract::default(),
             },
@@ -279,6 +285,7 @@ mod tests {
                         id,
                         format: content.format,
                         text: content.text.clone(),
+                        answer_text: content.answer_text.clone(),
                         references: content.references.clone(),
                         contract: content.contract.clone(),
                         deleted,

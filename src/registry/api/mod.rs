@@ -398,7 +398,7 @@ fn serialized_requested(query: &QueryParams, format: crate::compat::Format) -> b
 )]
 async fn raw_schema_by_id(State(state): State<ApiState>, Path(id): Path<String>) -> Reply {
     let found = state.registry.schema_by_id(schema_id(&id)?).await?;
-    Ok(raw(found.text.clone()))
+    Ok(raw(found.answered_text().to_owned()))
 }
 
 fn raw(text: String) -> Response {
@@ -692,6 +692,7 @@ async fn get_version(
         .await?;
     if serialized_requested(&query, found.format) {
         found.text = state.registry.serialized_by_id(found.id).await?;
+        found.answer_text = None;
         return Ok(json_response(&SchemaResponse::from(&found)));
     }
     Ok(bodies.version(found))
@@ -721,7 +722,7 @@ async fn raw_version(State(state): State<ApiState>, Path((name, number)): Path<(
         .registry
         .version(&subject(name)?, version(&number)?, false)
         .await?;
-    Ok(raw(found.text))
+    Ok(raw(found.answered_text().to_owned()))
 }
 
 #[utoipa::path(

@@ -92,7 +92,7 @@ impl EmbeddedRegistry {
     }
 
     /// The text to store for `schema`, parsed as `parsed` with canonical
-    /// form `canonical` (see [`stored_text`]): a rewritten text only when it
+    /// form `canonical` (see [`stored_text`]): the first rewritten text that
     /// parses back to the same canonical form, else the text as sent.
     pub(super) async fn stored_text(
         &self,
@@ -101,25 +101,29 @@ impl EmbeddedRegistry {
         canonical: &str,
         normalize: bool,
     ) -> Result<String, Error> {
-        let plain = stored_text::plain_text(schema.format, &schema.text);
-        let Some(rewritten) = stored_text::rewritten_text(parsed, &schema.text, normalize) else {
-            return Ok(plain);
-        };
-        let text = Self::schema_text(&self.read(), &rewritten, &schema.references)?;
-        let checker = self.checker;
-        let format = schema.format;
-        let reparsed = blocking(move || checker.parse(format, SchemaRole::Candidate, &text)).await?;
-        match reparsed {
-            Ok(again) if again.canonical() == canonical => Ok(rewritten),
-            outcome => {
-                tracing::warn!(
+        let rewritten_texts = stored_text::rewritten_texts(parsed, &schema.text, normalize);
+        let tried = rewritten_texts.len();
+        for rewritten in rewritten_texts {
+            let text = Self::schema_text(&self.read(), &rewritten, &schema.references)?;
+            let checker = self.checker;
+            let format = schema.format;
+            let reparsed = blocking(move || checker.parse(format, SchemaRole::Candidate, &text)).await?;
+            match reparsed {
+                Ok(again) if again.canonical() == canonical => return Ok(rewritten),
+                outcome => tracing::debug!(
                     format = format.as_str(),
                     parses = outcome.is_ok(),
-                    "The rewritten schema text would not keep the schema's identity; storing the text as sent"
-                );
-                Ok(plain)
+                    "A rewritten schema text would not keep the schema's identity"
+                ),
             }
         }
+        if tried > 0 {
+            tracing::warn!(
+                format = schema.format.as_str(),
+                "No rewritten schema text keeps the schema's identity; storing the text as sent"
+            );
+        }
+        Ok(stored_text::plain_text(schema.format, &schema.text))
     }
 
     /// The parsed form of a stored schema, from the cache or parsed now.

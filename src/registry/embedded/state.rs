@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::store::{Change, Snapshot, SubjectRow, VersionRow};
+use super::store::{Change, SchemaRow, Snapshot, SubjectRow, VersionRow};
 use sha2::{Digest, Sha256};
 
 use crate::compat::{Format, Mode};
@@ -151,6 +151,39 @@ pub(crate) struct State {
     pub(crate) revision: u64,
 }
 
+/// The text REST answers give for a schema of `format` stored as `text`,
+/// when it is not `text` itself: an Avro schema as Confluent answers it,
+/// Avro's own `Schema.toString()` (issue 39 item 8). The author's text stays
+/// what is stored.
+fn answer_text(format: Format, text: &str) -> Option<String> {
+    match format {
+        Format::Avro => crate::compat::avro::schema_string(text).filter(|answer| answer != text),
+        Format::Json | Format::Protobuf => None,
+    }
+}
+
+/// [`answer_text`] for every row, on as many threads as there are cores.
+fn answer_texts(rows: &[SchemaRow]) -> Vec<Option<String>> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let chunk = rows.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = rows
+            .chunks(chunk)
+            .map(|rows| {
+                scope.spawn(move || {
+                    rows.iter()
+                        .map(|row| answer_text(row.format, &row.text))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
+}
+
 /// The level when neither the subject nor the registry sets one.
 pub(crate) const DEFAULT_COMPATIBILITY: Mode = Mode::Backward;
 
@@ -163,8 +196,12 @@ impl State {
             revision: snapshot.revision,
             ..State::default()
         };
-        let mut changes: Vec<Change> = snapshot.schemas.into_iter().map(Change::PutSchema).collect();
-        changes.extend(snapshot.subjects.into_iter().map(Change::PutSubject));
+        // The answers are rendered on every core: it is most of a load's work.
+        let answers = answer_texts(&snapshot.schemas);
+        for (row, answer) in snapshot.schemas.iter().zip(answers) {
+            state.put_schema(row, answer);
+        }
+        let mut changes: Vec<Change> = snapshot.subjects.into_iter().map(Change::PutSubject).collect();
         changes.extend(snapshot.versions.into_iter().map(Change::PutVersion));
         for change in &changes {
             state.apply(change);
@@ -174,6 +211,37 @@ impl State {
             entry.retired.insert(version);
         }
         state
+    }
+
+    /// Puts a schema in memory with its answer text, prepared once here so
+    /// reads do not render per request; a schema held already is kept.
+    fn put_schema(&mut self, row: &SchemaRow, answer_text: Option<String>) {
+        self.by_fingerprint.insert(row.fingerprint.clone(), row.id);
+        if self.schemas.contains_key(&row.id) {
+            return;
+        }
+        let content = SchemaContent {
+            format: row.format,
+            text: row.text.clone(),
+            answer_text,
+            references: row.references.clone(),
+            contract: row.contract.clone(),
+        };
+        self.by_guid.entry(content.guid()).or_insert(row.id);
+        // The GUID over the author's text, which answers gave before they
+        // followed Confluent's text, still resolves.
+        if content.answer_text.is_some() {
+            let authored = Guid::of(&content.text, &content.references, &content.contract);
+            self.by_guid.entry(authored).or_insert(row.id);
+        }
+        for reference in &content.references {
+            let target = SubjectVersion {
+                subject: reference.subject.clone(),
+                version: reference.version,
+            };
+            self.referring.entry(target).or_default().push(row.id);
+        }
+        self.schemas.insert(row.id, Arc::new(content));
     }
 
     /// Applies a committed batch, unless it is not newer than the last one
@@ -192,24 +260,9 @@ impl State {
     pub(crate) fn apply(&mut self, change: &Change) {
         match change {
             Change::PutSchema(row) => {
-                self.by_fingerprint.insert(row.fingerprint.clone(), row.id);
-                if !self.schemas.contains_key(&row.id) {
-                    let content = SchemaContent {
-                        format: row.format,
-                        text: row.text.clone(),
-                        references: row.references.clone(),
-                        contract: row.contract.clone(),
-                    };
-                    self.by_guid.entry(content.guid()).or_insert(row.id);
-                    for reference in &content.references {
-                        let target = SubjectVersion {
-                            subject: reference.subject.clone(),
-                            version: reference.version,
-                        };
-                        self.referring.entry(target).or_default().push(row.id);
-                    }
-                    self.schemas.insert(row.id, Arc::new(content));
-                }
+                let held = self.schemas.contains_key(&row.id);
+                let answer = if held { None } else { answer_text(row.format, &row.text) };
+                self.put_schema(row, answer);
             }
             Change::PutSubject(row) => {
                 let subject = self.subjects.entry(row.subject.clone()).or_insert_with(Subject::new);
@@ -631,6 +684,7 @@ impl State {
             id: entry.id,
             format: row.format,
             text: row.text.clone(),
+            answer_text: row.answer_text.clone(),
             references: row.references.clone(),
             contract: row.contract.clone(),
             deleted: entry.deleted,

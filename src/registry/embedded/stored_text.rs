@@ -5,14 +5,18 @@
 //! `FileDescriptorProto` as `.proto` text (Confluent stores
 //! `canonicalString()`; the base64 form stays available with
 //! `format=serialized`). With `?normalize=true`, the normalized text:
-//! the canonical form for Avro and JSON Schema, the rendered `.proto` text
-//! for Protobuf.
+//! the canonical form for Avro and JSON Schema, the `.proto` text in
+//! Confluent's normalized layout for Protobuf.
 //!
 //! Identity does not depend on it: IDs are keyed on the canonical form, and
 //! the registry stores a rewritten text only after checking that it parses
-//! back to the same identity ([`stored_text`] proposes, the registry checks).
+//! back to the same identity ([`rewritten_texts`] proposes, the registry
+//! checks). What REST answers give can differ again from what is stored
+//! (an Avro schema is answered as Avro's `Schema.toString()` writes it): see
+//! [`crate::registry::SchemaContent::answer_text`].
 
 use crate::compat::protobuf::looks_like_base64;
+use crate::compat::protobuf::render::Layout;
 use crate::compat::{Format, ParsedSchema};
 
 /// The text to store for a schema of `format` sent as `text`, without a
@@ -24,17 +28,30 @@ pub fn plain_text(format: Format, text: &str) -> String {
     }
 }
 
-/// The rewritten text to store for `parsed`, sent as `text`, when there is
-/// one: the normalized text under `normalize`, `.proto` text for a base64
-/// Protobuf descriptor. `None` when the plain text is what is stored.
-pub fn rewritten_text(parsed: &ParsedSchema, text: &str, normalize: bool) -> Option<String> {
-    let rewritten = match parsed {
-        ParsedSchema::Protobuf(schema) if normalize || looks_like_base64(text) => schema.proto_text(),
-        ParsedSchema::Protobuf(_) => None,
-        ParsedSchema::Avro(_) | ParsedSchema::Json(_) if normalize => Some(parsed.canonical()),
-        ParsedSchema::Avro(_) | ParsedSchema::Json(_) => None,
-    }?;
-    (rewritten != plain_text(parsed.format(), text)).then_some(rewritten)
+/// The rewritten texts to store for `parsed`, sent as `text`, best first:
+/// the registry stores the first that keeps the schema's identity, else the
+/// plain text. Under `normalize`, the normalized text; for a base64 Protobuf
+/// descriptor, `.proto` text in Confluent's declared layout (also after the
+/// normalized one, for when sorting would change the identity). Empty when
+/// the plain text is what is stored.
+pub fn rewritten_texts(parsed: &ParsedSchema, text: &str, normalize: bool) -> Vec<String> {
+    let mut texts = Vec::new();
+    match parsed {
+        ParsedSchema::Protobuf(schema) => {
+            if normalize {
+                texts.extend(schema.proto_text(Layout::Normalized));
+            }
+            if looks_like_base64(text) {
+                texts.extend(schema.proto_text(Layout::Declared));
+            }
+        }
+        ParsedSchema::Avro(_) | ParsedSchema::Json(_) if normalize => texts.push(parsed.canonical()),
+        ParsedSchema::Avro(_) | ParsedSchema::Json(_) => {}
+    }
+    let plain = plain_text(parsed.format(), text);
+    texts.retain(|rewritten| *rewritten != plain);
+    texts.dedup();
+    texts
 }
 
 /// `text` without the whitespace between JSON tokens; strings (and so the
@@ -95,24 +112,27 @@ mod tests {
             unreachable!()
         };
         let base64 = protobuf.serialized().unwrap();
-        let rendered = rewritten_text(&parsed(Format::Protobuf, &base64), &base64, false).unwrap();
-        assert!(rendered.starts_with("syntax = \"proto3\";\n"), "{rendered}");
-        assert_eq!(rewritten_text(&schema, text, false), None);
-        assert_eq!(rewritten_text(&schema, text, true), Some(rendered));
+        let rendered = rewritten_texts(&parsed(Format::Protobuf, &base64), &base64, false);
+        assert_eq!(rendered, ["syntax = \"proto3\";\n\nmessage M {\n  int32 a = 1;\n}\n"]);
+        assert_eq!(rewritten_texts(&schema, text, false), Vec::<String>::new());
+        assert_eq!(rewritten_texts(&schema, text, true), rendered);
     }
 
     #[test]
     fn normalize_rewrites_avro_and_json_schema_as_their_canonical_form() {
         let avro = "{\"type\": \"record\", \"namespace\": \"n\", \"name\": \"r\", \"fields\": []}";
-        assert_eq!(rewritten_text(&parsed(Format::Avro, avro), avro, false), None);
         assert_eq!(
-            rewritten_text(&parsed(Format::Avro, avro), avro, true).as_deref(),
-            Some("{\"type\":\"record\",\"name\":\"n.r\",\"fields\":[]}")
+            rewritten_texts(&parsed(Format::Avro, avro), avro, false),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            rewritten_texts(&parsed(Format::Avro, avro), avro, true),
+            ["{\"type\":\"record\",\"name\":\"n.r\",\"fields\":[]}"]
         );
         let json = "{\"type\": \"string\", \"maxLength\": 3}";
         assert_eq!(
-            rewritten_text(&parsed(Format::Json, json), json, true).as_deref(),
-            Some("{\"maxLength\":3,\"type\":\"string\"}")
+            rewritten_texts(&parsed(Format::Json, json), json, true),
+            ["{\"maxLength\":3,\"type\":\"string\"}"]
         );
     }
 }

@@ -71,6 +71,7 @@ impl SchemaReply {
             id: schema_id(self.id)?,
             format: format(self.schema_type.as_deref())?,
             text: self.schema,
+            answer_text: None,
             references: self.references,
             contract: Contract {
                 metadata: self.metadata.map(Box::new),
@@ -107,6 +108,7 @@ impl ContentReply {
         Ok(SchemaContent {
             format: format(self.schema_type.as_deref())?,
             text: self.schema,
+            answer_text: None,
             references: self.references,
             contract: Contract {
                 metadata: self.metadata.map(Box::new),
