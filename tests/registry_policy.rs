@@ -275,10 +275,10 @@ async fn removing_a_subject_level_is_judged_by_the_global_level_it_falls_back_to
         server.get("/config/prod-orders-value").await.body,
         json!({ "compatibilityLevel": "FULL_TRANSITIVE" })
     );
-    // A subject without a level of its own answers as before.
+    // A subject without a level of its own answers as Confluent does (issue 39 item 4: 40401).
     let nothing = server.delete("/config/prod-payments-value").await;
     assert_eq!(nothing.status, StatusCode::NOT_FOUND);
-    assert_eq!(nothing.body["error_code"], 40408);
+    assert_eq!(nothing.body["error_code"], 40401);
 
     // Once the global level clears the floor, the subject may fall back to it.
     assert_eq!(
@@ -381,15 +381,15 @@ async fn without_a_policy_every_answer_is_as_before(backend: Backend) {
         r#"PUT /config/prod-orders-value: 200 {"compatibility":"NONE"}"#,
         r#"PUT /config: 200 {"compatibility":"NONE"}"#,
         r#"DELETE /config/prod-orders-value: 200 {"compatibilityLevel":"NONE"}"#,
-        r#"DELETE /config/prod-orders-value: 404 {"error_code":40408,"message":"Subject 'prod-orders-value' does not have subject-level compatibility configured"}"#,
+        r#"DELETE /config/prod-orders-value: 404 {"error_code":40401,"message":"Subject 'prod-orders-value' not found."}"#,
         r#"DELETE /config: 200 {"compatibilityLevel":"NONE"}"#,
-        r#"PUT /config: 422 {"error_code":42203,"message":"Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive (got 'SIDEWAYS')"}"#,
+        r#"PUT /config: 422 {"detail":"`SIDEWAYS` is not a compatibility level: use BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE or NONE","error_code":42203,"message":"Invalid compatibility level. Valid values are none, backward, forward, full, backward_transitive, forward_transitive, and full_transitive"}"#,
         r#"PUT /mode/prod-orders-value: 200 {"mode":"IMPORT"}"#,
         r#"PUT /mode: 200 {"mode":"READONLY"}"#,
         r#"DELETE /mode/prod-orders-value: 200 {"mode":"IMPORT"}"#,
-        r#"DELETE /mode/prod-orders-value: 404 {"error_code":40409,"message":"Subject 'prod-orders-value' does not have subject-level mode configured"}"#,
+        r#"DELETE /mode/prod-orders-value: 404 {"error_code":40401,"message":"Subject 'prod-orders-value' not found."}"#,
         r#"DELETE /mode: 200 {"mode":"READONLY"}"#,
-        r#"PUT /mode: 422 {"error_code":42204,"message":"`SIDEWAYS` is not a mode: use READWRITE, READONLY, READONLY_OVERRIDE or IMPORT"}"#,
+        r#"PUT /mode: 422 {"detail":"`SIDEWAYS` is not a mode: use READWRITE, READONLY, READONLY_OVERRIDE or IMPORT","error_code":42204,"message":"Invalid mode. Valid values are READWRITE, READONLY, IMPORT and FORWARD."}"#,
     ];
     // No policies at all, and a handle holding none: the same answers.
     for policies in [None, Some(SharedPolicies::default())] {
