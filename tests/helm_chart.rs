@@ -447,25 +447,29 @@ fn the_chart_ships_the_same_crds_as_the_crds_folder() {
 /// Secrets: none. Every Secret the operator uses (registry credentials, PostgreSQL DSN, webhook
 /// certificate) reaches the pod through its spec, which the kubelet resolves with its own rights,
 /// so the ServiceAccount gets no `secrets` access at all, not even `get` on one name.
-/// SchemaPolicies and Namespaces are cluster-scoped: a ClusterRole `<fullname>-policy` grants what
-/// policy needs in every scenario, even when one namespace is watched.
+/// SchemaPolicies, ClusterSchemaRegistries and Namespaces are cluster-scoped: a ClusterRole
+/// `<fullname>-policy` grants what they need in every scenario, even when one namespace is watched.
 #[test]
 fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
     let Some(answer) = answer() else { return };
     let operator = expand(&[
         (
             &["schemaops.dev"],
-            &["schemas", "subjectconfigs"],
+            &["schemas", "subjectconfigs", "schemaregistries"],
             &["get", "list", "watch", "patch", "update"],
         ),
         (
             &["schemaops.dev"],
-            &["schemas/status", "subjectconfigs/status"],
+            &["schemas/status", "subjectconfigs/status", "schemaregistries/status"],
             &["get", "patch", "update"],
         ),
         (
             &["schemaops.dev"],
-            &["schemas/finalizers", "subjectconfigs/finalizers"],
+            &[
+                "schemas/finalizers",
+                "subjectconfigs/finalizers",
+                "schemaregistries/finalizers",
+            ],
             &["update"],
         ),
         // Only the ConfigMaps a Schema names, by name: no list, no watch.
@@ -476,6 +480,17 @@ fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
     let policy = expand(&[
         (&["schemaops.dev"], &["schemapolicies"], &["get", "list", "watch"]),
         (&["schemaops.dev"], &["schemapolicies/status"], &["patch", "update"]),
+        (
+            &["schemaops.dev"],
+            &["clusterschemaregistries"],
+            &["get", "list", "watch", "patch", "update"],
+        ),
+        (
+            &["schemaops.dev"],
+            &["clusterschemaregistries/status"],
+            &["get", "patch", "update"],
+        ),
+        (&["schemaops.dev"], &["clusterschemaregistries/finalizers"], &["update"]),
         (&[""], &["namespaces"], &["get", "list", "watch"]),
     ]);
     for (scenario, _) in scenarios() {
@@ -931,7 +946,7 @@ fn every_rendered_manifest_validates_against_kubernetes_schemas() {
     };
     let crds = &validated["crds"];
     assert_eq!(crds["errors"], json!([]), "the CRDs: {crds}");
-    assert_eq!(names(crds, "checked").len(), 3, "{crds}");
+    assert_eq!(names(crds, "checked").len(), 5, "{crds}");
     for (scenario, _) in scenarios() {
         let report = &validated[scenario];
         assert_eq!(report["errors"], json!([]), "{scenario}: {report}");

@@ -15,6 +15,9 @@
 //!   API server prunes unknown fields (or refuses them, under
 //!   `fieldValidation=Strict`) before a webhook is called, so this matters
 //!   for objects sent otherwise; it keeps the three verdicts one.
+//! - An UPDATE of a Schema or SubjectConfig that adds, changes or removes
+//!   `spec.registryRef` is denied with 422 `Invalid`, as the CRD's CEL rules
+//!   deny it (a subject does not move between registries by an edit).
 //! - CREATE and UPDATE of `schemaops.dev` `Schema`s and `SubjectConfig`s
 //!   are judged, and so is the DELETE of a `SubjectConfig` (the level its
 //!   subject falls back to); every other operation, kind or subresource is
@@ -189,6 +192,9 @@ impl Admission {
         }
         if judged && let Some(problems) = schema_violations(request) {
             return deny(response, CODE_INVALID, "Invalid", problems);
+        }
+        if judged && let Some(problem) = registry_ref_changed(request) {
+            return deny(response, CODE_INVALID, "Invalid", problem);
         }
         if judged && request.kind.kind == SUBJECT_CONFIG_KIND {
             return self.review_subject_config(request, response).await;
@@ -368,6 +374,29 @@ fn schema_violations(request: &AdmissionRequest<DynamicObject>) -> Option<String
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
+/// Why an UPDATE of a Schema or SubjectConfig is refused for touching
+/// `spec.registryRef`, which is fixed at creation (the CRD's CEL rules say the
+/// same; this keeps the webhook's verdict equal where CEL is not evaluated).
+fn registry_ref_changed(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
+    if request.operation != Operation::Update || ![KIND, SUBJECT_CONFIG_KIND].contains(&request.kind.kind.as_str()) {
+        return None;
+    }
+    let registry_ref =
+        |object: Option<&DynamicObject>| object.and_then(|object| object.data["spec"].get("registryRef").cloned());
+    let (before, after) = (
+        registry_ref(request.old_object.as_ref()),
+        registry_ref(request.object.as_ref()),
+    );
+    match (&before, &after) {
+        (None, None) => None,
+        (Some(before), Some(after)) if before == after => None,
+        (None, Some(_)) | (Some(_), None) => {
+            Some("spec.registryRef: registryRef cannot be added or removed after creation".to_owned())
+        }
+        (Some(_), Some(_)) => Some("spec.registryRef: registryRef is immutable".to_owned()),
+    }
+}
+
 /// The request's object as a `kind` (with the object before an UPDATE, when
 /// it reads as one), or why the request cannot be judged.
 pub(super) fn objects_of<T: serde::de::DeserializeOwned>(
@@ -457,6 +486,35 @@ mod tests {
     }
 
     const TEXT: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+
+    #[tokio::test]
+    async fn an_update_that_adds_changes_or_removes_the_registry_ref_is_denied() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let with_ref = |name: &str| {
+            let mut object = schema_object("orders", "orders-value", TEXT);
+            object["spec"]["registryRef"] = json!({"kind": "SchemaRegistry", "name": name});
+            object
+        };
+        let plain = schema_object("orders", "orders-value", TEXT);
+        for (case, old, new, message) in [
+            ("added", plain.clone(), with_ref("a"), "cannot be added or removed"),
+            ("removed", with_ref("a"), plain.clone(), "cannot be added or removed"),
+            ("changed", with_ref("a"), with_ref("b"), "registryRef is immutable"),
+        ] {
+            let response = admission.review(&request("UPDATE", KIND, Some(new), Some(old))).await;
+            assert!(!response.allowed, "{case}: {response:?}");
+            assert!(
+                response.result.message.contains(message),
+                "{case}: {}",
+                response.result.message
+            );
+        }
+        let response = admission
+            .review(&request("UPDATE", KIND, Some(with_ref("a")), Some(with_ref("a"))))
+            .await;
+        assert!(response.allowed, "{response:?}");
+    }
 
     #[tokio::test]
     async fn a_first_schema_for_a_subject_is_allowed() {

@@ -172,6 +172,7 @@ fn schema(text: &str, generation: i64, finalizer: bool) -> Schema {
             metadata: None,
             rule_set: None,
             subject: SUBJECT.to_owned(),
+            registry_ref: None,
             schema_type: Default::default(),
             schema: Some(text.to_owned()),
             schema_from: None,
