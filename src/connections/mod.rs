@@ -22,6 +22,7 @@ pub mod credentials;
 mod error;
 mod kube_reads;
 pub mod rules;
+pub mod status;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
