@@ -1,5 +1,5 @@
 # The schemaops image: a statically linked binary and CA certificates on an empty base, run as
-# user 65532. Two ways to build it (docs/install.md):
+# user 65532. Two ways to build it (docs/src/operations/install.md):
 #
 #   docker buildx build --platform linux/amd64,linux/arm64 .
 #       The full path (the release workflow): the `build` stage compiles on the builder's own

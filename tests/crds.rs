@@ -274,15 +274,16 @@ fn schema_policy_validator() -> jsonschema::Validator {
     jsonschema::draft4::new(&value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]).unwrap()
 }
 
-/// The SchemaPolicy example in README.md, parsed.
-fn readme_example() -> Value {
-    let readme = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let block = readme
+/// The SchemaPolicy example of the policies guide, parsed.
+fn guide_example() -> Value {
+    let guide = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/src/guides/policies.md");
+    let guide = std::fs::read_to_string(guide).unwrap();
+    let block = guide
         .split("```yaml\n")
         .skip(1)
         .map(|rest| rest.split("```").next().unwrap())
         .find(|block| block.contains("kind: SchemaPolicy"))
-        .expect("README.md has a SchemaPolicy example");
+        .expect("the policies guide has a SchemaPolicy example");
     serde_saphyr::from_str(block).unwrap()
 }
 
@@ -294,7 +295,7 @@ fn policy(spec: Value) -> Value {
 fn the_schema_policy_schema_takes_sample_policies_and_refuses_malformed_ones() {
     let validator = schema_policy_validator();
     let accepted = [
-        ("the README example", readme_example()),
+        ("the policies guide's example", guide_example()),
         ("an empty spec", policy(json!({}))),
         (
             "a Warn and Audit policy with every rule",

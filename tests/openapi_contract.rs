@@ -4,7 +4,8 @@
 //! them to a live `schemaops registry`, from a fixed seed so a CI run can be
 //! repeated. Each answer must not be a 5xx, must have a status, media type,
 //! headers and body the document lists for the operation; every documented
-//! error has the body `{"error_code", "message"}` and nothing else, so that
+//! error has the body `{"error_code", "message"}` (and `detail` where schemaops
+//! adds one) and nothing else, so that
 //! shape is checked on every error answer.
 //!
 //! The registry runs with read and write credentials, as a protected one

@@ -12,7 +12,7 @@
 //! Enter); and no page makes a request anywhere but the registry's own
 //! origin (the browser's resource timing entries, and the CSP header).
 //! A screenshot of each page is saved under the target folder
-//! (`ui-screenshots/`); the README shows copies from `docs/`.
+//! (`ui-screenshots/`); the book shows copies from `docs/src/images/ui/`.
 //!
 //! Skipped when chromium or chromedriver is missing, unless
 //! `SCHEMAOPS_REQUIRE_ALL=1` (CI installs both).

@@ -9,7 +9,7 @@
 # /etc/hosts, then DNS, with both modules built in.
 #
 # The Dockerfile's `prebuilt` stage copies OUT_DIR as it is (`--target prebuilt`, OUT_DIR as the
-# context: nothing is pulled); its `build` stage runs this script in a Rust image. docs/install.md
+# context: nothing is pulled); its `build` stage runs this script in a Rust image. docs/src/operations/install.md
 # says why glibc static and not musl.
 #
 # Usage: deploy/image/build.sh [OUT_DIR]   (default: $CARGO_TARGET_DIR/image-rootfs or target/image-rootfs)

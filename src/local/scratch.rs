@@ -413,7 +413,7 @@ async fn import(scratch: &EmbeddedRegistry, version: &VersionedSchema) -> Result
         ..RegisterOptions::default()
     };
     match scratch.register(&version.subject, &schema, options).await {
-        Err(RegistryError::IdMismatch { .. }) => {
+        Err(RegistryError::IdMismatch { .. } | RegistryError::IdInUse { .. }) => {
             let options = RegisterOptions {
                 id: None,
                 version: Some(version.version),

@@ -156,11 +156,27 @@ pub enum Error {
         /// The context.
         context: String,
     },
-    /// 42207.
+    /// 42207: the schema already has another ID than the one asked for.
     #[error("schema ID {id} already names a different schema")]
     IdMismatch {
         /// The ID asked for.
         id: SchemaId,
+    },
+    /// 42205 (Confluent's code for overwriting an ID): an ID chosen in
+    /// IMPORT mode already names other content. schemaops has one ID space
+    /// for every context, so the holder may be in another context than the
+    /// registration, where Confluent (one space per context) would accept it.
+    #[error(
+        "schema ID {id} already names another schema, held by {holder}; IDs are one space across every \
+         context in schemaops, so an imported ID must be unused in all of them"
+    )]
+    IdInUse {
+        /// The ID asked for.
+        id: SchemaId,
+        /// The context of the registration.
+        context: String,
+        /// Who holds the ID: subject, version and context.
+        holder: String,
     },
     /// 42208.
     #[error("invalid subject name {subject:?}: {problem}")]
@@ -313,7 +329,7 @@ impl Error {
             Error::InvalidVersion { .. } => 42202,
             Error::InvalidCompatibilityLevel { .. } => 42203,
             Error::InvalidMode { .. } => 42204,
-            Error::NotPermitted { .. } => 42205,
+            Error::NotPermitted { .. } | Error::IdInUse { .. } => 42205,
             Error::ReferencesExist { .. } => 42206,
             Error::IdMismatch { .. } => 42207,
             Error::InvalidSubject { .. } => 42208,
@@ -358,6 +374,7 @@ impl Error {
             Error::NotPermitted { .. } => "NotPermitted",
             Error::ReferencesExist { .. } => "ReferencesExist",
             Error::IdMismatch { .. } => "IdMismatch",
+            Error::IdInUse { .. } => "IdInUse",
             Error::InvalidSubject { .. } => "InvalidSubject",
             Error::SchemaTooLarge { .. } => "SchemaTooLarge",
             Error::InvalidRuleSet { .. } => "InvalidRuleSet",

@@ -258,6 +258,16 @@ pub trait Registry: Send + Sync {
         Ok(count)
     }
 
+    /// The highest schema ID given so far (Confluent's `maxId` of
+    /// `GET /schemas/ids/{id}?fetchMaxId=true`); `None` when the registry
+    /// cannot tell (the default) or has given none.
+    ///
+    /// # Errors
+    /// A transient error when the registry cannot be asked.
+    async fn max_schema_id(&self) -> Result<Option<SchemaId>, Error> {
+        Ok(None)
+    }
+
     /// The schema types this registry can check and store.
     fn schema_types(&self) -> Vec<Format>;
 

@@ -68,6 +68,11 @@ def registry_api():
     assert CLIENT.get_latest_version(subject).version == 2
     assert CLIENT.get_version(subject, 1).schema_id == first
     assert subject in CLIENT.get_subjects()
+    # Issue 39: the client sends ?subject= and reads the answer's extra fields;
+    # an error's `detail` leaves its message Confluent's exact text.
+    assert json.loads(CLIENT.get_schema(first, subject_name=subject).schema_str) == json.loads(USER_V1)
+    missing = expect_error(404, lambda: CLIENT.get_version(subject, 15))
+    assert missing.error_code == 40402 and missing.error_message == "Version 15 not found.", str(missing)
 
     assert CLIENT.test_compatibility(subject, Schema(USER_V2, "AVRO")) is True
     assert CLIENT.test_compatibility(subject, Schema(USER_BREAKING, "AVRO")) is False

@@ -134,6 +134,7 @@ impl Admission {
                  try again in {seconds} s",
                 self.config.permits
             ),
+            detail: None,
         });
         *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
         response

@@ -10,8 +10,8 @@ use axum::response::IntoResponse;
 use tower::ServiceExt as _;
 
 use super::error::ErrorBody;
-use super::openapi::STORE_FAILED;
-use super::wire::json_response;
+use super::openapi::{NOT_A_NUMBER, Paging, STORE_FAILED};
+use super::wire::{QueryParams, json_response};
 use super::{ApiState, Reply};
 use crate::registry::context::{self, DEFAULT_CONTEXT};
 use crate::registry::{Error, SubjectFilter};
@@ -72,13 +72,24 @@ async fn contexts_in_use(state: &ApiState) -> Result<Vec<String>, Error> {
     path = "/contexts",
     tag = "server",
     summary = "The contexts: the default one (`.`), then every context that holds subjects",
+    params(
+        ("contextPrefix" = Option<String>, Query,
+         description = "Only contexts whose names (`.`, `.orders`) start with this text, as Confluent's \
+                        `ContextsResource` filters them"),
+        Paging,
+    ),
     responses(
         (status = 200, description = "The contexts, e.g. `[\".\", \".orders\"]`", body = Vec<String>),
+        (status = 404, description = NOT_A_NUMBER, body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
     )
 )]
-pub(super) async fn list(State(state): State<ApiState>) -> Reply {
-    Ok(json_response(&contexts_in_use(&state).await?))
+pub(super) async fn list(State(state): State<ApiState>, query: QueryParams) -> Reply {
+    let mut names = contexts_in_use(&state).await?;
+    if let Some(prefix) = query.text("contextPrefix").filter(|prefix| !prefix.is_empty()) {
+        names.retain(|name| name.starts_with(prefix));
+    }
+    Ok(json_response(&query.page(names)?))
 }
 
 #[utoipa::path(

@@ -1,5 +1,9 @@
 //! [`ApiError`]: every failure as Confluent's `{"error_code", "message"}`
-//! body with the matching HTTP status.
+//! body with the matching HTTP status. `message` is Confluent's exact text
+//! wherever Confluent has a fixed one (clients and test suites compare it);
+//! what schemaops adds goes in a third field, `detail`, which Confluent's
+//! Java client (`ErrorMessage` ignores unknown properties since 6.1.2) and
+//! its Python client (reads `error_code` and `message` by key) pass over.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -15,6 +19,7 @@ pub struct ApiError {
     status: StatusCode,
     code: u32,
     message: String,
+    detail: Option<String>,
 }
 
 impl ApiError {
@@ -25,6 +30,7 @@ impl ApiError {
             status: StatusCode::BAD_REQUEST,
             code: 400,
             message: message.into(),
+            detail: None,
         }
     }
 
@@ -34,16 +40,20 @@ impl ApiError {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             code: 42201,
             message: "Empty schema".to_owned(),
+            detail: None,
         }
     }
 
-    /// An unknown path.
+    /// An unknown path: Jersey's text, as Confluent answers it.
     pub fn not_found(path: &str) -> Self {
-        Self {
-            status: StatusCode::NOT_FOUND,
-            code: 404,
-            message: format!("no such endpoint: {path}"),
-        }
+        Self::plain(StatusCode::NOT_FOUND, "HTTP 404 Not Found").with_detail(format!("no such endpoint: {path}"))
+    }
+
+    /// A request without the body the route needs: Confluent's bean
+    /// validation of its `@NotNull` body parameter (422, code 422).
+    pub fn missing_body() -> Self {
+        Self::plain(StatusCode::UNPROCESSABLE_ENTITY, "request must not be null (was null)")
+            .with_detail("the request body is empty; send a JSON object")
     }
 
     /// A request body over the size limit.
@@ -52,6 +62,7 @@ impl ApiError {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             code: 42209,
             message: format!("the request body is larger than the limit of {limit} bytes"),
+            detail: None,
         }
     }
 
@@ -61,6 +72,7 @@ impl ApiError {
             status: StatusCode::UNAUTHORIZED,
             code: 40101,
             message: "authentication required".to_owned(),
+            detail: None,
         }
     }
 
@@ -73,6 +85,7 @@ impl ApiError {
             message: "this registry is managed through GitOps: subjects, versions, compatibility levels and modes \
                       change only through Schema and SubjectConfig resources (REST writes need an admin credential)"
                 .to_owned(),
+            detail: None,
         }
     }
 
@@ -84,6 +97,7 @@ impl ApiError {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             code,
             message,
+            detail: None,
         }
     }
 
@@ -94,7 +108,15 @@ impl ApiError {
             status,
             code: u32::from(status.as_u16()),
             message: message.into(),
+            detail: None,
         }
+    }
+
+    /// The same error with schemaops' own explanation beside Confluent's text.
+    #[must_use]
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
     }
 
     /// Confluent's error code.
@@ -106,32 +128,42 @@ impl ApiError {
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
         let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let message = match &error {
+        let wording = match &error {
             // Never show internals: the chain goes to the log.
             Error::Store { .. } => {
                 tracing::error!(error = &error as &dyn std::error::Error, "Registry store failed");
-                "the registry could not complete the request; see its log".to_owned()
+                super::wording::Wording {
+                    message: "the registry could not complete the request; see its log".to_owned(),
+                    detail: None,
+                }
             }
-            other => super::wording::message(other),
+            other => super::wording::wording(other),
         };
         Self {
             status,
             code: error.code(),
-            message,
+            message: wording.message,
+            detail: wording.detail,
         }
     }
 }
 
-/// The body of every error response, as Confluent sends it: exactly these
-/// two fields.
+/// The body of every error response: Confluent's two fields, and
+/// schemaops' `detail` when it has more to say.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(example = json!({"error_code": 40401, "message": "Subject 'orders-value' not found."}))]
+#[schema(example = json!({"error_code": 40402, "message": "Version 15 not found.",
+                          "detail": "version 15 of subject `orders-value` not found"}))]
 pub struct ErrorBody {
     /// Confluent's error code: the HTTP status, or the status followed by two digits (40401).
     pub error_code: u32,
-    /// What went wrong, for a person.
+    /// What went wrong: Confluent's exact text where Confluent has a fixed one.
     pub message: String,
+    /// schemaops' own explanation (which subject, which value, what to do);
+    /// absent when the message says it all. Confluent sends no such field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub detail: Option<String>,
 }
 
 impl IntoResponse for ApiError {
@@ -139,6 +171,7 @@ impl IntoResponse for ApiError {
         let body = ErrorBody {
             error_code: self.code,
             message: self.message,
+            detail: self.detail,
         };
         let mut response = json_response(&body);
         *response.status_mut() = self.status;

@@ -121,16 +121,21 @@ pub fn router(state: ApiState) -> Router {
         .route("/contexts/{context}", delete(contexts::delete))
         .route("/openapi.json", get(openapi::serve))
         .fallback(not_found);
+    // Negotiation runs only once a route and method matched, as in JAX-RS:
+    // an unknown path is 404 and a wrong method 405 whatever the headers.
+    // The 405 fallback is set after the route layer so that it stays outside it.
+    let routes = routes
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            negotiation::negotiate,
+        ))
+        .method_not_allowed_fallback(method_not_allowed);
     let routes = if state.auth.is_some() {
         routes.layer(axum::middleware::from_fn_with_state(state.clone(), auth::check))
     } else {
         routes
     };
     let api = routes
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            negotiation::negotiate,
-        ))
         .layer(axum::middleware::map_response(as_confluent_error))
         .with_state(state);
     contexts::with_context_prefix(api)
@@ -173,12 +178,25 @@ async fn not_found(uri: Uri) -> ApiError {
     ApiError::not_found(uri.path())
 }
 
+/// A method the path does not serve (the router adds `Allow`).
+async fn method_not_allowed() -> ApiError {
+    ApiError::plain(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "HTTP 405 Method Not Allowed",
+    )
+}
+
 /// Reads a request body, refusing it once it passes the limit without
-/// buffering the rest.
+/// buffering the rest. An empty body is refused as Confluent refuses it
+/// (its body parameters are `@NotNull`): 422 with code 422.
 async fn read_body(state: &ApiState, body: Body) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, state.body_limit)
+    let bytes = axum::body::to_bytes(body, state.body_limit)
         .await
-        .map_err(|_| ApiError::body_too_large(state.body_limit))
+        .map_err(|_| ApiError::body_too_large(state.body_limit))?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::missing_body());
+    }
+    Ok(bytes)
 }
 
 fn subject(name: String) -> Result<SubjectName, ApiError> {
@@ -193,10 +211,8 @@ fn version(text: &str) -> Result<VersionSelector, ApiError> {
 /// integer), text that is not a number matches no route: plain 404.
 fn schema_id(text: &str) -> Result<SchemaId, ApiError> {
     let number = text.parse::<i64>().map_err(|_| {
-        ApiError::plain(
-            axum::http::StatusCode::NOT_FOUND,
-            format!("HTTP 404 Not Found ({text:?} is not a schema ID)"),
-        )
+        ApiError::plain(axum::http::StatusCode::NOT_FOUND, "HTTP 404 Not Found")
+            .with_detail(format!("{text:?} is not a schema ID"))
     })?;
     SchemaId::new(number).ok_or_else(|| {
         ApiError::from(Error::SchemaNotFound {
@@ -238,11 +254,19 @@ async fn schema_types(State(state): State<ApiState>) -> Response {
     path = "/schemas/ids/{id}",
     tag = "schemas",
     summary = "The schema a global ID names",
-    params(("id" = SchemaId, Path, description = "The schema's global ID"), SerializedFormat),
+    params(
+        ("id" = SchemaId, Path, description = "The schema's global ID"),
+        SerializedFormat,
+        ("subject" = Option<String>, Query,
+         description = "Also answer `subject`, `version` and `deleted` of a version holding the ID: this \
+                        subject's own, else one in its context (Confluent's `SchemaString`)"),
+        ("fetchMaxId" = Option<bool>, Query, description = "Also answer `maxId`, the highest schema ID given"),
+    ),
     responses(
         (status = 200, description = "The schema", body = wire::SchemaByIdResponse),
         (status = 400, description = BAD_REQUEST, body = ErrorBody),
-        (status = 404, description = "40403: no schema has this ID; 404: text that is not a number", body = ErrorBody),
+        (status = 404, description = "40403: no schema has this ID (or, with `subject`, none in the subject's \
+                                      context); 404: text that is not a number", body = ErrorBody),
         (status = 422, description = "42201: a stored Protobuf schema has no descriptor to serialize",
          body = ErrorBody),
         (status = 500, description = STORE_FAILED, body = ErrorBody),
@@ -256,12 +280,83 @@ async fn schema_by_id(
 ) -> Reply {
     let id = schema_id(&id)?;
     let found = state.registry.schema_by_id(id).await?;
-    if serialized_requested(&query, found.format) {
-        let mut content = found.as_ref().clone();
-        content.text = state.registry.serialized_by_id(id).await?;
-        return Ok(json_response(&wire::SchemaByIdResponse::from(&content)));
+    // The serializers' hot path: a body built once per ID.
+    if query.is_empty() {
+        return Ok(bodies.by_id(id, &found));
     }
-    Ok(bodies.by_id(id, &found))
+    let serialized = serialized_requested(&query, found.format);
+    let fetch_max_id = query.flag("fetchMaxId")?;
+    let requested_subject = query.text("subject");
+    if !serialized && !fetch_max_id && requested_subject.is_none() {
+        return Ok(bodies.by_id(id, &found));
+    }
+    let text = if serialized {
+        Some(state.registry.serialized_by_id(id).await?)
+    } else {
+        None
+    };
+    let holder = match requested_subject {
+        Some(requested) => Some(holder_for(&state, id, requested).await?),
+        None => None,
+    };
+    let max_id = if fetch_max_id {
+        state.registry.max_schema_id().await?.map(SchemaId::get)
+    } else {
+        None
+    };
+    let mut body = wire::SchemaByIdResponse::from(found.as_ref());
+    if let Some(text) = &text {
+        body.schema = text;
+    }
+    if let Some(holder) = &holder {
+        body.subject = Some(holder.subject.as_str());
+        body.version = Some(holder.version.get());
+        body.deleted = Some(holder.deleted);
+    }
+    body.max_id = max_id;
+    Ok(json_response(&body))
+}
+
+/// The version `GET /schemas/ids/{id}?subject=` reports, found as Confluent's
+/// `getSchemaKeyUsingContexts` finds it: the requested subject's own version
+/// holding the ID, else a version in the subject's context, else (for a
+/// subject of the default context) a version in any context; soft-deleted
+/// versions count, live ones first.
+///
+/// # Errors
+/// 40403 when no version qualifies.
+async fn holder_for(
+    state: &ApiState,
+    id: SchemaId,
+    requested: &str,
+) -> Result<crate::registry::VersionedSchema, ApiError> {
+    use crate::registry::context::{DEFAULT_CONTEXT, context_of};
+    let wanted_context = context_of(requested);
+    let mut best: Option<(u8, crate::registry::VersionedSchema)> = None;
+    for held in state.registry.versions_of_id(id, true).await? {
+        let rank = if held.subject.as_str() == requested {
+            0
+        } else if context_of(held.subject.as_str()) == wanted_context {
+            2
+        } else if wanted_context == DEFAULT_CONTEXT {
+            4
+        } else {
+            continue;
+        };
+        let version = state
+            .registry
+            .version(&held.subject, VersionSelector::Exact(held.version), true)
+            .await?;
+        let rank = rank + u8::from(version.deleted);
+        if best.as_ref().is_none_or(|(best_rank, _)| rank < *best_rank) {
+            best = Some((rank, version));
+        }
+    }
+    best.map(|(_, version)| version).ok_or_else(|| {
+        ApiError::from(Error::SchemaNotFound {
+            what: format!("with ID {id}"),
+        })
+    })
 }
 
 /// Whether a request asks for Protobuf's serialized form (`format=serialized`).

@@ -1,9 +1,12 @@
-//! Content negotiation as Confluent's REST layer does it: the media types a
-//! request body may have and an answer may be given in, `Accept` honoured
-//! (406 when nothing it accepts is on offer), an unsupported request
+//! Content negotiation as Confluent's REST layer (Jersey) does it: the media
+//! types a request body may have and an answer may be given in, `Accept`
+//! honoured (406 when nothing it accepts is on offer; a range whose type is
+//! `*` matches every type, as Jersey's `MediaType.isCompatible` has it), an unsupported request
 //! `Content-Type` refused with 415, and a body in another charset (UTF-16,
 //! Latin-1) decoded to UTF-8 before any handler reads it. A request without
-//! `Content-Type` is read as JSON, as before.
+//! `Content-Type` is read as JSON, as before. It runs only on a request
+//! that matched a route and method (`Router::route_layer`): as in JAX-RS,
+//! an unknown path answers 404 and a wrong method 405 whatever the headers.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -56,7 +59,8 @@ pub async fn negotiate(State(state): State<ApiState>, request: Request, next: Ne
 }
 
 /// The answer type for an `Accept` header: the acceptable range of highest
-/// quality that one of ours matches (wildcards get the preferred type).
+/// quality that one of ours matches, the preferred one first. A lone `*`
+/// is `*/*`.
 fn answer_type(accept: &str) -> Option<&'static str> {
     if accept.trim().is_empty() {
         return Some(CONTENT_TYPE);
@@ -74,10 +78,22 @@ fn answer_type(accept: &str) -> Option<&'static str> {
         })
         .collect();
     ranges.sort_by(|a, b| b.0.total_cmp(&a.0));
-    ranges.iter().find_map(|(_, media)| match media.as_str() {
-        "*/*" | "application/*" => Some(CONTENT_TYPE),
-        exact => ANSWER_TYPES.iter().copied().find(|offered| *offered == exact),
+    ranges.iter().find_map(|(_, media)| {
+        ANSWER_TYPES
+            .iter()
+            .copied()
+            .find(|offered| range_matches(media, offered))
     })
+}
+
+/// Whether the media range `range` (lowercase) accepts `offered`: Jersey's
+/// rule, where a `*` type matches any type whatever the subtype, and a `*`
+/// subtype any subtype of the same type.
+fn range_matches(range: &str, offered: &str) -> bool {
+    let (range_type, range_subtype) = range.split_once('/').unwrap_or((range, "*"));
+    let (offered_type, offered_subtype) = offered.split_once('/').unwrap_or((offered, ""));
+    let (range_type, range_subtype) = (range_type.trim(), range_subtype.trim());
+    range_type == "*" || (range_type == offered_type && (range_subtype == "*" || range_subtype == offered_subtype))
 }
 
 /// Checks a body's media type and decodes its charset to UTF-8.
@@ -170,6 +186,16 @@ mod tests {
         );
         assert_eq!(answer_type("text/html"), None);
         assert_eq!(answer_type("application/json;q=0"), None);
+    }
+
+    #[test]
+    fn a_wildcard_type_matches_every_subtype_as_in_jersey() {
+        // Issue 39 item 2: `*` and `*/anything` are served, as Confluent serves them.
+        assert_eq!(answer_type("*"), Some(CONTENT_TYPE));
+        assert_eq!(answer_type("*/anything"), Some(CONTENT_TYPE));
+        assert_eq!(answer_type("application/*"), Some(CONTENT_TYPE));
+        assert_eq!(answer_type("text/*"), None);
+        assert_eq!(answer_type("application/xml"), None);
     }
 
     #[test]

@@ -54,7 +54,10 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
         description = "The Confluent Schema Registry REST API as the embedded registry of schemaops \
                        (`schemaops registry`) serves it. Every error answer has the body \
                        `{\"error_code\": int, \"message\": string}`: `error_code` is Confluent's \
-                       code (the HTTP status, or the status followed by two digits). \
+                       code (the HTTP status, or the status followed by two digits), `message` \
+                       Confluent's exact text where it has a fixed one; schemaops' own explanation, \
+                       when it has one, is in a third field, `detail`. A route that takes a body \
+                       answers an empty one with 422 (code 422), as Confluent does. \
                        Every route is also served under `/contexts/{context}/` (Confluent's schema \
                        contexts): a subject there is put in that context (`payments` becomes \
                        `:.ctx:payments`), a bare `/config` or `/mode` names the context's own setting, and \
@@ -168,9 +171,13 @@ pub(super) async fn serve() -> Response {
 
 // Descriptions of the statuses most routes share.
 
-/// 400: a query flag, number or JSON body that does not parse.
-pub const BAD_REQUEST: &str = "400: a query parameter that is not a boolean or a number, a path that does not decode, \
-                               or a body that is not the JSON object described (or not valid in its charset)";
+/// 400: a query string, path or JSON body that does not parse.
+pub const BAD_REQUEST: &str = "400: a query string or path that does not decode, or a body that is not the JSON \
+                               object described (or not valid in its charset)";
+/// 404: a number query parameter that is not a 32-bit integer, which
+/// JAX-RS answers as a resource not found.
+pub const NOT_A_NUMBER: &str = "404: `offset` or `limit` is not a 32-bit integer (Jersey answers a query parameter \
+                                it cannot convert as a resource not found)";
 /// 500: the store failed; the details are in the registry's log.
 pub const STORE_FAILED: &str = "50001: the store failed (details in the registry's log, never in the answer)";
 
@@ -561,6 +568,15 @@ impl Modify for Conventions {
                 "415: the body's `Content-Type` is none of the request media types listed",
             )),
         );
+        components
+            .responses
+            .insert("NotANumber".to_owned(), RefOr::T(error(NOT_A_NUMBER)));
+        components.responses.insert(
+            "EmptyBody".to_owned(),
+            RefOr::T(error(
+                "422: the request has no body (Confluent's body parameters are `@NotNull`: code 422)",
+            )),
+        );
         components.responses.insert(
             "BodyTimeout".to_owned(),
             RefOr::T(error(
@@ -606,12 +622,25 @@ impl Modify for Conventions {
                 if path != PATH {
                     json_media_types(operation);
                 }
+                let pages = operation
+                    .parameters
+                    .iter()
+                    .flatten()
+                    .any(|parameter| matches!(parameter, RefOr::T(parameter) if parameter.name == "offset"));
                 let responses = &mut operation.responses.responses;
+                if pages {
+                    responses
+                        .entry("404".to_owned())
+                        .or_insert_with(|| RefOr::Ref(Ref::from_response_name("NotANumber")));
+                }
                 responses.insert("401".to_owned(), RefOr::Ref(Ref::from_response_name("Unauthorized")));
                 responses.insert("406".to_owned(), RefOr::Ref(Ref::from_response_name("NotAcceptable")));
                 if operation.request_body.is_some() {
                     responses.insert("408".to_owned(), RefOr::Ref(Ref::from_response_name("BodyTimeout")));
                     responses.insert("413".to_owned(), RefOr::Ref(Ref::from_response_name("BodyTooLarge")));
+                    responses
+                        .entry("422".to_owned())
+                        .or_insert_with(|| RefOr::Ref(Ref::from_response_name("EmptyBody")));
                     responses.insert(
                         "415".to_owned(),
                         RefOr::Ref(Ref::from_response_name("UnsupportedMediaType")),

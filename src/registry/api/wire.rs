@@ -1,5 +1,5 @@
 //! The JSON shapes of the Confluent REST API, and how requests are read:
-//! bodies as bytes (any or no Content-Type), query flags case-insensitively.
+//! bodies as bytes (any or no Content-Type), query parameters as JAX-RS reads them.
 
 use std::collections::HashMap;
 
@@ -193,12 +193,21 @@ impl<'a> From<&'a VersionedSchema> for SchemaResponse<'a> {
     }
 }
 
-/// The body of `GET /schemas/ids/{id}`.
+/// The body of `GET /schemas/ids/{id}`, Confluent's `SchemaString`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaByIdResponse<'a> {
+    /// With `subject`: the subject of the version found (that subject's own
+    /// version when it holds the ID, else one in its context).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, required = false)]
+    pub subject: Option<&'a str>,
+    /// With `subject`: the number of the version found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::registry::Version>, required = false)]
+    pub version: Option<u32>,
     /// The schema text (with `format=serialized`, a Protobuf schema's base64 descriptor).
-    schema: &'a str,
+    pub schema: &'a str,
     /// The schema type; absent for Avro.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = super::openapi::SchemaType, required = false)]
@@ -215,11 +224,23 @@ pub struct SchemaByIdResponse<'a> {
     /// The schema's GUID, as Confluent computes it.
     #[schema(value_type = String, pattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")]
     guid: String,
+    /// With `fetchMaxId=true`: the highest schema ID given so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::registry::SchemaId>, required = false)]
+    pub max_id: Option<u32>,
+    /// With `subject`: whether the version found is soft-deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub deleted: Option<bool>,
 }
 
 impl<'a> From<&'a SchemaContent> for SchemaByIdResponse<'a> {
     fn from(content: &'a SchemaContent) -> Self {
         Self {
+            subject: None,
+            version: None,
+            max_id: None,
+            deleted: None,
             schema: &content.text,
             schema_type: schema_type(content.format),
             references: &content.references,
@@ -253,19 +274,19 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryParams {
 }
 
 impl QueryParams {
-    /// A boolean flag, case-insensitive (`False` as clients send it); absent is false.
+    /// A boolean flag as JAX-RS reads Confluent's `boolean` query
+    /// parameters (`Boolean.valueOf`): `true` in any case is true; absent,
+    /// empty and anything else (`1`, `yes`) is false. Never an error.
     ///
     /// # Errors
-    /// 400 when the value is not a boolean.
+    /// None today; the `Result` keeps call sites unchanged.
     pub fn flag(&self, name: &str) -> Result<bool, ApiError> {
-        match self.0.get(name).map(|value| value.to_ascii_lowercase()) {
-            None => Ok(false),
-            Some(value) if value == "true" || value.is_empty() => Ok(true),
-            Some(value) if value == "false" => Ok(false),
-            Some(value) => Err(ApiError::bad_request(format!(
-                "query parameter `{name}` must be true or false, not `{value}`"
-            ))),
-        }
+        Ok(self.0.get(name).is_some_and(|value| value.eq_ignore_ascii_case("true")))
+    }
+
+    /// Whether the request has no query parameters at all.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// A text parameter.
@@ -273,17 +294,23 @@ impl QueryParams {
         self.0.get(name).map(String::as_str)
     }
 
-    /// A whole-number parameter (`offset`, `limit`).
+    /// A whole-number parameter (`offset`, `limit`), read as JAX-RS reads
+    /// Confluent's `int` query parameters (`Integer.valueOf`): empty is
+    /// absent; text that is not a 32-bit integer matches no resource, so
+    /// the answer is Jersey's plain 404.
     ///
     /// # Errors
-    /// 400 when the value is not a number.
+    /// 404 when the value is not a 32-bit integer.
     pub fn number(&self, name: &str) -> Result<Option<i64>, ApiError> {
         self.0
             .get(name)
+            .filter(|value| !value.trim().is_empty())
             .map(|value| {
-                value
-                    .parse::<i64>()
-                    .map_err(|_| ApiError::bad_request(format!("query parameter `{name}` must be a whole number")))
+                value.parse::<i32>().map(i64::from).map_err(|_| {
+                    ApiError::plain(axum::http::StatusCode::NOT_FOUND, "HTTP 404 Not Found").with_detail(format!(
+                        "query parameter `{name}` must be a whole number from -2147483648 to 2147483647, not `{value}`"
+                    ))
+                })
             })
             .transpose()
     }
@@ -291,7 +318,7 @@ impl QueryParams {
     /// Applies `offset` and `limit` (0 or negative: all) to a listing.
     ///
     /// # Errors
-    /// 400 when either is not a number.
+    /// 404 when either is not a 32-bit integer (see [`QueryParams::number`]).
     pub fn page<T>(&self, items: Vec<T>) -> Result<Vec<T>, ApiError> {
         let offset = usize::try_from(self.number("offset")?.unwrap_or(0).max(0)).unwrap_or(0);
         let limit = self.number("limit")?.unwrap_or(-1);

@@ -434,7 +434,7 @@ impl EmbeddedRegistry {
             let id = match (options.id, decided.known_id) {
                 (Some(wanted), Some(known)) if wanted != known => return Err(Error::IdMismatch { id: wanted }),
                 (Some(wanted), None) if state.schemas.contains_key(&wanted) => {
-                    return Err(Error::IdMismatch { id: wanted });
+                    return Err(state.id_in_use(wanted, subject));
                 }
                 (Some(wanted), _) => wanted,
                 (None, Some(known)) => known,
@@ -1024,6 +1024,11 @@ impl Registry for EmbeddedRegistry {
 
     fn schema_types(&self) -> Vec<Format> {
         vec![Format::Json, Format::Protobuf, Format::Avro]
+    }
+
+    async fn max_schema_id(&self) -> Result<Option<SchemaId>, Error> {
+        self.catch_up().await?;
+        Ok(self.read().max_id())
     }
 
     fn stats(&self) -> Option<super::Stats> {

@@ -442,6 +442,30 @@ impl State {
         SchemaId::new(i64::from(candidate))
     }
 
+    /// The highest schema ID given so far (Confluent's `maxId`).
+    pub(crate) fn max_id(&self) -> Option<SchemaId> {
+        self.schemas.keys().max().copied()
+    }
+
+    /// The refusal of `id`, chosen for a registration to `subject`, when it
+    /// already names other content: who holds it, and in which context.
+    pub(crate) fn id_in_use(&self, id: SchemaId, subject: &SubjectName) -> Error {
+        let holder = match self.holders(id, true).first() {
+            Some(held) => format!(
+                "subject `{}` version {} in context `{}`",
+                held.subject,
+                held.version,
+                context::context_of(held.subject.as_str())
+            ),
+            None => "no version any more (IDs of schemas deleted for good are never given again)".to_owned(),
+        };
+        Error::IdInUse {
+            id,
+            context: context::context_of(subject.as_str()).to_owned(),
+            holder,
+        }
+    }
+
     pub(crate) fn subject(&self, subject: &SubjectName) -> Result<&Subject, Error> {
         self.subjects
             .get(subject)
