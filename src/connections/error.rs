@@ -29,6 +29,17 @@ pub enum ResolveError {
         /// The ref.
         reference: RegistryRef,
     },
+    /// The connection is not `Ready` (its credentials, its registry, or its first check):
+    /// the objects bound to it wait.
+    #[error("{reference} is not ready ({reason}): {message}")]
+    NotReady {
+        /// The ref.
+        reference: RegistryRef,
+        /// The reason of its `Ready` condition.
+        reason: String,
+        /// The message of its `Ready` condition.
+        message: String,
+    },
     /// The connection's spec cannot be used as it is.
     #[error("{reference} is invalid: {problem}")]
     InvalidConnection {
@@ -103,6 +114,7 @@ impl ResolveError {
             ResolveError::NotFound { .. } => "RegistryNotFound",
             ResolveError::NamespaceNotAllowed { .. } => "RegistryNotAllowed",
             ResolveError::Deleting { .. } => "RegistryDeleting",
+            ResolveError::NotReady { .. } => "RegistryNotReady",
             ResolveError::InvalidConnection { .. } => "InvalidRegistryConnection",
             ResolveError::EmbeddedUnavailable { .. } => "EmbeddedRegistryUnavailable",
             ResolveError::SourceNotFound {

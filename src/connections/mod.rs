@@ -32,7 +32,8 @@ use async_trait::async_trait;
 pub use credentials::Fetched;
 pub use error::ResolveError;
 pub use kube_reads::KubeReads;
-use rules::{Connection, Source, Target};
+pub use rules::{Connection, RegistryScope};
+use rules::{Source, Target};
 
 use crate::compat::Checker;
 use crate::crd::{ClusterSchemaRegistry, RegistryKind, RegistryRef, SchemaRegistry};
@@ -72,6 +73,27 @@ impl std::fmt::Debug for Resolved {
     }
 }
 
+/// What a resolved registry is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// Reconciling a live object.
+    Work,
+    /// Cleaning up after an object being deleted.
+    Cleanup,
+}
+
+/// A connection's client, as the cache holds it.
+#[derive(Clone)]
+pub struct Client {
+    /// The registry.
+    pub registry: Arc<dyn Registry>,
+    /// The same client, typed, when the registry is external (its
+    /// capabilities can be probed).
+    pub external: Option<Arc<ExternalRegistry>>,
+    /// What it was built from.
+    pub key: CacheKey,
+}
+
 /// What a cached client was built from; a different key rebuilds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheKey {
@@ -89,6 +111,7 @@ type Slot = (RegistryKind, Option<String>, String);
 struct Cached {
     key: CacheKey,
     registry: Arc<dyn Registry>,
+    external: Option<Arc<ExternalRegistry>>,
 }
 
 /// Where the registries are: the default one, the embedded one (when this
@@ -125,13 +148,39 @@ impl Connections {
         Arc::clone(&self.default)
     }
 
-    /// The registry of an object in `namespace` with `registry_ref`.
+    /// The registry of an object in `namespace` with `registry_ref`, for
+    /// reading and writing: the connection must allow the namespace, give a
+    /// client, and be `Ready`.
     ///
     /// # Errors
     /// A [`ResolveError`] whose [`reason`](ResolveError::reason) names the
-    /// cause: a missing or disallowed connection, a missing Secret or key,
-    /// unusable TLS material, or an API server that could not be asked.
+    /// cause: a missing, deleting or disallowed connection, a missing Secret
+    /// or key, unusable TLS material, a connection not `Ready`, or an API
+    /// server that could not be asked.
     pub async fn resolve(&self, namespace: &str, registry_ref: Option<&RegistryRef>) -> Result<Resolved, ResolveError> {
+        self.resolve_for(namespace, registry_ref, Purpose::Work).await
+    }
+
+    /// The registry of an object in `namespace` that is being deleted, for
+    /// its cleanup: a connection being deleted (which waits for its objects)
+    /// or not `Ready` still gives its client.
+    ///
+    /// # Errors
+    /// As [`resolve`](Self::resolve), less `Deleting` and `NotReady`.
+    pub async fn resolve_for_cleanup(
+        &self,
+        namespace: &str,
+        registry_ref: Option<&RegistryRef>,
+    ) -> Result<Resolved, ResolveError> {
+        self.resolve_for(namespace, registry_ref, Purpose::Cleanup).await
+    }
+
+    async fn resolve_for(
+        &self,
+        namespace: &str,
+        registry_ref: Option<&RegistryRef>,
+        purpose: Purpose,
+    ) -> Result<Resolved, ResolveError> {
         let Some(reference) = registry_ref else {
             return Ok(Resolved {
                 registry: self.default_registry(),
@@ -145,8 +194,14 @@ impl Connections {
         } else {
             BTreeMap::new()
         };
-        rules::check_use(&connection, namespace, &labels)?;
-        let registry = self.client(&connection).await?.0;
+        match purpose {
+            Purpose::Work => rules::check_use(&connection, namespace, &labels)?,
+            Purpose::Cleanup => rules::check_namespace(&connection, namespace, &labels)?,
+        }
+        let registry = self.client(&connection).await?.registry;
+        if purpose == Purpose::Work {
+            rules::check_ready(&connection)?;
+        }
         Ok(Resolved {
             registry,
             connection: Some(reference.clone()),
@@ -178,14 +233,14 @@ impl Connections {
     }
 
     /// The client of `connection`, from the cache while its [`CacheKey`]
-    /// holds, else built anew (and cached), with the key it was built for.
+    /// holds, else built anew (and cached).
     /// Reads every Secret and ConfigMap the connection names.
     ///
     /// # Errors
     /// What [`rules::target`], [`rules::sources`] and
     /// [`credentials::external_config`] refuse, unusable TLS material, and
     /// read failures.
-    pub async fn client(&self, connection: &Connection) -> Result<(Arc<dyn Registry>, CacheKey), ResolveError> {
+    pub async fn client(&self, connection: &Connection) -> Result<Client, ResolveError> {
         let target = rules::target(connection)?;
         let sources = rules::sources(connection)?;
         let mut fetched = BTreeMap::new();
@@ -213,11 +268,15 @@ impl Connections {
             connection.reference.name.clone(),
         );
         if let Some(cached) = self.lock().get(&slot).filter(|cached| cached.key == key) {
-            return Ok((Arc::clone(&cached.registry), key));
+            return Ok(Client {
+                registry: Arc::clone(&cached.registry),
+                external: cached.external.clone(),
+                key,
+            });
         }
-        let registry: Arc<dyn Registry> = match target {
+        let (registry, external): (Arc<dyn Registry>, _) = match target {
             Target::Embedded => match &self.embedded {
-                Some(embedded) => Arc::clone(embedded),
+                Some(embedded) => (Arc::clone(embedded), None),
                 None => {
                     return Err(ResolveError::EmbeddedUnavailable {
                         reference: connection.reference.clone(),
@@ -238,7 +297,8 @@ impl Connections {
                     generation = connection.generation,
                     "Built a registry client"
                 );
-                Arc::new(client)
+                let client = Arc::new(client);
+                (Arc::clone(&client) as Arc<dyn Registry>, Some(client))
             }
         };
         self.lock().insert(
@@ -246,9 +306,14 @@ impl Connections {
             Cached {
                 key: key.clone(),
                 registry: Arc::clone(&registry),
+                external: external.clone(),
             },
         );
-        Ok((registry, key))
+        Ok(Client {
+            registry,
+            external,
+            key,
+        })
     }
 
     /// Forgets the cached client of a connection (deleted, or its status

@@ -10,7 +10,10 @@
 //!   `allowedNamespaces` names, or whose labels its selector matches (an
 //!   empty selector matches every namespace). Without `allowedNamespaces`,
 //!   from none.
-//! - A connection being deleted takes no new objects.
+//! - A connection being deleted takes no new objects (the objects already
+//!   bound to it may still clean up through it).
+//! - Objects bound to a connection whose `Ready` condition is not `True` for
+//!   its current generation wait ([`check_ready`]).
 //! - Exactly one of `embedded` and `external`, and an external one has at
 //!   least one `http(s)` URL.
 //! - A SchemaRegistry reads Secrets and ConfigMaps of its own namespace only
@@ -20,9 +23,12 @@
 use std::collections::BTreeMap;
 
 use super::ResolveError;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+
+use crate::crd::conditions::{ConditionType, find_condition};
 use crate::crd::{
-    AllowedNamespaces, ClusterSchemaRegistry, ConnectionSpec, ExternalRegistrySpec, RegistryKind, RegistryRef,
-    SchemaRegistry,
+    AllowedNamespaces, ClusterSchemaRegistry, ConnectionSpec, ConnectionStatus, ExternalRegistrySpec, RegistryKind,
+    RegistryRef, SchemaRegistry,
 };
 use crate::policy::Selector;
 
@@ -43,6 +49,12 @@ pub struct Connection {
     pub spec: ConnectionSpec,
     /// On a ClusterSchemaRegistry, who may use it.
     pub allowed_namespaces: Option<AllowedNamespaces>,
+    /// Its `Ready` condition, as the connection controller last wrote it.
+    pub ready: Option<Condition>,
+}
+
+fn ready_condition(status: Option<&ConnectionStatus>) -> Option<Condition> {
+    status.and_then(|status| find_condition(&status.conditions, ConditionType::Ready).cloned())
 }
 
 impl Connection {
@@ -59,6 +71,7 @@ impl Connection {
             deleting: object.metadata.deletion_timestamp.is_some(),
             spec: object.spec.connection.clone(),
             allowed_namespaces: None,
+            ready: ready_condition(object.status.as_ref()),
         }
     }
 
@@ -75,6 +88,7 @@ impl Connection {
             deleting: object.metadata.deletion_timestamp.is_some(),
             spec: object.spec.connection.clone(),
             allowed_namespaces: object.spec.allowed_namespaces.clone(),
+            ready: ready_condition(object.status.as_ref()),
         }
     }
 
@@ -82,6 +96,46 @@ impl Connection {
         ResolveError::InvalidConnection {
             reference: self.reference.clone(),
             problem: problem.into(),
+        }
+    }
+}
+
+/// Which registry an object's subject lives in, as claims see it: two
+/// objects contend for a subject only when their scopes are equal. A
+/// SchemaRegistry is its namespace's, so the same name in two namespaces is
+/// two scopes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegistryScope {
+    /// The install's default registry (no `registryRef`).
+    Default,
+    /// A SchemaRegistry.
+    Namespaced {
+        /// Its namespace (the object's).
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
+    /// A ClusterSchemaRegistry.
+    Cluster {
+        /// Its name.
+        name: String,
+    },
+}
+
+impl RegistryScope {
+    /// The scope of an object in `namespace` with `registry_ref`.
+    pub fn of(namespace: &str, registry_ref: Option<&RegistryRef>) -> Self {
+        match registry_ref {
+            None => RegistryScope::Default,
+            Some(reference) => match reference.kind {
+                RegistryKind::SchemaRegistry => RegistryScope::Namespaced {
+                    namespace: namespace.to_owned(),
+                    name: reference.name.clone(),
+                },
+                RegistryKind::ClusterSchemaRegistry => RegistryScope::Cluster {
+                    name: reference.name.clone(),
+                },
+            },
         }
     }
 }
@@ -137,6 +191,43 @@ pub fn check_use(
             reference: connection.reference.clone(),
         });
     }
+    check_namespace(connection, namespace, labels)
+}
+
+/// Whether `connection` is `Ready=True` for its current generation, as the
+/// connection controller found: objects bound to it act only then.
+///
+/// # Errors
+/// [`ResolveError::NotReady`] with the connection's own reason and message
+/// (or `NotChecked` before its first check).
+pub fn check_ready(connection: &Connection) -> Result<(), ResolveError> {
+    let not_ready = |reason: &str, message: &str| ResolveError::NotReady {
+        reference: connection.reference.clone(),
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+    };
+    match &connection.ready {
+        Some(ready) if ready.observed_generation != Some(connection.generation) => Err(not_ready(
+            "NotChecked",
+            "its current generation has not been checked yet",
+        )),
+        Some(ready) if ready.status == "True" => Ok(()),
+        Some(ready) => Err(not_ready(&ready.reason, &ready.message)),
+        None => Err(not_ready("NotChecked", "it has not been checked yet")),
+    }
+}
+
+/// The namespace part of [`check_use`]: a SchemaRegistry serves its own
+/// namespace, a ClusterSchemaRegistry those it allows. Also what lets an
+/// object bound to a connection being deleted clean up through it.
+///
+/// # Errors
+/// As [`check_use`], less [`ResolveError::Deleting`].
+pub fn check_namespace(
+    connection: &Connection,
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<(), ResolveError> {
     match connection.reference.kind {
         RegistryKind::SchemaRegistry => {
             if connection.namespace.as_deref() == Some(namespace) {

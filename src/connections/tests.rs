@@ -80,8 +80,18 @@ fn namespaced(namespace: &str, name: &str, connection: ConnectionSpec) -> Schema
     SchemaRegistry {
         metadata: meta(Some(namespace), name),
         spec: SchemaRegistrySpec { connection },
-        status: None,
+        status: Some(ready_status(1)),
     }
+}
+
+/// The status the connection controller writes for a Ready connection of `generation`.
+fn ready_status(generation: i64) -> crate::crd::ConnectionStatus {
+    let check = status::Check::Ready {
+        endpoint: "embedded".to_owned(),
+        capabilities: crate::crd::RegistryCapabilities::default(),
+    };
+    let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
+    status::render_status(&check, Some(generation), 0, None, &now)
 }
 
 fn cluster(name: &str, connection: ConnectionSpec, allowed: serde_json::Value) -> ClusterSchemaRegistry {
@@ -91,7 +101,7 @@ fn cluster(name: &str, connection: ConnectionSpec, allowed: serde_json::Value) -
             connection,
             allowed_namespaces: serde_json::from_value(allowed).unwrap(),
         },
-        status: None,
+        status: Some(ready_status(1)),
     }
 }
 
@@ -319,14 +329,14 @@ async fn a_client_is_reused_until_its_secret_or_generation_changes() {
     assert!(Arc::ptr_eq(&rotated.registry, &again.registry));
     // A new generation of the connection rebuilds it too.
     let connection = world.connections.connection("team-a", &orders).await.unwrap();
-    let (_, key) = world.connections.client(&connection).await.unwrap();
+    let key = world.connections.client(&connection).await.unwrap().key;
     let newer = Connection {
         generation: key.generation + 1,
         ..connection
     };
-    let (rebuilt, newer_key) = world.connections.client(&newer).await.unwrap();
-    assert_ne!(key, newer_key);
-    assert!(!Arc::ptr_eq(&rebuilt, &again.registry));
+    let rebuilt = world.connections.client(&newer).await.unwrap();
+    assert_ne!(key, rebuilt.key);
+    assert!(!Arc::ptr_eq(&rebuilt.registry, &again.registry));
 }
 
 #[tokio::test]
@@ -391,6 +401,62 @@ async fn a_connection_being_deleted_takes_no_objects() {
         .await
         .unwrap_err();
     assert_eq!(error.reason(), "RegistryDeleting");
+    // The objects already bound clean up through it: its finalizer waits for them.
+    let cleanup = world
+        .connections
+        .resolve_for_cleanup("team-a", Some(&reference(RegistryKind::SchemaRegistry, "orders")))
+        .await
+        .unwrap();
+    assert!(cleanup.connection.is_some());
+}
+
+#[tokio::test]
+async fn objects_wait_for_a_connection_that_is_not_ready_for_its_generation() {
+    let mut unchecked = namespaced("team-a", "unchecked", spec(json!({"embedded": {}})));
+    unchecked.status = None;
+    let mut stale = namespaced("team-a", "stale", spec(json!({"embedded": {}})));
+    stale.metadata.generation = Some(2);
+    let mut down = namespaced("team-a", "down", spec(json!({"embedded": {}})));
+    let check = status::Check::Unreachable {
+        endpoint: "http://registry:8081".to_owned(),
+        message: "connection refused".to_owned(),
+    };
+    let now = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
+    down.status = Some(status::render_status(&check, Some(1), 0, None, &now));
+    let world = world(
+        Fixed {
+            namespaced: vec![unchecked, stale, down],
+            ..Fixed::default()
+        },
+        true,
+    )
+    .await;
+    for (name, reason, says) in [
+        ("unchecked", "NotChecked", "has not been checked yet"),
+        ("stale", "NotChecked", "its current generation"),
+        ("down", "RegistryUnavailable", "connection refused"),
+    ] {
+        let reference = reference(RegistryKind::SchemaRegistry, name);
+        let error = world.connections.resolve("team-a", Some(&reference)).await.unwrap_err();
+        assert_eq!(error.reason(), "RegistryNotReady", "{name}");
+        let message = error.to_string();
+        assert!(message.contains(reason) && message.contains(says), "{name}: {message}");
+        assert!(world.connections.resolve_for_cleanup("team-a", Some(&reference)).await.is_ok());
+    }
+}
+
+#[test]
+fn claims_are_per_registry_and_a_schema_registry_is_its_namespaces() {
+    let named = |kind, name| Some(reference(kind, name));
+    let default = RegistryScope::of("team-a", None);
+    let a = RegistryScope::of("team-a", named(RegistryKind::SchemaRegistry, "orders").as_ref());
+    let b = RegistryScope::of("team-b", named(RegistryKind::SchemaRegistry, "orders").as_ref());
+    let shared_a = RegistryScope::of("team-a", named(RegistryKind::ClusterSchemaRegistry, "shared").as_ref());
+    let shared_b = RegistryScope::of("team-b", named(RegistryKind::ClusterSchemaRegistry, "shared").as_ref());
+    assert_eq!(default, RegistryScope::of("team-b", None));
+    assert_ne!(a, b);
+    assert_ne!(a, default);
+    assert_eq!(shared_a, shared_b);
 }
 
 #[tokio::test]
