@@ -441,7 +441,13 @@ async fn objects_wait_for_a_connection_that_is_not_ready_for_its_generation() {
         assert_eq!(error.reason(), "RegistryNotReady", "{name}");
         let message = error.to_string();
         assert!(message.contains(reason) && message.contains(says), "{name}: {message}");
-        assert!(world.connections.resolve_for_cleanup("team-a", Some(&reference)).await.is_ok());
+        assert!(
+            world
+                .connections
+                .resolve_for_cleanup("team-a", Some(&reference))
+                .await
+                .is_ok()
+        );
     }
 }
 

@@ -8,7 +8,7 @@ use tower_test::mock::Handle;
 
 use super::*;
 use crate::crd::SchemaSpec;
-use crate::registry::VersionFilter;
+use crate::registry::{Registry, VersionFilter};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::sqlite::SqliteStore;
 
