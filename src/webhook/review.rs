@@ -196,6 +196,16 @@ impl Admission {
         if judged && let Some(problem) = registry_ref_changed(request) {
             return deny(response, CODE_INVALID, "Invalid", problem);
         }
+        if judged && let Some(registry_ref) = bound_registry(request) {
+            // The webhook judges against the default registry only: an object bound to another
+            // is judged by the controller, against its own registry, and not here.
+            return warn(
+                response,
+                format!(
+                    "spec.registryRef names {registry_ref}: the admission webhook does not judge objects bound                      to a registry connection yet; the controller checks this one against that registry and                      reports in its status"
+                ),
+            );
+        }
         if judged && request.kind.kind == SUBJECT_CONFIG_KIND {
             return self.review_subject_config(request, response).await;
         }
@@ -397,6 +407,17 @@ fn registry_ref_changed(request: &AdmissionRequest<DynamicObject>) -> Option<Str
     }
 }
 
+/// The `spec.registryRef` of a Schema or SubjectConfig being created or
+/// updated, as `Kind/name`.
+fn bound_registry(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
+    if ![KIND, SUBJECT_CONFIG_KIND].contains(&request.kind.kind.as_str()) {
+        return None;
+    }
+    let registry_ref = request.object.as_ref()?.data["spec"].get("registryRef")?;
+    let field = |name: &str| registry_ref.get(name).and_then(serde_json::Value::as_str).unwrap_or("?");
+    Some(format!("{}/{}", field("kind"), field("name")))
+}
+
 /// The request's object as a `kind` (with the object before an UPDATE, when
 /// it reads as one), or why the request cannot be judged.
 pub(super) fn objects_of<T: serde::de::DeserializeOwned>(
@@ -514,6 +535,26 @@ mod tests {
             .review(&request("UPDATE", KIND, Some(with_ref("a")), Some(with_ref("a"))))
             .await;
         assert!(response.allowed, "{response:?}");
+    }
+
+    #[tokio::test]
+    async fn a_schema_bound_to_a_registry_connection_is_not_judged_against_the_default_registry() {
+        let folder = tempfile::tempdir().unwrap();
+        let holder: Schema = serde_json::from_value(schema_object("holder", "orders-value", TEXT)).unwrap();
+        let admission = admission(folder.path(), vec![holder]).await;
+        // Without a ref it would be denied: another Schema manages the subject in the default registry.
+        let plain = schema_object("orders", "orders-value", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(plain), None)).await;
+        assert!(!response.allowed, "{response:?}");
+        let mut bound = schema_object("orders", "orders-value", TEXT);
+        bound["spec"]["registryRef"] = json!({"kind": "SchemaRegistry", "name": "team-registry"});
+        let response = admission.review(&request("CREATE", KIND, Some(bound), None)).await;
+        assert!(response.allowed, "{response:?}");
+        let warnings = response.warnings.unwrap_or_default().join(" ");
+        assert!(
+            warnings.contains("SchemaRegistry/team-registry") && warnings.contains("does not judge"),
+            "{warnings}"
+        );
     }
 
     #[tokio::test]
