@@ -414,7 +414,12 @@ fn bound_registry(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
         return None;
     }
     let registry_ref = request.object.as_ref()?.data["spec"].get("registryRef")?;
-    let field = |name: &str| registry_ref.get(name).and_then(serde_json::Value::as_str).unwrap_or("?");
+    let field = |name: &str| {
+        registry_ref
+            .get(name)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("?")
+    };
     Some(format!("{}/{}", field("kind"), field("name")))
 }
 

@@ -8,9 +8,9 @@ use tower_test::mock::Handle;
 
 use super::*;
 use crate::crd::SchemaSpec;
-use crate::registry::{Registry, VersionFilter};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::sqlite::SqliteStore;
+use crate::registry::{Registry, VersionFilter};
 
 const NAME: &str = "orders";
 const SUBJECT: &str = "orders-value";
