@@ -2,7 +2,7 @@
 //! ClusterSchemaRegistry): each connection is checked (its credentials
 //! resolved, its registry asked, its capabilities probed) and its status
 //! written through [`render_status`]; the check runs again every
-//! [`RECHECK`], so a rotated Secret or a registry that comes back is seen
+//! [`RECHECK`] (or resync period, when shorter), so a rotated Secret or a registry that comes back is seen
 //! without a restart. A connection with objects bound to it keeps its
 //! finalizer: its deletion waits until they are gone.
 
@@ -14,7 +14,8 @@ use crate::connections::Connection;
 use crate::connections::status::{Check, capabilities_of, changed, render_status};
 use crate::crd::{ClusterSchemaRegistry, ConnectionStatus, RegistryCapabilities, SchemaRegistry};
 
-/// How often each connection is checked again (Secrets are read by name, never watched).
+/// How often each connection is checked again at most (Secrets are read by
+/// name, never watched); sooner when the resync period is shorter.
 pub(super) const RECHECK: Duration = Duration::from_secs(60);
 
 /// A connection kind, as its controller handles it.
@@ -151,7 +152,7 @@ async fn check_connection<K: ConnectionObject>(object: &K, context: &Context) ->
             publish(context, object, reason, !is_ready, note).await;
         }
     }
-    Ok(Action::requeue(RECHECK))
+    Ok(Action::requeue(RECHECK.min(context.resync)))
 }
 
 /// What asking the registry of `connection` through `client` finds.
