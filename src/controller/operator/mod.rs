@@ -781,6 +781,38 @@ mod waiting_tests {
     use super::*;
 
     #[test]
+    fn an_object_whose_registry_cannot_be_used_waits_with_the_resolve_reason() {
+        let error = ResolveError::NamespaceNotAllowed {
+            reference: RegistryRef {
+                kind: crate::crd::RegistryKind::ClusterSchemaRegistry,
+                name: "shared".to_owned(),
+            },
+            namespace: "team-c".to_owned(),
+        };
+        let mut conditions = Vec::new();
+        let now = Time(Timestamp::UNIX_EPOCH);
+        set_waiting(&mut conditions, &error, Some(4), &now);
+        let found = |type_| find_condition(&conditions, type_).unwrap();
+        let ready = found(ConditionType::Ready);
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", "RegistryNotAllowed")
+        );
+        assert_eq!(
+            ready.message,
+            "waiting for its registry: ClusterSchemaRegistry/shared does not allow namespace team-c (see its \
+             spec.allowedNamespaces)"
+        );
+        assert_eq!(found(ConditionType::Reconciling).status, "True");
+        assert_eq!(found(ConditionType::Stalled).status, "False");
+        assert!(
+            conditions
+                .iter()
+                .all(|condition| condition.observed_generation == Some(4))
+        );
+    }
+
+    #[test]
     fn a_deletion_blocked_by_referrers_waits_and_other_errors_fail() {
         let blocked = Error::Finalizer(Box::new(finalizer::Error::CleanupFailed(Error::DeletionBlocked(
             "referred to by Schema a/b".to_owned(),
