@@ -150,6 +150,20 @@ async fn latest(url: &str, subject: &str) -> String {
     body["schema"].as_str().unwrap_or_default().to_owned()
 }
 
+/// The subject's own compatibility level at `url`, if it has one.
+async fn subject_level(url: &str, subject: &str) -> Option<String> {
+    let response = support::http_client()
+        .get(format!("{url}/config/{subject}"))
+        .send()
+        .await
+        .unwrap();
+    if !response.status().is_success() {
+        return None;
+    }
+    let body: Value = response.json().await.unwrap();
+    body["compatibilityLevel"].as_str().map(str::to_owned)
+}
+
 fn secret(namespace: &str, name: &str, password: &str) -> String {
     let encoded = base64::engine::general_purpose::STANDARD.encode(password);
     format!(
@@ -277,6 +291,16 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     assert_eq!(versions(&cluster.default_registry, "plain-value").await, [1]);
     assert!(versions(&alpha.url, "plain-value").await.is_empty());
 
+    // A SubjectConfig follows its ref too: the level is set in team-a's registry only.
+    cluster.apply(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: orders\n  namespace: team-a\n\
+         spec:\n  subject: orders-value\n  compatibility: FULL\n  registryRef: {kind: SchemaRegistry, name: \
+         team-registry}\n",
+    );
+    cluster.wait_condition(Some("team-a"), "subjectconfig", "orders", "Ready", "True", "Configured");
+    assert_eq!(subject_level(&alpha.url, "orders-value").await.as_deref(), Some("FULL"));
+    assert_eq!(subject_level(&cluster.default_registry, "orders-value").await, None);
+
     let outsider = cluster.wait_condition(
         Some("team-c"),
         "schema",
@@ -328,20 +352,20 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     assert!(latest(&beta.url, "orders-value").await.contains("Payment"));
     assert!(latest(&alpha.url, "orders-value").await.contains("Order"));
 
-    // Each connection counts its own objects.
-    let counted = |namespace: &str| {
+    // Each connection counts its own objects (team-a: the Schema and the SubjectConfig).
+    let counted = |namespace: &str, bound: i64| {
         let deadline = Instant::now() + CONVERGE;
         loop {
             let object = cluster.get(Some(namespace), "schemaregistry", "team-registry").unwrap();
-            if object["status"]["boundObjects"] == 1 {
+            if object["status"]["boundObjects"] == bound {
                 break;
             }
             assert!(Instant::now() < deadline, "{object:#}");
             std::thread::sleep(Duration::from_millis(200));
         }
     };
-    counted("team-a");
-    counted("team-b");
+    counted("team-a", 2);
+    counted("team-b", 1);
 
     // team-b's registry goes away: only team-b's connection and Schema wait, team-a's stay Ready.
     drop(beta);
@@ -372,6 +396,20 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
         kept.as_ref()
             .is_some_and(|object| object["metadata"]["deletionTimestamp"].is_string()),
         "{kept:?}"
+    );
+    // Objects bound to a connection being deleted still clean up through it.
+    cluster.kubectl_ok(&[
+        "delete",
+        "subjectconfig",
+        "orders",
+        "--namespace",
+        "team-a",
+        "--timeout=60s",
+    ]);
+    assert_eq!(subject_level(&alpha.url, "orders-value").await, None);
+    assert!(
+        cluster.get(Some("team-a"), "schemaregistry", "team-registry").is_some(),
+        "a Schema is still bound"
     );
     cluster.kubectl_ok(&["delete", "schema", "orders", "--namespace", "team-a", "--timeout=60s"]);
     let deadline = Instant::now() + CONVERGE;
