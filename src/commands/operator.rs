@@ -168,7 +168,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     ));
     let controllers = operator::Controllers::new(
         client.clone(),
-        connections,
+        Arc::clone(&connections),
         Settings {
             namespace: config.namespace.clone(),
             checker: config.checker,
@@ -241,6 +241,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     };
     let admission = Arc::new(webhook::Admission {
         registry,
+        connections: Some(connections),
         checker: config.checker,
         view: Arc::new(view),
         config_maps: Arc::new(webhook::KubeConfigMaps(client)),

@@ -47,10 +47,12 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use kube::core::{DynamicObject, Status, TypeMeta};
 
 use crate::compat::Checker;
+use crate::connections::{Connections, ResolveError};
 use crate::controller::judge::{PolicyContext, PolicySource};
 use crate::controller::schema::decide::{self, Plan, SchemaInputs};
 use crate::controller::schema::{read, status};
 use crate::controller::view::{ObjectKey, SubjectView};
+use crate::crd::RegistryRef;
 use crate::crd::conditions::{MAX_MESSAGE_BYTES, Reason, truncate_message};
 use crate::crd::{Schema, SubjectConfig};
 use crate::registry::Registry;
@@ -159,6 +161,9 @@ pub fn into_review(mut response: AdmissionResponse) -> AdmissionReview<DynamicOb
 pub struct Admission {
     /// The registry the controller writes to.
     pub registry: Arc<dyn Registry>,
+    /// The registry connections, to refuse a `spec.registryRef` the object's
+    /// namespace may not use. `None`: objects with one are allowed with a warning.
+    pub connections: Option<Arc<Connections>>,
     /// The engine.
     pub checker: Checker,
     /// The Schemas and SubjectConfigs known.
@@ -197,14 +202,7 @@ impl Admission {
             return deny(response, CODE_INVALID, "Invalid", problem);
         }
         if judged && let Some(registry_ref) = bound_registry(request) {
-            // The webhook judges against the default registry only: an object bound to another
-            // is judged by the controller, against its own registry, and not here.
-            return warn(
-                response,
-                format!(
-                    "spec.registryRef names {registry_ref}: the admission webhook does not judge objects bound                      to a registry connection yet; the controller checks this one against that registry and                      reports in its status"
-                ),
-            );
+            return self.review_bound(request, response, &registry_ref).await;
         }
         if judged && request.kind.kind == SUBJECT_CONFIG_KIND {
             return self.review_subject_config(request, response).await;
@@ -407,20 +405,51 @@ fn registry_ref_changed(request: &AdmissionRequest<DynamicObject>) -> Option<Str
     }
 }
 
-/// The `spec.registryRef` of a Schema or SubjectConfig being created or
-/// updated, as `Kind/name`.
-fn bound_registry(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
+/// The `spec.registryRef` of a Schema or SubjectConfig being created or updated.
+fn bound_registry(request: &AdmissionRequest<DynamicObject>) -> Option<RegistryRef> {
     if ![KIND, SUBJECT_CONFIG_KIND].contains(&request.kind.kind.as_str()) {
         return None;
     }
     let registry_ref = request.object.as_ref()?.data["spec"].get("registryRef")?;
-    let field = |name: &str| {
-        registry_ref
-            .get(name)
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("?")
-    };
-    Some(format!("{}/{}", field("kind"), field("name")))
+    // A malformed ref is the schema validation's to refuse.
+    serde_json::from_value(registry_ref.clone()).ok()
+}
+
+impl Admission {
+    /// Judges an object bound to a registry connection: a ref its namespace
+    /// may not use, or to a connection being deleted, is denied; otherwise it
+    /// is allowed with a warning (the webhook judges against the default
+    /// registry only, so the controller judges this one against its own, and
+    /// a connection missing or not ready yet makes it wait, not fail).
+    async fn review_bound(
+        &self,
+        request: &AdmissionRequest<DynamicObject>,
+        response: AdmissionResponse,
+        registry_ref: &RegistryRef,
+    ) -> AdmissionResponse {
+        let unjudged = format!(
+            "spec.registryRef names {registry_ref}: the admission webhook does not judge objects bound to a \
+             registry connection yet; the controller checks this one against that registry and reports in its \
+             status"
+        );
+        let Some(connections) = &self.connections else {
+            return warn(response, unjudged);
+        };
+        let namespace = request.namespace.as_deref().unwrap_or_default();
+        match connections.resolve(namespace, Some(registry_ref)).await {
+            Ok(_) => warn(response, unjudged),
+            Err(error @ (ResolveError::NamespaceNotAllowed { .. } | ResolveError::Deleting { .. })) => deny(
+                response,
+                CODE_FORBIDDEN,
+                "Forbidden",
+                format!("spec.registryRef: {error}"),
+            ),
+            Err(error) => warn(
+                response,
+                format!("spec.registryRef: {error}; the object waits until its registry can be used"),
+            ),
+        }
+    }
 }
 
 /// The request's object as a `kind` (with the object before an UPDATE, when
@@ -500,6 +529,7 @@ mod tests {
             .unwrap();
         Admission {
             registry: Arc::new(registry),
+            connections: None,
             checker: Checker::default(),
             view: Arc::new(FixedView {
                 schemas,
@@ -560,6 +590,91 @@ mod tests {
             warnings.contains("SchemaRegistry/team-registry") && warnings.contains("does not judge"),
             "{warnings}"
         );
+    }
+
+    /// A cluster holding one ClusterSchemaRegistry, `shared` (embedded), that allows `team-a` only.
+    struct OneSharedRegistry;
+
+    #[async_trait]
+    impl crate::connections::ClusterReads for OneSharedRegistry {
+        async fn schema_registry(
+            &self,
+            _namespace: &str,
+            _name: &str,
+        ) -> Result<Option<crate::crd::SchemaRegistry>, ResolveError> {
+            Ok(None)
+        }
+
+        async fn cluster_schema_registry(
+            &self,
+            name: &str,
+        ) -> Result<Option<crate::crd::ClusterSchemaRegistry>, ResolveError> {
+            let shared = json!({
+                "apiVersion": "schemaops.dev/v1alpha1", "kind": "ClusterSchemaRegistry",
+                "metadata": {"name": "shared", "uid": "u", "generation": 1},
+                "spec": {"embedded": {}, "allowedNamespaces": {"names": ["team-a"]}}
+            });
+            Ok((name == "shared").then(|| serde_json::from_value(shared).unwrap()))
+        }
+
+        async fn namespace_labels(
+            &self,
+            _name: &str,
+        ) -> Result<std::collections::BTreeMap<String, String>, ResolveError> {
+            Ok(std::collections::BTreeMap::new())
+        }
+
+        async fn source(
+            &self,
+            _source: &crate::connections::rules::Source,
+        ) -> Result<Option<crate::connections::Fetched>, ResolveError> {
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_registry_ref_the_namespace_may_not_use_is_denied_and_one_that_may_yet_work_is_warned_about() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut admission = admission(folder.path(), Vec::new()).await;
+        admission.connections = Some(Arc::new(Connections::new(
+            Arc::clone(&admission.registry),
+            Some(Arc::clone(&admission.registry)),
+            Arc::new(OneSharedRegistry),
+            Checker::default(),
+        )));
+        let bound = |kind: &str, name: &str| {
+            let mut object = schema_object("orders", "orders-value", TEXT);
+            object["spec"]["registryRef"] = json!({"kind": kind, "name": name});
+            object
+        };
+        let in_namespace = |namespace: &str, object: Value| {
+            let mut request = request("CREATE", KIND, Some(object), None);
+            request.namespace = Some(namespace.to_owned());
+            request
+        };
+        let denied = admission
+            .review(&in_namespace("team-c", bound("ClusterSchemaRegistry", "shared")))
+            .await;
+        assert!(!denied.allowed, "{denied:?}");
+        assert_eq!(denied.result.code, CODE_FORBIDDEN);
+        assert!(
+            denied
+                .result
+                .message
+                .contains("ClusterSchemaRegistry/shared does not allow namespace team-c"),
+            "{}",
+            denied.result.message
+        );
+        // Allowed, then waits: not checked yet, or not created yet (it may come in the same sync).
+        for (namespace, object, says) in [
+            ("team-a", bound("ClusterSchemaRegistry", "shared"), "is not ready"),
+            ("team-a", bound("SchemaRegistry", "later"), "does not exist"),
+        ] {
+            let response = admission.review(&in_namespace(namespace, object)).await;
+            assert!(response.allowed, "{response:?}");
+            let warnings = response.warnings.unwrap_or_default().join(" ");
+            assert!(warnings.contains(says) && warnings.contains("waits"), "{warnings}");
+        }
     }
 
     #[tokio::test]
