@@ -255,6 +255,7 @@ async fn create_all(clients: &[Api<Schema>], count: usize) {
                         metadata: None,
                         rule_set: None,
                         subject: format!("event-{index}-value"),
+                        registry_ref: None,
                         schema_type: Default::default(),
                         schema: Some(avro("")),
                         schema_from: None,

@@ -3,6 +3,7 @@
 //!
 //! - [`compat`]: the pure compatibility engine (Avro today).
 //! - [`registry`]: the Registry trait, the embedded registry and the REST API.
+//! - [`connections`]: `spec.registryRef` resolved into the registry an object uses.
 //! - [`cli`]: the command line and its typed configuration.
 //! - [`commands`]: what each subcommand does.
 //! - [`export`]: a registry turned into Schema and SubjectConfig manifests.
@@ -11,6 +12,7 @@
 pub mod cli;
 pub mod commands;
 pub mod compat;
+pub mod connections;
 pub mod controller;
 pub mod crd;
 pub mod export;

@@ -989,6 +989,7 @@ mod kube_rs {
                 metadata: None,
                 rule_set: None,
                 subject: format!("{name}-value"),
+                registry_ref: None,
                 schema_type: SchemaType::Avro,
                 schema: Some("{\"type\":\"string\"}".into()),
                 schema_from: None,

@@ -513,3 +513,38 @@ fn a_later_document_for_the_same_object_is_an_edit_of_it_across_files() {
         "{stdout}"
     );
 }
+
+/// Issue 40: without a cluster there is no registry connection to follow, so a Schema or
+/// SubjectConfig with `spec.registryRef` is refused by name, never judged against or written
+/// to this command's registry; a plain Schema beside it is not written either.
+#[test]
+fn an_object_bound_to_a_registry_connection_is_refused_without_a_cluster() {
+    let folder = tempfile::tempdir().unwrap();
+    let bound = format!(
+        "{}  registryRef:\n    kind: SchemaRegistry\n    name: team-registry\n",
+        schema("orders", "orders-value")
+    );
+    let config = "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: payments\n  \
+                  namespace: team-b\nspec:\n  subject: payments-value\n  compatibility: FULL\n  registryRef:\n    \
+                  kind: ClusterSchemaRegistry\n    name: shared\n";
+    let file = folder.path().join("bound.yaml");
+    std::fs::write(
+        &file,
+        format!("{}---\n{bound}---\n{config}", schema("plain", "plain-value")),
+    )
+    .unwrap();
+    let name = file.display().to_string();
+    assert_refused_by_check_and_apply(
+        &file,
+        &format!(
+            "{name} (document 2): Schema default/orders names spec.registryRef SchemaRegistry/team-registry: \
+             objects bound to a registry connection are not supported without a cluster yet"
+        ),
+    );
+    assert_refused_by_check_and_apply(
+        &file,
+        &format!(
+            "{name} (document 3): SubjectConfig team-b/payments names spec.registryRef ClusterSchemaRegistry/shared"
+        ),
+    );
+}

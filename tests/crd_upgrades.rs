@@ -38,6 +38,10 @@ fn fields_added_since_an_object_was_stored_take_their_defaults() {
     assert_eq!(schema.spec.schema_type, SchemaType::Avro);
     assert_eq!(schema.spec.deletion_policy, DeletionPolicy::Retain);
     assert!(schema.spec.references.is_empty());
+    assert!(
+        schema.spec.registry_ref.is_none(),
+        "an object without a ref uses the default registry"
+    );
     assert!(schema.spec.schema.is_none());
     assert!(schema.status.is_none());
     assert_eq!(schema.spec.schema_from.unwrap().config_map_key_ref.key, "payment.avsc");

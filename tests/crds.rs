@@ -395,3 +395,211 @@ fn the_crd_refuses_deny_with_warn_exactly_as_the_policy_compiler_does() {
         assert_eq!(compiles, !both, "{actions:?}");
     }
 }
+
+/// Whether every CEL rule of the schema node `rules_at` holds for `value` (and `old`, for the
+/// transition rules that read `oldSelf`; those are skipped on a create, as the API server does).
+fn cel_rules_hold(rules_at: &Value, value: &Value, old: Option<&Value>) -> bool {
+    let rules = rules_at["x-kubernetes-validations"]
+        .as_array()
+        .expect("CEL rules at this node");
+    rules.iter().all(|rule| {
+        let text = rule["rule"].as_str().unwrap();
+        if text.contains("oldSelf") && old.is_none() {
+            return true;
+        }
+        let program = cel::Program::compile(text).expect("the rule parses");
+        let mut context = cel::Context::default();
+        context.add_variable("self", value).unwrap();
+        if let Some(old) = old {
+            context.add_variable("oldSelf", old).unwrap();
+        }
+        match program.execute(&context) {
+            Ok(cel::Value::Bool(holds)) => holds,
+            other => panic!("{text} on {value} gives {other:?}"),
+        }
+    })
+}
+
+/// The `openAPIV3Schema` of the CRD kept under `file`.
+fn open_api_schema(file: &str) -> Value {
+    definition(file)["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
+}
+
+fn connection(kind: &str, spec: Value) -> Value {
+    json!({"apiVersion": "schemaops.dev/v1alpha1", "kind": kind, "metadata": {"name": "sample"}, "spec": spec})
+}
+
+#[test]
+fn the_connection_kinds_have_their_scope_names_and_printer_columns() {
+    for (file, kind, plural, short, scope) in [
+        (
+            "schemaregistry.yaml",
+            "SchemaRegistry",
+            "schemaregistries",
+            "sreg",
+            "Namespaced",
+        ),
+        (
+            "clusterschemaregistry.yaml",
+            "ClusterSchemaRegistry",
+            "clusterschemaregistries",
+            "csreg",
+            "Cluster",
+        ),
+    ] {
+        let value = definition(file);
+        assert_eq!(value["metadata"]["name"], format!("{plural}.schemaops.dev"), "{file}");
+        assert_eq!(value["spec"]["scope"], scope, "{file}");
+        assert_eq!(value["spec"]["names"]["kind"], kind, "{file}");
+        assert_eq!(value["spec"]["names"]["shortNames"], json!([short]), "{file}");
+        assert_eq!(
+            printer_columns(&value["spec"]["versions"][0]),
+            ["Endpoint", "Flavour", "Bound", "Ready", "Reason", "Age"],
+            "{file}"
+        );
+    }
+    let cluster = open_api_schema("clusterschemaregistry.yaml");
+    assert!(cluster["properties"]["spec"]["properties"]["allowedNamespaces"].is_object());
+    let namespaced = open_api_schema("schemaregistry.yaml");
+    assert!(namespaced["properties"]["spec"]["properties"]["allowedNamespaces"].is_null());
+}
+
+#[test]
+fn a_connection_takes_embedded_or_an_external_registry_with_one_kind_of_auth() {
+    let external = json!({
+        "urls": ["https://registry-a.example:8081", "https://registry-b.example:8081"],
+        "context": ".team-a",
+        "auth": {"basic": {"username": "alice", "passwordSecretRef": {"name": "registry", "key": "password"}}},
+        "tls": {
+            "clientCertificateSecretRef": {"name": "client-tls"},
+            "ca": {"configMapKeyRef": {"name": "ca", "key": "ca.crt"}},
+            "serverName": "registry.internal",
+        },
+        "timeouts": {"attemptSeconds": 5, "deadlineSeconds": 20},
+    });
+    for file in ["schemaregistry.yaml", "clusterschemaregistry.yaml"] {
+        let schema = open_api_schema(file);
+        let kind = schema["properties"]["kind"].clone();
+        let validator = jsonschema::draft4::new(&schema).unwrap();
+        let spec_node = &schema["properties"]["spec"];
+        let kind_name = if file.starts_with("cluster") {
+            "ClusterSchemaRegistry"
+        } else {
+            "SchemaRegistry"
+        };
+        let accepted = [
+            ("embedded", json!({"embedded": {}})),
+            (
+                "external with basic auth",
+                json!({"external": external, "readOnly": true}),
+            ),
+            (
+                "external with a bearer token",
+                json!({"external": {"urls": ["http://registry:8081"], "auth": {"bearer": {"tokenSecretRef": {"name": "t", "key": "token"}}}}}),
+            ),
+        ];
+        for (case, spec) in accepted {
+            let object = connection(kind_name, spec.clone());
+            let errors: Vec<String> = validator.iter_errors(&object).map(|error| error.to_string()).collect();
+            assert!(errors.is_empty(), "{file} {case}: {errors:?} ({kind})");
+            assert!(
+                cel_rules_hold(spec_node, &spec, None),
+                "{file} {case}: a CEL rule refuses it"
+            );
+        }
+        let refused_by_schema = [
+            ("no URL", json!({"external": {"urls": []}})),
+            (
+                "a URL without a scheme",
+                json!({"external": {"urls": ["registry:8081"]}}),
+            ),
+            (
+                "a zero timeout",
+                json!({"external": {"urls": ["http://r"], "timeouts": {"attemptSeconds": 0}}}),
+            ),
+            (
+                "basic auth without a password",
+                json!({"external": {"urls": ["http://r"], "auth": {"basic": {"username": "a"}}}}),
+            ),
+        ];
+        for (case, spec) in refused_by_schema {
+            assert!(
+                !validator.is_valid(&connection(kind_name, spec)),
+                "{file}: {case} is accepted"
+            );
+        }
+        // The CEL rules: exactly one registry, one kind of auth, one CA source.
+        assert!(!cel_rules_hold(spec_node, &json!({}), None), "{file}: neither registry");
+        assert!(
+            !cel_rules_hold(
+                spec_node,
+                &json!({"embedded": {}, "external": {"urls": ["http://r"]}}),
+                None
+            ),
+            "{file}: both registries"
+        );
+        let external_node = &spec_node["properties"]["external"]["properties"];
+        let both_auth = json!({"basic": {"username": "a", "passwordSecretRef": {"name": "s", "key": "k"}}, "bearer": {"tokenSecretRef": {"name": "s", "key": "k"}}});
+        assert!(
+            !cel_rules_hold(&external_node["auth"], &both_auth, None),
+            "{file}: both auths"
+        );
+        assert!(
+            !cel_rules_hold(&external_node["auth"], &json!({}), None),
+            "{file}: no auth kind"
+        );
+        let ca = &external_node["tls"]["properties"]["ca"];
+        assert!(!cel_rules_hold(ca, &json!({}), None), "{file}: a CA from nowhere");
+        assert!(
+            cel_rules_hold(ca, &json!({"secretKeyRef": {"name": "s", "key": "ca.crt"}}), None),
+            "{file}: a CA from a Secret"
+        );
+    }
+}
+
+#[test]
+fn the_registry_ref_of_a_schema_or_a_subject_config_is_fixed_at_creation() {
+    for file in ["schema.yaml", "subjectconfig.yaml"] {
+        let schema = open_api_schema(file);
+        let spec_node = &schema["properties"]["spec"];
+        let reference = &spec_node["properties"]["registryRef"];
+        assert_eq!(
+            reference["properties"]["kind"]["enum"],
+            json!(["SchemaRegistry", "ClusterSchemaRegistry"]),
+            "{file}"
+        );
+        assert_eq!(reference["required"], json!(["kind", "name"]), "{file}");
+        let plain = if file == "schema.yaml" {
+            json!({"subject": "s", "schema": "\"string\""})
+        } else {
+            json!({"subject": "s"})
+        };
+        let with_ref = |name: &str| {
+            let mut spec = plain.clone();
+            spec["registryRef"] = json!({"kind": "SchemaRegistry", "name": name});
+            spec
+        };
+        // A manifest without a ref keeps working, on create and on update.
+        assert!(cel_rules_hold(spec_node, &plain, None), "{file}");
+        assert!(cel_rules_hold(spec_node, &plain, Some(&plain)), "{file}");
+        assert!(cel_rules_hold(spec_node, &with_ref("a"), None), "{file}");
+        assert!(
+            cel_rules_hold(spec_node, &with_ref("a"), Some(&with_ref("a"))),
+            "{file}"
+        );
+        assert!(
+            !cel_rules_hold(spec_node, &with_ref("a"), Some(&plain)),
+            "{file}: added"
+        );
+        assert!(
+            !cel_rules_hold(spec_node, &plain, Some(&with_ref("a"))),
+            "{file}: removed"
+        );
+        let (before, after) = (
+            with_ref("a")["registryRef"].clone(),
+            with_ref("b")["registryRef"].clone(),
+        );
+        assert!(!cel_rules_hold(reference, &after, Some(&before)), "{file}: changed");
+        assert!(cel_rules_hold(reference, &before, Some(&before)), "{file}");
+    }
+}

@@ -444,38 +444,55 @@ fn the_chart_ships_the_same_crds_as_the_crds_folder() {
     }
 }
 
-/// Secrets: none. Every Secret the operator uses (registry credentials, PostgreSQL DSN, webhook
-/// certificate) reaches the pod through its spec, which the kubelet resolves with its own rights,
-/// so the ServiceAccount gets no `secrets` access at all, not even `get` on one name.
-/// SchemaPolicies and Namespaces are cluster-scoped: a ClusterRole `<fullname>-policy` grants what
-/// policy needs in every scenario, even when one namespace is watched.
+/// Secrets: `get` only, never `list` or `watch`: the operator reads the Secrets a registry
+/// connection names, by name, so it cannot enumerate them. The install's own Secrets (default
+/// registry credentials, PostgreSQL DSN, webhook certificate) still reach the pod through its spec.
+/// SchemaPolicies, ClusterSchemaRegistries and Namespaces are cluster-scoped: a ClusterRole
+/// `<fullname>-policy` grants what they need in every scenario, even when one namespace is watched.
 #[test]
-fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
+fn rbac_grants_exactly_what_the_operator_needs_and_only_get_on_secrets() {
     let Some(answer) = answer() else { return };
     let operator = expand(&[
         (
             &["schemaops.dev"],
-            &["schemas", "subjectconfigs"],
+            &["schemas", "subjectconfigs", "schemaregistries"],
             &["get", "list", "watch", "patch", "update"],
         ),
         (
             &["schemaops.dev"],
-            &["schemas/status", "subjectconfigs/status"],
+            &["schemas/status", "subjectconfigs/status", "schemaregistries/status"],
             &["get", "patch", "update"],
         ),
         (
             &["schemaops.dev"],
-            &["schemas/finalizers", "subjectconfigs/finalizers"],
+            &[
+                "schemas/finalizers",
+                "subjectconfigs/finalizers",
+                "schemaregistries/finalizers",
+            ],
             &["update"],
         ),
         // Only the ConfigMaps a Schema names, by name: no list, no watch.
         (&[""], &["configmaps"], &["get"]),
+        // Only the Secrets a registry connection names, by name: no list, no watch.
+        (&[""], &["secrets"], &["get"]),
         (&["", "events.k8s.io"], &["events"], &["create", "patch"]),
     ]);
     let leases = expand(&[(&["coordination.k8s.io"], &["leases"], &["get", "create", "update"])]);
     let policy = expand(&[
         (&["schemaops.dev"], &["schemapolicies"], &["get", "list", "watch"]),
         (&["schemaops.dev"], &["schemapolicies/status"], &["patch", "update"]),
+        (
+            &["schemaops.dev"],
+            &["clusterschemaregistries"],
+            &["get", "list", "watch", "patch", "update"],
+        ),
+        (
+            &["schemaops.dev"],
+            &["clusterschemaregistries/status"],
+            &["get", "patch", "update"],
+        ),
+        (&["schemaops.dev"], &["clusterschemaregistries/finalizers"], &["update"]),
         (&[""], &["namespaces"], &["get", "list", "watch"]),
     ]);
     for (scenario, _) in scenarios() {
@@ -522,8 +539,14 @@ fn rbac_grants_exactly_what_the_operator_needs_and_nothing_on_secrets() {
         };
         assert_eq!(grants(operator_role), operator, "{scenario}");
         assert_eq!(grants(lease_role), leases, "{scenario}");
-        let text = serde_json::to_string(&manifests).unwrap();
-        assert!(!text.contains("\"secrets\""), "{scenario}: a rule names secrets");
+        // No other rule names Secrets (the exact grants above allow `get` in the operator's role).
+        for role in roles.iter().chain(&cluster_roles).chain(&policy_roles) {
+            for rule in role["rules"].as_array().unwrap() {
+                if rule["resources"].as_array().unwrap().iter().any(|r| r == "secrets") {
+                    assert_eq!(rule["verbs"], json!(["get"]), "{scenario}: {rule}");
+                }
+            }
+        }
         // Every binding names the chart's ServiceAccount in the release namespace.
         let account = only(&manifests, "ServiceAccount");
         for kind in ["RoleBinding", "ClusterRoleBinding"] {
@@ -931,7 +954,7 @@ fn every_rendered_manifest_validates_against_kubernetes_schemas() {
     };
     let crds = &validated["crds"];
     assert_eq!(crds["errors"], json!([]), "the CRDs: {crds}");
-    assert_eq!(names(crds, "checked").len(), 3, "{crds}");
+    assert_eq!(names(crds, "checked").len(), 5, "{crds}");
     for (scenario, _) in scenarios() {
         let report = &validated[scenario];
         assert_eq!(report["errors"], json!([]), "{scenario}: {report}");

@@ -854,6 +854,7 @@ fn schema_object(generation: i64, text: &str, status: Option<schemaops::crd::Sch
             metadata: None,
             rule_set: None,
             subject: SUBJECT.to_owned(),
+            registry_ref: None,
             schema_type: SchemaType::Avro,
             schema: Some(text.to_owned()),
             schema_from: None,

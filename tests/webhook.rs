@@ -108,6 +108,7 @@ async fn registry_with_v1(folder: &Path) -> Arc<dyn Registry> {
 fn admission(registry: Arc<dyn Registry>, view: FixedView) -> Arc<Admission> {
     Arc::new(Admission {
         registry,
+        connections: None,
         checker: Checker::default(),
         view: Arc::new(view),
         config_maps: Arc::new(FixedConfigMaps::default()),
@@ -545,6 +546,7 @@ async fn a_config_maps_text_is_judged_like_an_inline_one() {
     );
     let admission = Arc::new(Admission {
         registry: registry_with_v1(folder.path()).await,
+        connections: None,
         checker: Checker::default(),
         view: Arc::new(FixedView::default()),
         config_maps: Arc::new(FixedConfigMaps(config_maps)),

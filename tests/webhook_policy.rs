@@ -56,6 +56,7 @@ async fn admission_with(folder: &std::path::Path, policies: PolicySource, view: 
         .unwrap();
     Arc::new(Admission {
         registry: Arc::new(registry),
+        connections: None,
         checker: Checker::default(),
         view: Arc::new(view),
         config_maps: Arc::new(FixedConfigMaps::default()),

@@ -17,6 +17,7 @@ use axum::routing::get;
 
 use super::Verdict;
 use crate::cli::OperatorConfig;
+use crate::connections::{Connections, KubeReads};
 use crate::controller::judge::PolicySource;
 use crate::controller::leader::{LeaderElection, Lost};
 use crate::controller::operator::{self, Settings};
@@ -156,9 +157,18 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         wait_for_stop(),
     );
     let election_client = client.clone();
+    // Objects without a registryRef use the registry of the flags; connections that say
+    // `embedded: {}` use the embedded one, which runs only without --registry-url.
+    let embedded = config.external_registry.is_none().then(|| Arc::clone(&registry));
+    let connections = Arc::new(Connections::new(
+        Arc::clone(&registry),
+        embedded,
+        Arc::new(KubeReads(client.clone())),
+        config.checker,
+    ));
     let controllers = operator::Controllers::new(
         client.clone(),
-        Arc::clone(&registry),
+        Arc::clone(&connections),
         Settings {
             namespace: config.namespace.clone(),
             checker: config.checker,
@@ -231,6 +241,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     };
     let admission = Arc::new(webhook::Admission {
         registry,
+        connections: Some(connections),
         checker: config.checker,
         view: Arc::new(view),
         config_maps: Arc::new(webhook::KubeConfigMaps(client)),

@@ -67,6 +67,7 @@ mod tests {
     fn config(level: Option<CompatibilityLevel>) -> SubjectConfigSpec {
         SubjectConfigSpec {
             subject: "s".to_owned(),
+            registry_ref: None,
             compatibility: level,
             contract: Default::default(),
             mode: None,

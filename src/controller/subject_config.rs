@@ -505,6 +505,7 @@ mod tests {
     fn spec(compatibility: Option<CompatibilityLevel>, mode: Option<SubjectMode>) -> SubjectConfigSpec {
         SubjectConfigSpec {
             subject: "orders-value".to_owned(),
+            registry_ref: None,
             compatibility,
             contract: Default::default(),
             mode,

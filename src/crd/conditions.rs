@@ -21,6 +21,12 @@ pub enum ConditionType {
     DeletionBlocked,
     /// A SchemaPolicy whose action is Warn finds a violation; the change went through.
     PolicyWarning,
+    /// A registry connection's Secrets and ConfigMaps were read and give a usable client.
+    CredentialsResolved,
+    /// A registry connection's registry answers.
+    Reachable,
+    /// A registry connection's optional features were probed.
+    CapabilitiesDetected,
 }
 
 impl ConditionType {
@@ -33,6 +39,9 @@ impl ConditionType {
             ConditionType::Drifted => "Drifted",
             ConditionType::DeletionBlocked => "DeletionBlocked",
             ConditionType::PolicyWarning => "PolicyWarning",
+            ConditionType::CredentialsResolved => "CredentialsResolved",
+            ConditionType::Reachable => "Reachable",
+            ConditionType::CapabilitiesDetected => "CapabilitiesDetected",
         }
     }
 }

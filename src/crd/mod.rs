@@ -1,19 +1,27 @@
 //! The custom resources schemaops serves: [`Schema`] (one subject, managed
 //! declaratively), [`SubjectConfig`] (the policy of one subject) and the
-//! cluster-scoped [`SchemaPolicy`] (a platform team's rules over both), in the
-//! group `schemaops.dev`, version `v1alpha1`. The Rust types are the source
+//! cluster-scoped [`SchemaPolicy`] (a platform team's rules over both), and
+//! the registry connections [`SchemaRegistry`] and [`ClusterSchemaRegistry`]
+//! that the first two can pick with `spec.registryRef`, in the group `schemaops.dev`, version `v1alpha1`. The Rust types are the source
 //! of the CRDs (`schemaops crds`, `crds/*.yaml`); field docs become what
 //! `kubectl explain` shows.
 //!
 //! Knows nothing of registries or controllers.
 
 pub mod conditions;
+mod connection;
 pub mod render;
 mod schema;
 mod schema_policy;
+mod schema_registry;
 mod subject_config;
 pub mod validate;
 
+pub use connection::{
+    BasicAuth, BearerAuth, CaSource, ConfigMapKeySelector, ConnectionSpec, ConnectionStatus, EmbeddedRegistry,
+    ExternalRegistrySpec, RegistryAuth, RegistryCapabilities, RegistryKind, RegistryRef, RegistryTimeouts, RegistryTls,
+    SecretKeyRef, SecretRef,
+};
 pub use schema::{
     CompatibilityStatus, ConfigMapKeyRef, DeletionPolicy, IncompatibilityStatus, ManagementPolicy, Observation, Schema,
     SchemaFrom, SchemaReferenceSpec, SchemaSpec, SchemaStatus, SchemaType,
@@ -21,6 +29,9 @@ pub use schema::{
 pub use schema_policy::{
     CelValidation, CompatibilityRule, ModeName, NamingRule, PolicyMatch, PolicyRules, SchemaPolicy, SchemaPolicySpec,
     SchemaPolicyStatus, SubjectsRule, ValidationAction,
+};
+pub use schema_registry::{
+    AllowedNamespaces, ClusterSchemaRegistry, ClusterSchemaRegistrySpec, SchemaRegistry, SchemaRegistrySpec,
 };
 pub use subject_config::{
     CompatibilityLevel, ConfigObservation, SettingSource, SubjectConfig, SubjectConfigSpec, SubjectConfigStatus,

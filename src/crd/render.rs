@@ -6,7 +6,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use super::{Schema, SchemaPolicy, SubjectConfig};
+use super::{ClusterSchemaRegistry, Schema, SchemaPolicy, SchemaRegistry, SubjectConfig};
 
 /// Every CRD, with the file name it is kept under in `crds/`.
 pub fn definitions() -> Vec<(&'static str, CustomResourceDefinition)> {
@@ -14,6 +14,8 @@ pub fn definitions() -> Vec<(&'static str, CustomResourceDefinition)> {
         ("schema.yaml", Schema::crd()),
         ("subjectconfig.yaml", SubjectConfig::crd()),
         ("schemapolicy.yaml", SchemaPolicy::crd()),
+        ("schemaregistry.yaml", SchemaRegistry::crd()),
+        ("clusterschemaregistry.yaml", ClusterSchemaRegistry::crd()),
     ]
 }
 

@@ -39,11 +39,18 @@ pub use crate::registry::contract::{Metadata, RuleSet};
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[x_kube(validation = Rule::new("has(self.schema) != has(self.schemaFrom)").message("set exactly one of schema and schemaFrom"))]
+#[x_kube(validation = Rule::new("has(self.registryRef) == has(oldSelf.registryRef)").message("registryRef cannot be added or removed after creation"))]
 #[serde(rename_all = "camelCase")]
 pub struct SchemaSpec {
     /// The registry subject this schema is a version of, e.g. `orders-value`. Immutable.
     #[x_kube(validation = Rule::new("self == oldSelf").message("subject is immutable"))]
     pub subject: String,
+    /// The registry this object lives in: `{kind: SchemaRegistry, name: …}` (in this namespace)
+    /// or `{kind: ClusterSchemaRegistry, name: …}`. Absent: the install's default registry.
+    /// Immutable: it cannot be added, changed or removed once the object exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("registryRef is immutable"))]
+    pub registry_ref: Option<super::RegistryRef>,
     /// The schema language: AVRO (the default), JSON or PROTOBUF.
     #[serde(default)]
     pub schema_type: SchemaType,

@@ -36,11 +36,18 @@ use crate::registry::contract::ContractConfig;
     ),
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
+#[x_kube(validation = Rule::new("has(self.registryRef) == has(oldSelf.registryRef)").message("registryRef cannot be added or removed after creation"))]
 #[serde(rename_all = "camelCase")]
 pub struct SubjectConfigSpec {
     /// The registry subject, e.g. `orders-value`. Immutable.
     #[x_kube(validation = Rule::new("self == oldSelf").message("subject is immutable"))]
     pub subject: String,
+    /// The registry this object lives in: `{kind: SchemaRegistry, name: …}` (in this namespace)
+    /// or `{kind: ClusterSchemaRegistry, name: …}`. Absent: the install's default registry.
+    /// Immutable: it cannot be added, changed or removed once the object exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("registryRef is immutable"))]
+    pub registry_ref: Option<super::RegistryRef>,
     /// The compatibility level new versions are checked under. Absent: the registry's global level
     /// (BACKWARD unless changed). Deleting the SubjectConfig removes the level, unless a
     /// SchemaPolicy forbids the global level the subject would fall back to: then the webhook

@@ -353,6 +353,13 @@ impl Walk {
         let count = text.chars().count() as f64;
         self.limit(schema.min_length, |min| count < min as f64, "characters", "at least");
         self.limit(schema.max_length, |max| count > max as f64, "characters", "at most");
+        // A pattern the regex crate cannot compile is left to the API server.
+        if let Some(pattern) = &schema.pattern
+            && let Ok(compiled) = regex::Regex::new(pattern)
+            && !compiled.is_match(text)
+        {
+            self.report(Problem::Limit(format!("must match the pattern {pattern}")));
+        }
     }
 
     /// Checks `minimum` and `maximum`; always true (the value is a number).
@@ -601,13 +608,35 @@ mod tests {
     }
 
     #[test]
+    fn a_registry_url_must_match_its_pattern() {
+        let connection = json!({
+            "apiVersion": "schemaops.dev/v1alpha1", "kind": "SchemaRegistry",
+            "metadata": {"name": "r", "namespace": "a"},
+            "spec": {"external": {"urls": ["https://ok.example", "ftp://no.example"]}}
+        });
+        assert_eq!(
+            messages("SchemaRegistry", connection),
+            ["spec.external.urls[1]: must match the pattern ^https?://"]
+        );
+    }
+
+    #[test]
     fn only_schemaops_kinds_are_validated() {
         assert!(validate("Deployment", &json!({})).is_none());
-        assert_eq!(kinds().collect::<Vec<_>>(), ["Schema", "SchemaPolicy", "SubjectConfig"]);
+        assert_eq!(
+            kinds().collect::<Vec<_>>(),
+            [
+                "ClusterSchemaRegistry",
+                "Schema",
+                "SchemaPolicy",
+                "SchemaRegistry",
+                "SubjectConfig"
+            ]
+        );
     }
 
     /// The walk understands every keyword the CRDs use; a new one (a
-    /// `oneOf`, a `pattern`) fails here until the walk learns it.
+    /// `oneOf`, a `multipleOf`) fails here until the walk learns it.
     #[test]
     fn the_crds_use_no_keyword_the_walk_ignores() {
         fn visit(schema: &JSONSchemaProps, path: &str) {
@@ -616,7 +645,6 @@ mod tests {
                 ("anyOf", schema.any_of.is_some()),
                 ("oneOf", schema.one_of.is_some()),
                 ("not", schema.not.is_some()),
-                ("pattern", schema.pattern.is_some()),
                 ("patternProperties", schema.pattern_properties.is_some()),
                 ("multipleOf", schema.multiple_of.is_some()),
                 ("uniqueItems", schema.unique_items.is_some()),

@@ -80,6 +80,7 @@ fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<Str
             metadata: metadata(),
             spec: SubjectConfigSpec {
                 subject: subject.subject.to_string(),
+                registry_ref: None,
                 compatibility: subject.level.map(level_of),
                 contract: subject.settings.clone(),
                 mode,
@@ -112,6 +113,7 @@ fn schema_spec(version: &VersionedSchema) -> SchemaSpec {
     };
     SchemaSpec {
         subject: version.subject.to_string(),
+        registry_ref: None,
         schema_type,
         schema: Some(text.unwrap_or_else(|| version.text.clone())),
         schema_from: None,

@@ -234,6 +234,13 @@ pub enum ManifestError {
         /// Each field's message, with its file, document and line.
         problems: Vec<String>,
     },
+    /// Schemas or SubjectConfigs name a registry connection (`spec.registryRef`),
+    /// which `apply` and `check` cannot follow yet; one line per object.
+    #[error("{}", problems.join("\n"))]
+    RegistryRef {
+        /// Each object's message, with its file and document.
+        problems: Vec<String>,
+    },
     /// No manifest was found.
     #[error(
         "no manifests found in {}{}",
@@ -246,6 +253,32 @@ pub enum ManifestError {
         /// What was skipped there.
         skipped: Vec<Skipped>,
     },
+}
+
+/// A message for each Schema and SubjectConfig among `manifests` that names a
+/// registry connection. Without a cluster there is no connection to resolve,
+/// and judging such an object against this command's registry would be
+/// judging it against the wrong one, so it is refused, never applied there.
+fn bound_to_connections(manifests: &[(Origin, Manifest)]) -> Vec<String> {
+    manifests
+        .iter()
+        .filter_map(|(origin, manifest)| {
+            let (kind, metadata, registry_ref) = match manifest {
+                Manifest::Schema(schema) => ("Schema", &schema.metadata, schema.spec.registry_ref.as_ref()?),
+                Manifest::SubjectConfig(config) => {
+                    ("SubjectConfig", &config.metadata, config.spec.registry_ref.as_ref()?)
+                }
+                _ => return None,
+            };
+            Some(format!(
+                "{origin}: {kind} {}/{} names spec.registryRef {registry_ref}: objects bound to a registry \
+                 connection are not supported without a cluster yet (apply them to the operator with kubectl, \
+                 or remove registryRef to use this command's registry)",
+                metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
+                metadata.name.as_deref().unwrap_or_default(),
+            ))
+        })
+        .collect()
 }
 
 /// Reads every manifest under `paths`, strictly, keeping only the objects
@@ -376,6 +409,10 @@ pub fn read(paths: &[PathBuf], strictness: Strictness) -> Result<Loaded, Manifes
     }
     if !problems.is_empty() {
         return Err(ManifestError::Fields { problems });
+    }
+    let bound = bound_to_connections(&loaded.manifests);
+    if !bound.is_empty() {
+        return Err(ManifestError::RegistryRef { problems: bound });
     }
     if loaded.manifests.is_empty() {
         let named = |path: &PathBuf| {

@@ -260,6 +260,7 @@ mod tests {
             "c",
             SubjectConfigSpec {
                 subject: "team-b.c".to_owned(),
+                registry_ref: None,
                 compatibility: None,
                 contract: Default::default(),
                 mode: None,

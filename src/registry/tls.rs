@@ -11,13 +11,13 @@ use rustls::{ClientConfig, ConfigBuilder, RootCertStore};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-/// A PEM file that could not be read or holds nothing usable.
+/// A PEM file (or PEM text from elsewhere) that could not be read or holds nothing usable.
 #[derive(Debug, thiserror::Error)]
 #[error("failed to read {what} from {}", path.display())]
 pub struct ReadPemError {
     /// Which file: "CA certificates", "client certificate", "client key".
     pub what: &'static str,
-    /// The file.
+    /// The file, or where PEM text given in memory came from (`Secret team-a/tls key tls.crt`).
     pub path: PathBuf,
     /// Why.
     #[source]
@@ -43,6 +43,73 @@ pub fn read_certificates(what: &'static str, path: &Path) -> Result<Vec<Certific
         return Err(failed("the file holds no PEM certificate".into()));
     }
     Ok(certificates)
+}
+
+/// PEM text given in memory (from a Kubernetes Secret or ConfigMap), with where it came from
+/// for error messages. `Debug` shows only the origin.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PemText {
+    /// Where the text came from, e.g. `Secret team-a/registry-ca key ca.crt`.
+    pub origin: String,
+    /// The PEM text.
+    pub pem: Vec<u8>,
+}
+
+impl std::fmt::Debug for PemText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PemText({:?})", self.origin)
+    }
+}
+
+/// The certificates of PEM text; an error naming its origin when it holds none.
+///
+/// # Errors
+/// [`ReadPemError`].
+pub fn parse_certificates(what: &'static str, text: &PemText) -> Result<Vec<CertificateDer<'static>>, ReadPemError> {
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| ReadPemError {
+        what,
+        path: PathBuf::from(&text.origin),
+        source,
+    };
+    let certificates = CertificateDer::pem_slice_iter(&text.pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| failed(Box::new(error)))?;
+    if certificates.is_empty() {
+        return Err(failed("it holds no PEM certificate".into()));
+    }
+    Ok(certificates)
+}
+
+/// A client certificate chain and its private key, from PEM text.
+///
+/// # Errors
+/// [`ReadPemError`] naming the origin that holds no certificate or key.
+pub fn parse_client_identity(
+    cert: &PemText,
+    key: &PemText,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), ReadPemError> {
+    let chain = parse_certificates("client certificate", cert)?;
+    let key = PrivateKeyDer::from_pem_slice(&key.pem).map_err(|error| ReadPemError {
+        what: "client key",
+        path: PathBuf::from(&key.origin),
+        source: Box::new(error),
+    })?;
+    Ok((chain, key))
+}
+
+/// Adds every certificate of PEM `text` to `roots`.
+///
+/// # Errors
+/// [`ReadPemError`] naming the origin when it holds no certificate or one is not a usable CA.
+pub fn add_ca_pem(roots: &mut RootCertStore, text: &PemText) -> Result<(), ReadPemError> {
+    for certificate in parse_certificates("CA certificates", text)? {
+        roots.add(certificate).map_err(|error| ReadPemError {
+            what: "CA certificates",
+            path: PathBuf::from(&text.origin),
+            source: Box::new(error),
+        })?;
+    }
+    Ok(())
 }
 
 /// A client certificate chain and its private key, from two PEM files.

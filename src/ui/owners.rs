@@ -47,7 +47,8 @@ pub enum OwnerState {
 
 /// What one Schema object says about `subject`, if its spec names it.
 pub fn owner(schema: &Schema, subject: &str) -> Option<Owner> {
-    if schema.spec.subject != subject {
+    // A Schema bound to a registry connection lives in that registry, not in the one these pages show.
+    if schema.spec.subject != subject || schema.spec.registry_ref.is_some() {
         return None;
     }
     let status = schema.status.clone().unwrap_or_default();
@@ -167,8 +168,17 @@ mod tests {
     }
 
     #[test]
-    fn a_schema_of_another_subject_is_not_an_owner_and_a_new_one_is_pending() {
+    fn a_schema_of_another_subject_or_registry_is_not_an_owner_and_a_new_one_is_pending() {
         assert!(owner(&schema("other", SchemaStatus::default()), "platonic-solid-value").is_none());
+        let mut elsewhere = schema("s", SchemaStatus::default());
+        elsewhere.spec.registry_ref = Some(crate::crd::RegistryRef {
+            kind: crate::crd::RegistryKind::SchemaRegistry,
+            name: "team-registry".to_owned(),
+        });
+        assert!(
+            owner(&elsewhere, "s").is_none(),
+            "issue 40: it lives in another registry"
+        );
         let fresh = owner(&schema("s", SchemaStatus::default()), "s").unwrap();
         assert_eq!((fresh.version, fresh.state), (None, OwnerState::Pending));
         let ready = SchemaStatus {

@@ -15,6 +15,9 @@
 //!   API server prunes unknown fields (or refuses them, under
 //!   `fieldValidation=Strict`) before a webhook is called, so this matters
 //!   for objects sent otherwise; it keeps the three verdicts one.
+//! - An UPDATE of a Schema or SubjectConfig that adds, changes or removes
+//!   `spec.registryRef` is denied with 422 `Invalid`, as the CRD's CEL rules
+//!   deny it (a subject does not move between registries by an edit).
 //! - CREATE and UPDATE of `schemaops.dev` `Schema`s and `SubjectConfig`s
 //!   are judged, and so is the DELETE of a `SubjectConfig` (the level its
 //!   subject falls back to); every other operation, kind or subresource is
@@ -44,10 +47,12 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use kube::core::{DynamicObject, Status, TypeMeta};
 
 use crate::compat::Checker;
+use crate::connections::{Connections, ResolveError};
 use crate::controller::judge::{PolicyContext, PolicySource};
 use crate::controller::schema::decide::{self, Plan, SchemaInputs};
 use crate::controller::schema::{read, status};
 use crate::controller::view::{ObjectKey, SubjectView};
+use crate::crd::RegistryRef;
 use crate::crd::conditions::{MAX_MESSAGE_BYTES, Reason, truncate_message};
 use crate::crd::{Schema, SubjectConfig};
 use crate::registry::Registry;
@@ -156,6 +161,9 @@ pub fn into_review(mut response: AdmissionResponse) -> AdmissionReview<DynamicOb
 pub struct Admission {
     /// The registry the controller writes to.
     pub registry: Arc<dyn Registry>,
+    /// The registry connections, to refuse a `spec.registryRef` the object's
+    /// namespace may not use. `None`: objects with one are allowed with a warning.
+    pub connections: Option<Arc<Connections>>,
     /// The engine.
     pub checker: Checker,
     /// The Schemas and SubjectConfigs known.
@@ -189,6 +197,12 @@ impl Admission {
         }
         if judged && let Some(problems) = schema_violations(request) {
             return deny(response, CODE_INVALID, "Invalid", problems);
+        }
+        if judged && let Some(problem) = registry_ref_changed(request) {
+            return deny(response, CODE_INVALID, "Invalid", problem);
+        }
+        if judged && let Some(registry_ref) = bound_registry(request) {
+            return self.review_bound(request, response, &registry_ref).await;
         }
         if judged && request.kind.kind == SUBJECT_CONFIG_KIND {
             return self.review_subject_config(request, response).await;
@@ -368,6 +382,76 @@ fn schema_violations(request: &AdmissionRequest<DynamicObject>) -> Option<String
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
+/// Why an UPDATE of a Schema or SubjectConfig is refused for touching
+/// `spec.registryRef`, which is fixed at creation (the CRD's CEL rules say the
+/// same; this keeps the webhook's verdict equal where CEL is not evaluated).
+fn registry_ref_changed(request: &AdmissionRequest<DynamicObject>) -> Option<String> {
+    if request.operation != Operation::Update || ![KIND, SUBJECT_CONFIG_KIND].contains(&request.kind.kind.as_str()) {
+        return None;
+    }
+    let registry_ref =
+        |object: Option<&DynamicObject>| object.and_then(|object| object.data["spec"].get("registryRef").cloned());
+    let (before, after) = (
+        registry_ref(request.old_object.as_ref()),
+        registry_ref(request.object.as_ref()),
+    );
+    match (&before, &after) {
+        (None, None) => None,
+        (Some(before), Some(after)) if before == after => None,
+        (None, Some(_)) | (Some(_), None) => {
+            Some("spec.registryRef: registryRef cannot be added or removed after creation".to_owned())
+        }
+        (Some(_), Some(_)) => Some("spec.registryRef: registryRef is immutable".to_owned()),
+    }
+}
+
+/// The `spec.registryRef` of a Schema or SubjectConfig being created or updated.
+fn bound_registry(request: &AdmissionRequest<DynamicObject>) -> Option<RegistryRef> {
+    if ![KIND, SUBJECT_CONFIG_KIND].contains(&request.kind.kind.as_str()) {
+        return None;
+    }
+    let registry_ref = request.object.as_ref()?.data["spec"].get("registryRef")?;
+    // A malformed ref is the schema validation's to refuse.
+    serde_json::from_value(registry_ref.clone()).ok()
+}
+
+impl Admission {
+    /// Judges an object bound to a registry connection: a ref its namespace
+    /// may not use, or to a connection being deleted, is denied; otherwise it
+    /// is allowed with a warning (the webhook judges against the default
+    /// registry only, so the controller judges this one against its own, and
+    /// a connection missing or not ready yet makes it wait, not fail).
+    async fn review_bound(
+        &self,
+        request: &AdmissionRequest<DynamicObject>,
+        response: AdmissionResponse,
+        registry_ref: &RegistryRef,
+    ) -> AdmissionResponse {
+        let unjudged = format!(
+            "spec.registryRef names {registry_ref}: the admission webhook does not judge objects bound to a \
+             registry connection yet; the controller checks this one against that registry and reports in its \
+             status"
+        );
+        let Some(connections) = &self.connections else {
+            return warn(response, unjudged);
+        };
+        let namespace = request.namespace.as_deref().unwrap_or_default();
+        match connections.resolve(namespace, Some(registry_ref)).await {
+            Ok(_) => warn(response, unjudged),
+            Err(error @ (ResolveError::NamespaceNotAllowed { .. } | ResolveError::Deleting { .. })) => deny(
+                response,
+                CODE_FORBIDDEN,
+                "Forbidden",
+                format!("spec.registryRef: {error}"),
+            ),
+            Err(error) => warn(
+                response,
+                format!("spec.registryRef: {error}; the object waits until its registry can be used"),
+            ),
+        }
+    }
+}
+
 /// The request's object as a `kind` (with the object before an UPDATE, when
 /// it reads as one), or why the request cannot be judged.
 pub(super) fn objects_of<T: serde::de::DeserializeOwned>(
@@ -445,6 +529,7 @@ mod tests {
             .unwrap();
         Admission {
             registry: Arc::new(registry),
+            connections: None,
             checker: Checker::default(),
             view: Arc::new(FixedView {
                 schemas,
@@ -457,6 +542,140 @@ mod tests {
     }
 
     const TEXT: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+
+    #[tokio::test]
+    async fn an_update_that_adds_changes_or_removes_the_registry_ref_is_denied() {
+        let folder = tempfile::tempdir().unwrap();
+        let admission = admission(folder.path(), Vec::new()).await;
+        let with_ref = |name: &str| {
+            let mut object = schema_object("orders", "orders-value", TEXT);
+            object["spec"]["registryRef"] = json!({"kind": "SchemaRegistry", "name": name});
+            object
+        };
+        let plain = schema_object("orders", "orders-value", TEXT);
+        for (case, old, new, message) in [
+            ("added", plain.clone(), with_ref("a"), "cannot be added or removed"),
+            ("removed", with_ref("a"), plain.clone(), "cannot be added or removed"),
+            ("changed", with_ref("a"), with_ref("b"), "registryRef is immutable"),
+        ] {
+            let response = admission.review(&request("UPDATE", KIND, Some(new), Some(old))).await;
+            assert!(!response.allowed, "{case}: {response:?}");
+            assert!(
+                response.result.message.contains(message),
+                "{case}: {}",
+                response.result.message
+            );
+        }
+        let response = admission
+            .review(&request("UPDATE", KIND, Some(with_ref("a")), Some(with_ref("a"))))
+            .await;
+        assert!(response.allowed, "{response:?}");
+    }
+
+    #[tokio::test]
+    async fn a_schema_bound_to_a_registry_connection_is_not_judged_against_the_default_registry() {
+        let folder = tempfile::tempdir().unwrap();
+        let holder: Schema = serde_json::from_value(schema_object("holder", "orders-value", TEXT)).unwrap();
+        let admission = admission(folder.path(), vec![holder]).await;
+        // Without a ref it would be denied: another Schema manages the subject in the default registry.
+        let plain = schema_object("orders", "orders-value", TEXT);
+        let response = admission.review(&request("CREATE", KIND, Some(plain), None)).await;
+        assert!(!response.allowed, "{response:?}");
+        let mut bound = schema_object("orders", "orders-value", TEXT);
+        bound["spec"]["registryRef"] = json!({"kind": "SchemaRegistry", "name": "team-registry"});
+        let response = admission.review(&request("CREATE", KIND, Some(bound), None)).await;
+        assert!(response.allowed, "{response:?}");
+        let warnings = response.warnings.unwrap_or_default().join(" ");
+        assert!(
+            warnings.contains("SchemaRegistry/team-registry") && warnings.contains("does not judge"),
+            "{warnings}"
+        );
+    }
+
+    /// A cluster holding one ClusterSchemaRegistry, `shared` (embedded), that allows `team-a` only.
+    struct OneSharedRegistry;
+
+    #[async_trait]
+    impl crate::connections::ClusterReads for OneSharedRegistry {
+        async fn schema_registry(
+            &self,
+            _namespace: &str,
+            _name: &str,
+        ) -> Result<Option<crate::crd::SchemaRegistry>, ResolveError> {
+            Ok(None)
+        }
+
+        async fn cluster_schema_registry(
+            &self,
+            name: &str,
+        ) -> Result<Option<crate::crd::ClusterSchemaRegistry>, ResolveError> {
+            let shared = json!({
+                "apiVersion": "schemaops.dev/v1alpha1", "kind": "ClusterSchemaRegistry",
+                "metadata": {"name": "shared", "uid": "u", "generation": 1},
+                "spec": {"embedded": {}, "allowedNamespaces": {"names": ["team-a"]}}
+            });
+            Ok((name == "shared").then(|| serde_json::from_value(shared).unwrap()))
+        }
+
+        async fn namespace_labels(
+            &self,
+            _name: &str,
+        ) -> Result<std::collections::BTreeMap<String, String>, ResolveError> {
+            Ok(std::collections::BTreeMap::new())
+        }
+
+        async fn source(
+            &self,
+            _source: &crate::connections::rules::Source,
+        ) -> Result<Option<crate::connections::Fetched>, ResolveError> {
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_registry_ref_the_namespace_may_not_use_is_denied_and_one_that_may_yet_work_is_warned_about() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut admission = admission(folder.path(), Vec::new()).await;
+        admission.connections = Some(Arc::new(Connections::new(
+            Arc::clone(&admission.registry),
+            Some(Arc::clone(&admission.registry)),
+            Arc::new(OneSharedRegistry),
+            Checker::default(),
+        )));
+        let bound = |kind: &str, name: &str| {
+            let mut object = schema_object("orders", "orders-value", TEXT);
+            object["spec"]["registryRef"] = json!({"kind": kind, "name": name});
+            object
+        };
+        let in_namespace = |namespace: &str, object: Value| {
+            let mut request = request("CREATE", KIND, Some(object), None);
+            request.namespace = Some(namespace.to_owned());
+            request
+        };
+        let denied = admission
+            .review(&in_namespace("team-c", bound("ClusterSchemaRegistry", "shared")))
+            .await;
+        assert!(!denied.allowed, "{denied:?}");
+        assert_eq!(denied.result.code, CODE_FORBIDDEN);
+        assert!(
+            denied
+                .result
+                .message
+                .contains("ClusterSchemaRegistry/shared does not allow namespace team-c"),
+            "{}",
+            denied.result.message
+        );
+        // Allowed, then waits: not checked yet, or not created yet (it may come in the same sync).
+        for (namespace, object, says) in [
+            ("team-a", bound("ClusterSchemaRegistry", "shared"), "is not ready"),
+            ("team-a", bound("SchemaRegistry", "later"), "does not exist"),
+        ] {
+            let response = admission.review(&in_namespace(namespace, object)).await;
+            assert!(response.allowed, "{response:?}");
+            let warnings = response.warnings.unwrap_or_default().join(" ");
+            assert!(warnings.contains(says) && warnings.contains("waits"), "{warnings}");
+        }
+    }
 
     #[tokio::test]
     async fn a_first_schema_for_a_subject_is_allowed() {

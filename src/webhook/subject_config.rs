@@ -69,8 +69,10 @@ impl Admission {
             return response;
         };
         // Judged whatever the management policy: the operator's cleanup removes
-        // the subject's level for an observed SubjectConfig too.
-        if config.spec.compatibility.is_none() {
+        // the subject's level for an observed SubjectConfig too. One bound to a
+        // registry connection is judged by the operator's cleanup, against its
+        // own registry's global level, not the default registry's.
+        if config.spec.compatibility.is_none() || config.spec.registry_ref.is_some() {
             return response;
         }
         if config.metadata.namespace.is_none() {

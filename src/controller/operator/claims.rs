@@ -170,6 +170,7 @@ mod tests {
                 metadata: None,
                 rule_set: None,
                 subject: subject.to_owned(),
+                registry_ref: None,
                 schema_type: Default::default(),
                 schema: Some("\"string\"".to_owned()),
                 schema_from: None,

@@ -31,10 +31,29 @@ async fn finalize_config(config: Arc<SubjectConfig>, context: &Context) -> Resul
 
 async fn apply_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
     let key = ObjectKey::of(&config.metadata);
+    let resolved = match context
+        .connections
+        .resolve(&key.namespace, config.spec.registry_ref.as_ref())
+        .await
+    {
+        Ok(resolved) => resolved,
+        Err(error) if error.is_transient() => return Err(Error::Resolve(error)),
+        Err(error) => return wait_for_registry(config, context, &key, &error).await,
+    };
+    // A read-only connection: every object bound to it is observed, never written.
+    let observed;
+    let config = if resolved.read_only && config.spec.management_policy.is_manage() {
+        let mut copy = config.clone();
+        copy.spec.management_policy = crate::crd::ManagementPolicy::Observe;
+        observed = copy;
+        &observed
+    } else {
+        config
+    };
     let policy = context.policy.context();
-    let view = context.view(&config.spec.subject, &policy);
+    let view = context.view(&config.registry_scope(), &config.spec.subject, &policy);
     let now = Time(Timestamp::now());
-    let reconciled = subject_config::reconcile(config, &view, context.registry.as_ref(), &policy, &now)
+    let reconciled = subject_config::reconcile(config, &view, resolved.registry.as_ref(), &policy, &now)
         .await
         .map_err(Error::Registry)?;
     let observed_before = config.status.as_ref().and_then(|status| status.observed_generation);
@@ -45,6 +64,30 @@ async fn apply_config(config: &SubjectConfig, context: &Context) -> Result<Actio
     }
     context.succeeded(&key);
     Ok(Action::requeue(context.resync))
+}
+
+/// Writes that `config` waits for its registry (and an event when that is
+/// news), and looks again later.
+async fn wait_for_registry(
+    config: &SubjectConfig,
+    context: &Context,
+    key: &ObjectKey,
+    error: &ResolveError,
+) -> Result<Action, Error> {
+    let mut status = config.status.clone().unwrap_or_default();
+    status.observed_generation = config.metadata.generation;
+    set_waiting(
+        &mut status.conditions,
+        error,
+        config.metadata.generation,
+        &Time(Timestamp::now()),
+    );
+    if subject_config_changed(config.status.as_ref(), &status) {
+        patch_status::<SubjectConfig>(context, key, &status).await?;
+        publish(context, config, error.reason(), true, error.to_string()).await;
+    }
+    context.succeeded(key);
+    Ok(Action::requeue(REGISTRY_WAIT_RETRY))
 }
 
 /// A Warning event when the SubjectConfig newly stalls (a policy refusal
@@ -78,22 +121,42 @@ async fn publish_config_transitions(context: &Context, config: &SubjectConfig, n
 async fn cleanup_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
     let key = ObjectKey::of(&config.metadata);
     let policy = context.policy.context();
-    let view = context.view(&config.spec.subject, &policy);
+    let view = context.view(&config.registry_scope(), &config.spec.subject, &policy);
     if view.config_owner.as_ref() == Some(&key)
         && let Ok(subject) = SubjectName::new(config.spec.subject.clone())
     {
+        let resolved = match context
+            .connections
+            .resolve_for_cleanup(&key.namespace, config.spec.registry_ref.as_ref())
+            .await
+        {
+            Ok(resolved) => resolved,
+            Err(error @ ResolveError::NotFound { .. }) => {
+                // Its connection is gone (its finalizer was removed by hand): nothing to clear through.
+                publish(
+                    context,
+                    config,
+                    error.reason(),
+                    true,
+                    format!("{error}; the subject's settings are left as they are"),
+                )
+                .await;
+                return Ok(Action::await_change());
+            }
+            Err(error) => return Err(Error::Resolve(error)),
+        };
+        if resolved.read_only {
+            return Ok(Action::await_change());
+        }
+        let registry = resolved.registry;
         if config.spec.compatibility.is_some() && !policy.policies.is_empty() {
-            let global = context
-                .registry
-                .compatibility(None, true)
-                .await
-                .map_err(Error::Registry)?;
+            let global = registry.compatibility(None, true).await.map_err(Error::Registry)?;
             let verdict = policy.judge_subject_config_deletion(config, global);
             if let Some(message) = verdict.denial_message() {
                 return Err(refuse_deletion(config, context, &key, message).await?);
             }
         }
-        subject_config::clear(context.registry.as_ref(), &subject)
+        subject_config::clear(registry.as_ref(), &subject)
             .await
             .map_err(Error::Registry)?;
     }

@@ -23,11 +23,13 @@ use super::schema::cleanup::{self, CleanupOutcome};
 use super::view::{ObjectKey, SubjectView};
 use super::{FIELD_MANAGER, FINALIZER, schema, subject_config};
 use crate::compat::Checker;
+use crate::connections::{Connections, RegistryScope, ResolveError};
 use crate::controller::judge::{PolicyContext, PolicySource};
 use crate::crd::conditions::{ConditionType, Reason, find_condition, set_condition};
-use crate::crd::{ResourceKind, Schema, SubjectConfig};
+use crate::crd::{ClusterSchemaRegistry, RegistryRef, ResourceKind, Schema, SchemaRegistry, SubjectConfig};
 use crate::metrics::{Metrics, ReconcileResult};
-use crate::registry::{Registry, SubjectName};
+use crate::registry::SubjectName;
+use registries::ConnectionObject as _;
 
 /// The first retry delay after a transient failure; it doubles up to [`MAX_RETRY`].
 const FIRST_RETRY: Duration = Duration::from_secs(2);
@@ -36,6 +38,9 @@ const MAX_RETRY: Duration = Duration::from_secs(300);
 /// How often a Schema waiting for another to release its subject looks again
 /// (a watch on the other Schemas usually wakes it sooner).
 const CONFLICT_RETRY: Duration = Duration::from_secs(30);
+/// How often an object waiting for its registry connection looks again (the
+/// connection's watch usually wakes it sooner).
+const REGISTRY_WAIT_RETRY: Duration = Duration::from_secs(30);
 /// How often a deletion blocked by referrers looks again, without backing off.
 const DELETION_RETRY: Duration = Duration::from_secs(5);
 
@@ -64,6 +69,13 @@ pub enum Error {
     /// The finalizer helper failed.
     #[error("the finalizer failed")]
     Finalizer(#[source] Box<finalizer::Error<Error>>),
+    /// The object's `registryRef` could not be resolved at a time it must be
+    /// (the API server failed, or a deletion needs the registry).
+    #[error("failed to resolve the registry")]
+    Resolve(#[source] ResolveError),
+    /// A registry connection's deletion waits for the objects bound to it.
+    #[error("deletion waits: {0}")]
+    ConnectionInUse(String),
 }
 
 impl Error {
@@ -76,7 +88,9 @@ impl Error {
             Error::Finalizer(inner)
                 if matches!(
                     inner.as_ref(),
-                    finalizer::Error::CleanupFailed(Error::DeletionBlocked(_) | Error::DeletionRefusedByPolicy(_))
+                    finalizer::Error::CleanupFailed(
+                        Error::DeletionBlocked(_) | Error::DeletionRefusedByPolicy(_) | Error::ConnectionInUse(_)
+                    )
                 )
         )
     }
@@ -89,6 +103,8 @@ impl Error {
             Error::DeletionBlocked(_) => Reason::ReferencedBySchemas.as_str(),
             Error::DeletionRefusedByPolicy(_) => Reason::PolicyViolation.as_str(),
             Error::Finalizer(_) => "Finalizer",
+            Error::Resolve(error) => error.reason(),
+            Error::ConnectionInUse(_) => "RegistryInUse",
         }
     }
 }
@@ -97,7 +113,7 @@ impl Error {
 pub struct Context {
     client: Client,
     scope: Scope,
-    registry: Arc<dyn Registry>,
+    connections: Arc<Connections>,
     checker: Checker,
     schemas: Store<Schema>,
     /// The cached Schemas by subject, kept by the watch that wakes rivals.
@@ -114,18 +130,24 @@ impl Context {
     /// A context on `client` for tests: one namespace (`default`), the
     /// Schema cache holding `schemas`, an empty SubjectConfig cache.
     #[cfg(test)]
-    fn for_tests(client: Client, registry: Arc<dyn Registry>, checker: Checker, schemas: &[Schema]) -> Self {
+    fn for_tests(
+        client: Client,
+        registry: Arc<dyn crate::registry::Registry>,
+        checker: Checker,
+        schemas: &[Schema],
+    ) -> Self {
         let mut schema_writer = kube::runtime::reflector::store::Writer::<Schema>::default();
         let mut claims = claims::Claims::default();
         for schema in schemas {
             schema_writer.apply_watcher_event(&watcher::Event::Apply(schema.clone()));
             claims.observe(schema);
         }
+        let reads = Arc::new(crate::connections::KubeReads(client.clone()));
         Self {
             events: events::Publisher::new(client.clone(), "schemaops"),
             scope: Scope(Some("default".to_owned())),
             client,
-            registry,
+            connections: Arc::new(Connections::new(registry, None, reads, checker)),
             checker,
             schemas: schema_writer.as_reader(),
             claims: Arc::new(Mutex::new(claims)),
@@ -137,14 +159,22 @@ impl Context {
         }
     }
 
-    /// The view of `subject` from the caches; a claim `policy` forbids does not count.
-    fn view(&self, subject: &str, policy: &PolicyContext) -> SubjectView {
+    /// The view of `subject` in the registry `scope` from the caches; a claim
+    /// `policy` forbids does not count, nor one on the same subject of
+    /// another registry.
+    fn view(&self, scope: &RegistryScope, subject: &str, policy: &PolicyContext) -> SubjectView {
         let schemas = schemas_naming(&self.schemas, &self.claims, subject);
         let configs = self.configs.state();
         SubjectView::of_claimable(
             subject,
-            schemas.iter().map(AsRef::as_ref),
-            configs.iter().map(AsRef::as_ref),
+            schemas
+                .iter()
+                .map(AsRef::as_ref)
+                .filter(|schema| in_scope(*schema, scope)),
+            configs
+                .iter()
+                .map(AsRef::as_ref)
+                .filter(|config| in_scope(*config, scope)),
             |claimant| policy.may_claim(claimant, subject),
         )
     }
@@ -153,7 +183,12 @@ impl Context {
     /// rather than the cache: when one `kubectl apply` changes the level and
     /// the schema, the level's write precedes the schema's, and a fresh read
     /// is sure to see it, so the schema is judged under the new level.
-    async fn view_with_fresh_configs(&self, subject: &str, policy: &PolicyContext) -> Result<SubjectView, Error> {
+    async fn view_with_fresh_configs(
+        &self,
+        scope: &RegistryScope,
+        subject: &str,
+        policy: &PolicyContext,
+    ) -> Result<SubjectView, Error> {
         let configs = self
             .scope
             .api::<SubjectConfig>(&self.client)
@@ -166,8 +201,11 @@ impl Context {
         let schemas = schemas_naming(&self.schemas, &self.claims, subject);
         Ok(SubjectView::of_claimable(
             subject,
-            schemas.iter().map(AsRef::as_ref),
-            configs.items.iter(),
+            schemas
+                .iter()
+                .map(AsRef::as_ref)
+                .filter(|schema| in_scope(*schema, scope)),
+            configs.items.iter().filter(|config| in_scope(*config, scope)),
             |claimant| policy.may_claim(claimant, subject),
         ))
     }
@@ -186,6 +224,36 @@ impl Context {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .remove(key);
     }
+}
+
+/// A Schema or SubjectConfig, as the registry it lives in sees it.
+trait Bound: Resource<DynamicType = ()> {
+    /// Its `spec.registryRef`.
+    fn registry_ref(&self) -> Option<&RegistryRef>;
+
+    /// The registry scope its subject is claimed in.
+    fn registry_scope(&self) -> RegistryScope {
+        RegistryScope::of(
+            self.meta().namespace.as_deref().unwrap_or_default(),
+            self.registry_ref(),
+        )
+    }
+}
+
+impl Bound for Schema {
+    fn registry_ref(&self) -> Option<&RegistryRef> {
+        self.spec.registry_ref.as_ref()
+    }
+}
+
+impl Bound for SubjectConfig {
+    fn registry_ref(&self) -> Option<&RegistryRef> {
+        self.spec.registry_ref.as_ref()
+    }
+}
+
+fn in_scope(object: &impl Bound, scope: &RegistryScope) -> bool {
+    object.registry_scope() == *scope
 }
 
 /// The namespaces the controllers watch: one, or all (`None`).
@@ -228,12 +296,14 @@ pub struct Settings {
 /// `ready` is called once both caches have their first full list.
 pub async fn run(
     client: Client,
-    registry: Arc<dyn Registry>,
+    connections: Arc<Connections>,
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
     ready: impl FnOnce() + Send + 'static,
 ) {
-    Controllers::new(client, registry, settings).run(shutdown, ready).await;
+    Controllers::new(client, connections, settings)
+        .run(shutdown, ready)
+        .await;
 }
 
 /// Schema and SubjectConfig caches kept by watches of their own, for a
@@ -282,6 +352,8 @@ pub struct Controllers {
     schema_controller: Controller<Schema>,
     config_controller: Controller<SubjectConfig>,
     policy_controller: Controller<crate::crd::SchemaPolicy>,
+    namespaced_registry_controller: Controller<SchemaRegistry>,
+    cluster_registry_controller: Controller<ClusterSchemaRegistry>,
     context: Arc<Context>,
     shutdown_tx: tokio::sync::watch::Sender<bool>,
 }
@@ -297,9 +369,10 @@ impl Controllers {
         self.context.configs.clone()
     }
 
-    /// Builds the controllers and their caches.
-    pub fn new(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Self {
-        build(client, registry, settings)
+    /// Builds the controllers and their caches; each object's registry comes
+    /// from `connections`.
+    pub fn new(client: Client, connections: Arc<Connections>, settings: Settings) -> Self {
+        build(client, connections, settings)
     }
 
     /// Runs the controllers until `shutdown` resolves. `ready` is called once
@@ -313,7 +386,7 @@ impl Controllers {
     }
 }
 
-fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Controllers {
+fn build(client: Client, connections: Arc<Connections>, settings: Settings) -> Controllers {
     let scope = Scope(settings.namespace.clone());
     let schemas_api = scope.api::<Schema>(&client);
     let configs_api = scope.api::<SubjectConfig>(&client);
@@ -335,6 +408,62 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         Controller::for_stream(config_changes, config_store.clone()).with_config(controller_config());
     let schema_controller =
         Controller::for_stream(schema_changes, schema_store.clone()).with_config(controller_config());
+
+    // A connection that changes (its status above all) wakes the objects bound to it.
+    let bound_schemas = schema_store.clone();
+    let bound_configs = config_store.clone();
+    let bound_schemas_cluster = schema_store.clone();
+    let bound_configs_cluster = config_store.clone();
+    let config_controller = config_controller
+        .watches(
+            scope.api::<SchemaRegistry>(&client),
+            watcher::Config::default(),
+            move |connection: SchemaRegistry| {
+                bound_to(
+                    &bound_configs,
+                    &registries::scope_of_connection(&connection.connection()),
+                )
+            },
+        )
+        .watches(
+            Api::<ClusterSchemaRegistry>::all(client.clone()),
+            watcher::Config::default(),
+            move |connection: ClusterSchemaRegistry| {
+                bound_to(
+                    &bound_configs_cluster,
+                    &registries::scope_of_connection(&connection.connection()),
+                )
+            },
+        );
+    let schema_controller = schema_controller
+        .watches(
+            scope.api::<SchemaRegistry>(&client),
+            watcher::Config::default(),
+            move |connection: SchemaRegistry| {
+                bound_to(
+                    &bound_schemas,
+                    &registries::scope_of_connection(&connection.connection()),
+                )
+            },
+        )
+        .watches(
+            Api::<ClusterSchemaRegistry>::all(client.clone()),
+            watcher::Config::default(),
+            move |connection: ClusterSchemaRegistry| {
+                bound_to(
+                    &bound_schemas_cluster,
+                    &registries::scope_of_connection(&connection.connection()),
+                )
+            },
+        );
+    let namespaced_registry_controller =
+        Controller::new(scope.api::<SchemaRegistry>(&client), watcher::Config::default())
+            .graceful_shutdown_on(stop(shutdown_rx.clone()));
+    let cluster_registry_controller = Controller::new(
+        Api::<ClusterSchemaRegistry>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .graceful_shutdown_on(stop(shutdown_rx.clone()));
 
     let by_subject = schema_store.clone();
     let claims = Arc::new(Mutex::new(claims::Claims::default()));
@@ -376,7 +505,7 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         events: events::Publisher::new(client.clone(), "schemaops"),
         scope,
         client,
-        registry,
+        connections,
         checker: settings.checker,
         schemas: schema_store.clone(),
         claims,
@@ -390,9 +519,20 @@ fn build(client: Client, registry: Arc<dyn Registry>, settings: Settings) -> Con
         schema_controller,
         config_controller,
         policy_controller,
+        namespaced_registry_controller,
+        cluster_registry_controller,
         context,
         shutdown_tx,
     }
+}
+
+/// The cached objects of `store` bound to the registry `scope`, as references to reconcile.
+fn bound_to<K: Bound + Clone>(store: &Store<K>, scope: &RegistryScope) -> Vec<ObjectRef<K>> {
+    store
+        .state_filter(|object| in_scope(object, scope))
+        .iter()
+        .map(|object| ObjectRef::from_obj(object.as_ref()))
+        .collect()
 }
 
 async fn run_built(
@@ -404,6 +544,8 @@ async fn run_built(
         schema_controller,
         config_controller,
         policy_controller,
+        namespaced_registry_controller,
+        cluster_registry_controller,
         context,
         shutdown_tx,
     } = controllers;
@@ -444,10 +586,24 @@ async fn run_built(
     let configs = config_controller
         .run(reconcile_config, error_policy, Arc::clone(&context))
         .for_each(|result| async move { log_result(result) });
+    let namespaced_registries = namespaced_registry_controller
+        .run(
+            registries::reconcile_connection::<SchemaRegistry>,
+            error_policy,
+            Arc::clone(&context),
+        )
+        .for_each(|result| async move { log_result(result) });
+    let cluster_registries = cluster_registry_controller
+        .run(
+            registries::reconcile_connection::<ClusterSchemaRegistry>,
+            error_policy,
+            Arc::clone(&context),
+        )
+        .for_each(|result| async move { log_result(result) });
     let policies = policy_controller
         .run(policies::reconcile_policy, error_policy, context)
         .for_each(|result| async move { log_result(result) });
-    futures::join!(schemas, configs, policies);
+    futures::join!(schemas, configs, policies, namespaced_registries, cluster_registries);
 }
 
 fn log_result<K: Resource, E: std::error::Error + 'static>(result: Result<(ObjectRef<K>, Action), E>)
@@ -508,6 +664,41 @@ where
     Ok(())
 }
 
+/// Marks `conditions` as waiting for the registry `error` says cannot be
+/// used: `Ready=False` and `Reconciling=True` with its reason, `Stalled=False`
+/// (a connection that comes right needs no change to the object).
+fn set_waiting(
+    conditions: &mut Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
+    error: &ResolveError,
+    generation: Option<i64>,
+    now: &Time,
+) {
+    let reason = error.reason();
+    let message = crate::crd::conditions::truncate_message(
+        &format!("waiting for its registry: {error}"),
+        crate::crd::conditions::MAX_MESSAGE_BYTES,
+    );
+    set_condition(
+        conditions,
+        ConditionType::Ready,
+        false,
+        reason,
+        &message,
+        generation,
+        now,
+    );
+    set_condition(conditions, ConditionType::Stalled, false, reason, "", generation, now);
+    set_condition(
+        conditions,
+        ConditionType::Reconciling,
+        true,
+        reason,
+        &message,
+        generation,
+        now,
+    );
+}
+
 /// Counts every violation in a new generation of `object` (the reconciles
 /// of one generation judge it again and again), and records an event for
 /// each audited one: denials and warnings have events of their own.
@@ -560,6 +751,7 @@ mod claims;
 mod configs;
 pub mod events;
 mod policies;
+mod registries;
 mod schemas;
 mod slim;
 mod sources;
@@ -587,6 +779,38 @@ mod tests;
 #[cfg(test)]
 mod waiting_tests {
     use super::*;
+
+    #[test]
+    fn an_object_whose_registry_cannot_be_used_waits_with_the_resolve_reason() {
+        let error = ResolveError::NamespaceNotAllowed {
+            reference: RegistryRef {
+                kind: crate::crd::RegistryKind::ClusterSchemaRegistry,
+                name: "shared".to_owned(),
+            },
+            namespace: "team-c".to_owned(),
+        };
+        let mut conditions = Vec::new();
+        let now = Time(Timestamp::UNIX_EPOCH);
+        set_waiting(&mut conditions, &error, Some(4), &now);
+        let found = |type_| find_condition(&conditions, type_).unwrap();
+        let ready = found(ConditionType::Ready);
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", "RegistryNotAllowed")
+        );
+        assert_eq!(
+            ready.message,
+            "waiting for its registry: ClusterSchemaRegistry/shared does not allow namespace team-c (see its \
+             spec.allowedNamespaces)"
+        );
+        assert_eq!(found(ConditionType::Reconciling).status, "True");
+        assert_eq!(found(ConditionType::Stalled).status, "False");
+        assert!(
+            conditions
+                .iter()
+                .all(|condition| condition.observed_generation == Some(4))
+        );
+    }
 
     #[test]
     fn a_deletion_blocked_by_referrers_waits_and_other_errors_fail() {

@@ -30,8 +30,29 @@ async fn finalize_schema(schema: Arc<Schema>, context: &Context) -> Result<Actio
 
 async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Error> {
     let key = ObjectKey::of(&schema.metadata);
+    let resolved = match context
+        .connections
+        .resolve(&key.namespace, schema.spec.registry_ref.as_ref())
+        .await
+    {
+        Ok(resolved) => resolved,
+        Err(error) if error.is_transient() => return Err(Error::Resolve(error)),
+        Err(error) => return wait_for_registry(schema, context, &key, &error).await,
+    };
+    // A read-only connection: every object bound to it is observed, never written.
+    let observed;
+    let schema = if resolved.read_only && schema.spec.management_policy != crate::crd::ManagementPolicy::Observe {
+        let mut copy = schema.clone();
+        copy.spec.management_policy = crate::crd::ManagementPolicy::Observe;
+        observed = copy;
+        &observed
+    } else {
+        schema
+    };
     let policy = context.policy.context();
-    let view = context.view_with_fresh_configs(&schema.spec.subject, &policy).await?;
+    let view = context
+        .view_with_fresh_configs(&schema.registry_scope(), &schema.spec.subject, &policy)
+        .await?;
     let config_map = match &schema.spec.schema_from {
         Some(from) => Api::<ConfigMap>::namespaced(context.client.clone(), &key.namespace)
             .get_opt(&from.config_map_key_ref.name)
@@ -48,7 +69,7 @@ async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Erro
         schema,
         &view,
         config_map.as_ref(),
-        context.registry.as_ref(),
+        resolved.registry.as_ref(),
         &context.checker,
         &policy,
         &now,
@@ -85,36 +106,93 @@ async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Erro
     Ok(Action::requeue(context.resync))
 }
 
+/// Writes that `schema` waits for its registry (and an event when that is
+/// news), and looks again later.
+async fn wait_for_registry(
+    schema: &Schema,
+    context: &Context,
+    key: &ObjectKey,
+    error: &ResolveError,
+) -> Result<Action, Error> {
+    let mut status = schema.status.clone().unwrap_or_default();
+    status.observed_generation = schema.metadata.generation;
+    set_waiting(
+        &mut status.conditions,
+        error,
+        schema.metadata.generation,
+        &Time(Timestamp::now()),
+    );
+    if schema::status::changed(schema.status.as_ref(), &status) {
+        patch_status::<Schema>(context, key, &status).await?;
+        publish(context, schema, error.reason(), true, error.to_string()).await;
+    }
+    context.succeeded(key);
+    Ok(Action::requeue(REGISTRY_WAIT_RETRY))
+}
+
 async fn cleanup_schema(schema: &Schema, context: &Context) -> Result<Action, Error> {
     let key = ObjectKey::of(&schema.metadata);
-    let view = context.view(&schema.spec.subject, &context.policy.context());
+    let view = context.view(
+        &schema.registry_scope(),
+        &schema.spec.subject,
+        &context.policy.context(),
+    );
     let owner = view.schema_owner.as_ref() == Some(&key);
     let subject = SubjectName::new(schema.spec.subject.clone()).ok();
-    let needs_referrers = owner && schema.spec.deletion_policy != crate::crd::DeletionPolicy::Retain;
-    let registry_referrers = match (&subject, needs_referrers) {
-        (Some(subject), true) => cleanup::registry_referrers(context.registry.as_ref(), subject)
+    let mut deletion_policy = schema.spec.deletion_policy;
+    // Only a deletion that may delete the subject needs the registry.
+    let registry = if owner && deletion_policy != crate::crd::DeletionPolicy::Retain {
+        match context
+            .connections
+            .resolve_for_cleanup(&key.namespace, schema.spec.registry_ref.as_ref())
+            .await
+        {
+            Ok(resolved) if resolved.read_only => {
+                deletion_policy = crate::crd::DeletionPolicy::Retain;
+                None
+            }
+            Ok(resolved) => Some(resolved.registry),
+            Err(error @ ResolveError::NotFound { .. }) => {
+                // Its connection is gone (its finalizer was removed by hand): nothing to delete through.
+                publish(
+                    context,
+                    schema,
+                    error.reason(),
+                    true,
+                    format!("{error}; the subject is left as it is"),
+                )
+                .await;
+                deletion_policy = crate::crd::DeletionPolicy::Retain;
+                None
+            }
+            Err(error) => return Err(Error::Resolve(error)),
+        }
+    } else {
+        None
+    };
+    let registry_referrers = match (&subject, &registry) {
+        (Some(subject), Some(registry)) => cleanup::registry_referrers(registry.as_ref(), subject)
             .await
             .map_err(Error::Registry)?,
         _ => Vec::new(),
     };
     let resource_referrers: Vec<ObjectKey> = view.referrers.into_iter().filter(|referrer| *referrer != key).collect();
     let plan = cleanup::decide_cleanup(
-        schema.spec.deletion_policy,
+        deletion_policy,
         owner,
         subject,
         &resource_referrers,
         &registry_referrers,
     );
-    match cleanup::act_cleanup(&plan, context.registry.as_ref())
+    // Without a registry the plan is to leave the subject or wait, which call none.
+    let registry = registry.unwrap_or_else(|| context.connections.default_registry());
+    match cleanup::act_cleanup(&plan, registry.as_ref())
         .await
         .map_err(Error::Registry)?
     {
         CleanupOutcome::Done { deleted } => {
             if deleted {
-                let note = format!(
-                    "deleted subject `{}` ({:?})",
-                    schema.spec.subject, schema.spec.deletion_policy
-                );
+                let note = format!("deleted subject `{}` ({:?})", schema.spec.subject, deletion_policy);
                 publish(context, schema, Reason::Deleted.as_str(), false, note).await;
             }
             Ok(Action::await_change())

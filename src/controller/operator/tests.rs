@@ -8,9 +8,9 @@ use tower_test::mock::Handle;
 
 use super::*;
 use crate::crd::SchemaSpec;
-use crate::registry::VersionFilter;
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::sqlite::SqliteStore;
+use crate::registry::{Registry, VersionFilter};
 
 const NAME: &str = "orders";
 const SUBJECT: &str = "orders-value";
@@ -172,6 +172,7 @@ fn schema(text: &str, generation: i64, finalizer: bool) -> Schema {
             metadata: None,
             rule_set: None,
             subject: SUBJECT.to_owned(),
+            registry_ref: None,
             schema_type: Default::default(),
             schema: Some(text.to_owned()),
             schema_from: None,

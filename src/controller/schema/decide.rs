@@ -526,6 +526,7 @@ pub(crate) mod tests {
     pub(crate) fn config(level: CompatibilityLevel) -> SubjectConfigSpec {
         SubjectConfigSpec {
             subject: "rsvp-value".to_owned(),
+            registry_ref: None,
             compatibility: Some(level),
             contract: Default::default(),
             mode: None,
@@ -797,6 +798,7 @@ pub(crate) mod tests {
                 metadata: None,
                 rule_set: None,
                 subject: "rsvp-value".to_owned(),
+                registry_ref: None,
                 schema_type: Default::default(),
                 schema: Some(RSVP_V1.to_owned()),
                 schema_from: None,

@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::registry::tls::PemText;
+
 /// How the client authenticates to the registry.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub enum ExternalAuth {
@@ -47,6 +49,12 @@ pub struct ExternalConfig {
     pub client_cert_file: Option<PathBuf>,
     /// The PEM private key of `client_cert_file`.
     pub client_key_file: Option<PathBuf>,
+    /// CA certificates given as PEM text (from a Secret or ConfigMap), trusted instead of
+    /// `ca_file` and the system's roots.
+    pub ca_pem: Option<PemText>,
+    /// A client certificate chain and key given as PEM text (a `kubernetes.io/tls` Secret),
+    /// presented for mutual TLS instead of the files.
+    pub client_identity_pem: Option<(PemText, PemText)>,
     /// The limit on one attempt: connecting, sending and reading the answer.
     pub timeout: Duration,
     /// The limit on one logical call: every attempt and every wait between
@@ -87,6 +95,8 @@ impl ExternalConfig {
             ca_file: None,
             client_cert_file: None,
             client_key_file: None,
+            ca_pem: None,
+            client_identity_pem: None,
             timeout: Self::DEFAULT_TIMEOUT,
             deadline: Self::DEFAULT_DEADLINE,
             max_retries: Self::DEFAULT_MAX_RETRIES,
@@ -113,6 +123,8 @@ impl fmt::Debug for ExternalConfig {
             .field("ca_file", &self.ca_file)
             .field("client_cert_file", &self.client_cert_file)
             .field("client_key_file", &self.client_key_file)
+            .field("ca_pem", &self.ca_pem)
+            .field("client_identity_pem", &self.client_identity_pem)
             .field("timeout", &self.timeout)
             .field("deadline", &self.deadline)
             .field("max_retries", &self.max_retries)

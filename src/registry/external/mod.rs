@@ -30,7 +30,7 @@ use reqwest::Method;
 use tokio::sync::OnceCell;
 
 pub use capabilities::{Capabilities, DataContracts, PROBE_SUBJECT};
-pub use config::{ExternalAuth, ExternalConfig};
+pub use config::{ExternalAuth, ExternalConfig, PemText};
 pub use engine::reference_texts;
 pub use transport::ConfigError;
 use transport::{About, Transport, segment};

@@ -415,14 +415,20 @@ pub fn error_from(answer: &Answer, about: About<'_>, base: &str) -> Error {
 }
 
 /// The rustls client configuration: ring, safe protocol versions, the CA
-/// file's certificates or the system's roots, and the client identity.
+/// certificates (PEM text, else the file, else the system's roots), and the
+/// client identity (PEM text, else the files).
 fn tls_config(config: &ExternalConfig) -> Result<rustls::ClientConfig, ConfigError> {
     let mut roots = rustls::RootCertStore::empty();
-    match &config.ca_file {
-        Some(path) => tls::add_ca_file(&mut roots, path)?,
-        None => tls::add_system_roots(&mut roots),
+    match (&config.ca_pem, &config.ca_file) {
+        (Some(text), _) => tls::add_ca_pem(&mut roots, text)?,
+        (None, Some(path)) => tls::add_ca_file(&mut roots, path)?,
+        (None, None) => tls::add_system_roots(&mut roots),
     }
     let builder = tls::client_builder(roots).map_err(ConfigError::Tls)?;
+    if let Some((cert, key)) = &config.client_identity_pem {
+        let (chain, key) = tls::parse_client_identity(cert, key)?;
+        return builder.with_client_auth_cert(chain, key).map_err(ConfigError::Tls);
+    }
     match (&config.client_cert_file, &config.client_key_file) {
         (None, None) => Ok(builder.with_no_client_auth()),
         (Some(cert), Some(key)) => {

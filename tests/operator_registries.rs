@@ -1,0 +1,422 @@
+//! Issue 40 end to end: several registries from one operator. The test API
+//! server, the real `kubectl`, one `schemaops operator` (its embedded
+//! registry is the default) and two `schemaops registry` processes that take
+//! writes only with their own password. Schemas in two namespaces name the
+//! same subject, each bound to its namespace's SchemaRegistry, and land in
+//! their own registries without a conflict; a ClusterSchemaRegistry refuses a
+//! namespace it does not allow; a ref to a missing connection waits; a
+//! password rotated in its Secret is used without a restart; a registry that
+//! goes away makes only its own objects wait; a connection with objects bound
+//! to it is not deleted from under them.
+
+#[path = "support/apiserver/mod.rs"]
+mod apiserver;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use apiserver::TestApiServer;
+use base64::Engine as _;
+use serde_json::Value;
+use support::operator::OperatorProcess;
+use support::registry::RegistryProcess;
+
+/// How long any one convergence may take.
+const CONVERGE: Duration = Duration::from_secs(60);
+
+const ORDER_V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+const PAYMENT_V1: &str = r#"{"type":"record","name":"Payment","fields":[{"name":"amount","type":"long"}]}"#;
+
+struct Cluster {
+    // Fields drop in order: the operator stops before the API server does.
+    _operator: OperatorProcess,
+    default_registry: String,
+    _server: TestApiServer,
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+impl Cluster {
+    fn kubectl(&self, args: &[&str]) -> Output {
+        std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.cache.path())
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("kubectl runs")
+    }
+
+    fn kubectl_ok(&self, args: &[&str]) -> String {
+        let output = self.kubectl(args);
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    fn apply(&self, manifest: &str) {
+        let file = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+        std::fs::write(file.path(), manifest).unwrap();
+        self.kubectl_ok(&["apply", "-f", file.path().to_str().unwrap()]);
+    }
+
+    fn get(&self, namespace: Option<&str>, kind: &str, name: &str) -> Option<Value> {
+        let mut args = vec!["get", kind, name, "-o", "json"];
+        if let Some(namespace) = namespace {
+            args.extend(["--namespace", namespace]);
+        }
+        let output = self.kubectl(&args);
+        output
+            .status
+            .success()
+            .then(|| serde_json::from_slice(&output.stdout).unwrap())
+    }
+
+    /// Waits until `kind/name`'s condition `type_` has `status` and `reason`
+    /// for its current generation; returns the object.
+    fn wait_condition(
+        &self,
+        namespace: Option<&str>,
+        kind: &str,
+        name: &str,
+        type_: &str,
+        status: &str,
+        reason: &str,
+    ) -> Value {
+        let deadline = Instant::now() + CONVERGE;
+        loop {
+            let object = self.get(namespace, kind, name).unwrap_or(Value::Null);
+            let found = object["status"]["conditions"]
+                .as_array()
+                .and_then(|conditions| conditions.iter().find(|condition| condition["type"] == type_));
+            if let Some(condition) = found
+                && condition["status"] == status
+                && condition["reason"] == reason
+                && object["status"]["observedGeneration"] == object["metadata"]["generation"]
+            {
+                return object;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{kind} {namespace:?}/{name} never had {type_}={status} ({reason}): {object:#}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+fn kubectl_missing() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|folder| Path::new(&folder).join("kubectl").exists()));
+    if !found {
+        assert!(!support::require_all(), "kubectl is required (SCHEMAOPS_REQUIRE_ALL=1)");
+        eprintln!("skipping: kubectl is not installed");
+    }
+    !found
+}
+
+/// The registry's live versions of `subject` at `url` (empty when it has none).
+async fn versions(url: &str, subject: &str) -> Vec<i64> {
+    let response = support::http_client()
+        .get(format!("{url}/subjects/{subject}/versions"))
+        .send()
+        .await
+        .unwrap();
+    if response.status() == 404 {
+        return Vec::new();
+    }
+    response.json().await.unwrap()
+}
+
+/// The schema text of `subject`'s latest version at `url`.
+async fn latest(url: &str, subject: &str) -> String {
+    let body: Value = support::http_client()
+        .get(format!("{url}/subjects/{subject}/versions/latest"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["schema"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The subject's own compatibility level at `url`, if it has one.
+async fn subject_level(url: &str, subject: &str) -> Option<String> {
+    let response = support::http_client()
+        .get(format!("{url}/config/{subject}"))
+        .send()
+        .await
+        .unwrap();
+    if !response.status().is_success() {
+        return None;
+    }
+    let body: Value = response.json().await.unwrap();
+    body["compatibilityLevel"].as_str().map(str::to_owned)
+}
+
+fn secret(namespace: &str, name: &str, password: &str) -> String {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(password);
+    format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: {namespace}\ntype: Opaque\ndata:\n  \
+         password: {encoded}\n"
+    )
+}
+
+fn schema_registry(namespace: &str, name: &str, url: &str, secret: &str) -> String {
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaRegistry\nmetadata:\n  name: {name}\n  namespace: \
+         {namespace}\nspec:\n  external:\n    urls: [\"{url}\"]\n    auth:\n      basic:\n        username: ci\n        \
+         passwordSecretRef: {{name: {secret}, key: password}}\n    timeouts: {{attemptSeconds: 2, deadlineSeconds: \
+         3}}\n"
+    )
+}
+
+fn schema(namespace: &str, name: &str, subject: &str, text: &str, registry_ref: Option<(&str, &str)>) -> String {
+    let reference = registry_ref
+        .map(|(kind, name)| format!("  registryRef: {{kind: {kind}, name: {name}}}\n"))
+        .unwrap_or_default();
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: Schema\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  \
+         subject: {subject}\n  schema: '{text}'\n{reference}"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rotation() {
+    if kubectl_missing() {
+        return;
+    }
+    let alpha_data = tempfile::tempdir().unwrap();
+    let alpha = RegistryProcess::start_with(alpha_data.path(), &["--write-credentials", "ci:alpha-pw"]).await;
+    let beta_data = tempfile::tempdir().unwrap();
+    let beta = RegistryProcess::start_with(beta_data.path(), &["--write-credentials", "ci:beta-pw"]).await;
+
+    let server = TestApiServer::start();
+    let kubeconfig = server.kubeconfig().to_owned();
+    let data = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+    let setup = |args: &[&str]| {
+        let output = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    setup(&["apply", "-f", crds.to_str().unwrap()]);
+    for namespace in ["team-a", "team-b", "team-c"] {
+        setup(&["create", "namespace", namespace]);
+    }
+    // Every namespace watched; a short resync so connections are checked again within seconds.
+    let operator = OperatorProcess::start(&kubeconfig, data.path(), &["--resync-seconds", "2"]);
+    operator.wait_ready(CONVERGE).await;
+    let cluster = Cluster {
+        default_registry: operator.registry_url.clone(),
+        _operator: operator,
+        _server: server,
+        kubeconfig,
+        cache,
+        _data: data,
+    };
+
+    // team-a's connection has the right password; team-b's Secret holds a stale one for now.
+    cluster.apply(&secret("team-a", "alpha-credentials", "alpha-pw"));
+    cluster.apply(&secret("team-b", "beta-credentials", "stale-pw"));
+    cluster.apply(&schema_registry(
+        "team-a",
+        "team-registry",
+        &alpha.url,
+        "alpha-credentials",
+    ));
+    cluster.apply(&schema_registry(
+        "team-b",
+        "team-registry",
+        &beta.url,
+        "beta-credentials",
+    ));
+    cluster.apply(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: ClusterSchemaRegistry\nmetadata:\n  name: shared\nspec:\n  \
+         embedded: {}\n  allowedNamespaces:\n    names: [team-a]\n",
+    );
+    let alpha_connection = cluster.wait_condition(
+        Some("team-a"),
+        "schemaregistry",
+        "team-registry",
+        "Ready",
+        "True",
+        "Ready",
+    );
+    assert_eq!(alpha_connection["status"]["endpoint"], alpha.url.as_str());
+    cluster.wait_condition(None, "clusterschemaregistry", "shared", "Ready", "True", "Ready");
+
+    // The same subject in two namespaces, each bound to its own namespace's connection.
+    let ref_a = Some(("SchemaRegistry", "team-registry"));
+    cluster.apply(&schema("team-a", "orders", "orders-value", ORDER_V1, ref_a));
+    cluster.apply(&schema("team-b", "orders", "orders-value", PAYMENT_V1, ref_a));
+    // Not allowed to use the shared registry; a ref to nothing; and no ref at all.
+    let shared = Some(("ClusterSchemaRegistry", "shared"));
+    cluster.apply(&schema("team-c", "outsider", "outsider-value", ORDER_V1, shared));
+    cluster.apply(&schema(
+        "team-a",
+        "lost",
+        "lost-value",
+        ORDER_V1,
+        Some(("SchemaRegistry", "missing")),
+    ));
+    cluster.apply(&schema("team-a", "plain", "plain-value", ORDER_V1, None));
+
+    cluster.wait_condition(Some("team-a"), "schema", "orders", "Ready", "True", "Registered");
+    assert_eq!(versions(&alpha.url, "orders-value").await, [1]);
+    assert!(latest(&alpha.url, "orders-value").await.contains("Order"));
+    assert!(
+        versions(&cluster.default_registry, "orders-value").await.is_empty(),
+        "a bound Schema never lands in the default registry"
+    );
+    cluster.wait_condition(Some("team-a"), "schema", "plain", "Ready", "True", "Registered");
+    assert_eq!(versions(&cluster.default_registry, "plain-value").await, [1]);
+    assert!(versions(&alpha.url, "plain-value").await.is_empty());
+
+    // A SubjectConfig follows its ref too: the level is set in team-a's registry only.
+    cluster.apply(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: orders\n  namespace: team-a\n\
+         spec:\n  subject: orders-value\n  compatibility: FULL\n  registryRef: {kind: SchemaRegistry, name: \
+         team-registry}\n",
+    );
+    cluster.wait_condition(Some("team-a"), "subjectconfig", "orders", "Ready", "True", "Configured");
+    assert_eq!(subject_level(&alpha.url, "orders-value").await.as_deref(), Some("FULL"));
+    assert_eq!(subject_level(&cluster.default_registry, "orders-value").await, None);
+
+    let outsider = cluster.wait_condition(
+        Some("team-c"),
+        "schema",
+        "outsider",
+        "Ready",
+        "False",
+        "RegistryNotAllowed",
+    );
+    let message = outsider["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|condition| condition["type"] == "Ready")
+        .unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        message.contains("ClusterSchemaRegistry/shared does not allow namespace team-c"),
+        "{message}"
+    );
+    cluster.wait_condition(
+        Some("team-a"),
+        "schema",
+        "lost",
+        "Reconciling",
+        "True",
+        "RegistryNotFound",
+    );
+    assert!(versions(&cluster.default_registry, "outsider-value").await.is_empty());
+    assert!(versions(&cluster.default_registry, "lost-value").await.is_empty());
+
+    // team-b's registry refuses the stale password: nothing lands anywhere yet.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(versions(&beta.url, "orders-value").await.is_empty());
+    let waiting = cluster.get(Some("team-b"), "schema", "orders").unwrap();
+    assert_ne!(
+        waiting["status"]["conditions"]
+            .as_array()
+            .and_then(|conditions| conditions.iter().find(|condition| condition["type"] == "Ready"))
+            .map(|ready| ready["status"].clone()),
+        Some(Value::from("True")),
+        "{waiting:#}"
+    );
+    // Rotated in the Secret alone: the operator keeps running and uses the new password.
+    cluster.apply(&secret("team-b", "beta-credentials", "beta-pw"));
+    cluster.wait_condition(Some("team-b"), "schema", "orders", "Ready", "True", "Registered");
+    assert_eq!(versions(&beta.url, "orders-value").await, [1]);
+    assert!(latest(&beta.url, "orders-value").await.contains("Payment"));
+    assert!(latest(&alpha.url, "orders-value").await.contains("Order"));
+
+    // Each connection counts its own objects (team-a: the Schema and the SubjectConfig).
+    let counted = |namespace: &str, bound: i64| {
+        let deadline = Instant::now() + CONVERGE;
+        loop {
+            let object = cluster.get(Some(namespace), "schemaregistry", "team-registry").unwrap();
+            if object["status"]["boundObjects"] == bound {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{object:#}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    counted("team-a", 2);
+    counted("team-b", 1);
+
+    // team-b's registry goes away: only team-b's connection and Schema wait, team-a's stay Ready.
+    drop(beta);
+    cluster.wait_condition(
+        Some("team-b"),
+        "schemaregistry",
+        "team-registry",
+        "Ready",
+        "False",
+        "RegistryUnavailable",
+    );
+    cluster.wait_condition(Some("team-b"), "schema", "orders", "Ready", "False", "RegistryNotReady");
+    cluster.wait_condition(Some("team-a"), "schema", "orders", "Ready", "True", "Registered");
+    cluster.wait_condition(Some("team-a"), "schema", "plain", "Ready", "True", "Registered");
+
+    // A connection with a bound Schema is not deleted from under it; it goes once the Schema does.
+    cluster.kubectl_ok(&[
+        "delete",
+        "schemaregistry",
+        "team-registry",
+        "--namespace",
+        "team-a",
+        "--wait=false",
+    ]);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let kept = cluster.get(Some("team-a"), "schemaregistry", "team-registry");
+    assert!(
+        kept.as_ref()
+            .is_some_and(|object| object["metadata"]["deletionTimestamp"].is_string()),
+        "{kept:?}"
+    );
+    // Objects bound to a connection being deleted still clean up through it.
+    cluster.kubectl_ok(&[
+        "delete",
+        "subjectconfig",
+        "orders",
+        "--namespace",
+        "team-a",
+        "--timeout=60s",
+    ]);
+    assert_eq!(subject_level(&alpha.url, "orders-value").await, None);
+    assert!(
+        cluster.get(Some("team-a"), "schemaregistry", "team-registry").is_some(),
+        "a Schema is still bound"
+    );
+    cluster.kubectl_ok(&["delete", "schema", "orders", "--namespace", "team-a", "--timeout=60s"]);
+    let deadline = Instant::now() + CONVERGE;
+    while cluster.get(Some("team-a"), "schemaregistry", "team-registry").is_some() {
+        assert!(Instant::now() < deadline, "the connection stayed after its Schema went");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Retain (the default) left the subject in team-a's registry.
+    assert_eq!(versions(&alpha.url, "orders-value").await, [1]);
+}
