@@ -9,6 +9,7 @@
 
 mod cache;
 mod coalesce;
+pub mod kafka;
 pub mod postgres;
 pub mod sqlite;
 mod state;
