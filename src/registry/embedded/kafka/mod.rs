@@ -27,4 +27,6 @@
 //!   273 s; -O2 in every profile) and adds OpenSSL beside rustls to the
 //!   static image; `kafka-protocol` builds in about 22 s.
 
+pub mod client;
 pub mod format;
+pub mod reader;
