@@ -30,3 +30,4 @@
 pub mod client;
 pub mod format;
 pub mod reader;
+pub mod replay;
