@@ -8,12 +8,15 @@ use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::api_versions_request::ApiVersionsRequest;
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsResponse, FetchRequest, FetchResponse, ListOffsetsRequest, ListOffsetsResponse, MetadataRequest,
-    MetadataResponse, RequestHeader, ResponseHeader, TopicName,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ApiVersionsResponse, CreateTopicsRequest,
+    CreateTopicsResponse, EndTxnRequest, EndTxnResponse, FetchRequest, FetchResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest, ListOffsetsResponse,
+    MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use kafka_protocol::records::{Record as BatchRecord, RecordBatchDecoder};
@@ -111,7 +114,7 @@ pub enum ClientError {
 /// A request type, its response and the versions of it we can build.
 /// (`kafka-protocol` pairs requests with responses only when built for
 /// brokers too, which would compile every message's other half.)
-trait Versioned: Encodable {
+pub(super) trait Versioned: Encodable {
     /// The API.
     const KEY: ApiKey;
     /// Its name, for errors.
@@ -150,6 +153,53 @@ impl Versioned for FetchRequest {
     // v4 brings isolation levels; v13 names topics by ID.
     const OURS: (i16, i16) = (4, 12);
     type Response = FetchResponse;
+}
+
+impl Versioned for CreateTopicsRequest {
+    const KEY: ApiKey = ApiKey::CreateTopics;
+    const NAME: &'static str = "CreateTopics";
+    const OURS: (i16, i16) = (2, 5);
+    type Response = CreateTopicsResponse;
+}
+
+impl Versioned for FindCoordinatorRequest {
+    const KEY: ApiKey = ApiKey::FindCoordinator;
+    const NAME: &'static str = "FindCoordinator";
+    // v1 brings coordinator types; v4 batches keys.
+    const OURS: (i16, i16) = (1, 3);
+    type Response = FindCoordinatorResponse;
+}
+
+impl Versioned for InitProducerIdRequest {
+    const KEY: ApiKey = ApiKey::InitProducerId;
+    const NAME: &'static str = "InitProducerId";
+    // v5 brings two-phase commit, which the store does not use.
+    const OURS: (i16, i16) = (0, 4);
+    type Response = InitProducerIdResponse;
+}
+
+impl Versioned for AddPartitionsToTxnRequest {
+    const KEY: ApiKey = ApiKey::AddPartitionsToTxn;
+    const NAME: &'static str = "AddPartitionsToTxn";
+    // v4 and later are for brokers.
+    const OURS: (i16, i16) = (0, 3);
+    type Response = AddPartitionsToTxnResponse;
+}
+
+impl Versioned for ProduceRequest {
+    const KEY: ApiKey = ApiKey::Produce;
+    const NAME: &'static str = "Produce";
+    // v3 brings transactions; v13 names topics by ID.
+    const OURS: (i16, i16) = (3, 9);
+    type Response = ProduceResponse;
+}
+
+impl Versioned for EndTxnRequest {
+    const KEY: ApiKey = ApiKey::EndTxn;
+    const NAME: &'static str = "EndTxn";
+    // v5 bumps the epoch on every commit (KIP-890), which the producer does not track.
+    const OURS: (i16, i16) = (0, 3);
+    type Response = EndTxnResponse;
 }
 
 /// One connection to one broker, with the versions it speaks.
@@ -227,7 +277,7 @@ impl Connection {
     }
 
     /// Sends a request in the newest common version and reads its response.
-    async fn call<R: Versioned>(&mut self, request: &R) -> Result<R::Response, ClientError> {
+    pub(super) async fn call<R: Versioned>(&mut self, request: &R) -> Result<R::Response, ClientError> {
         let version = self.version::<R>()?;
         self.send(request, version).await
     }
@@ -287,7 +337,7 @@ impl Connection {
             .map_err(|error| self.protocol(api, format!("bad response body: {error}")))
     }
 
-    fn protocol(&self, api: &'static str, message: String) -> ClientError {
+    pub(super) fn protocol(&self, api: &'static str, message: String) -> ClientError {
         ClientError::Protocol {
             address: self.address.clone(),
             api,
@@ -295,7 +345,7 @@ impl Connection {
         }
     }
 
-    fn check(&self, api: &'static str, code: i16) -> Result<(), ClientError> {
+    pub(super) fn check(&self, api: &'static str, code: i16) -> Result<(), ClientError> {
         if code == 0 {
             return Ok(());
         }
@@ -351,6 +401,49 @@ impl Connection {
             format!("{}:{}", broker.host.as_str(), broker.port),
             found.partitions.len(),
         )))
+    }
+
+    /// Creates `topic` with one partition, `replication_factor` replicas
+    /// and the given topic configs; `false` when it exists already.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails or the broker refuses.
+    pub async fn create_topic(
+        &mut self,
+        topic: &str,
+        replication_factor: i16,
+        configs: &[(&str, &str)],
+    ) -> Result<bool, ClientError> {
+        const TOPIC_ALREADY_EXISTS: i16 = 36;
+        let request = CreateTopicsRequest::default()
+            .with_timeout_ms(i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX))
+            .with_topics(vec![
+                CreatableTopic::default()
+                    .with_name(topic_name(topic))
+                    .with_num_partitions(1)
+                    .with_replication_factor(replication_factor)
+                    .with_configs(
+                        configs
+                            .iter()
+                            .map(|(name, value)| {
+                                CreatableTopicConfig::default()
+                                    .with_name(StrBytes::from_string((*name).to_owned()))
+                                    .with_value(Some(StrBytes::from_string((*value).to_owned())))
+                            })
+                            .collect(),
+                    ),
+            ]);
+        let response = self.call(&request).await?;
+        let code = response
+            .topics
+            .iter()
+            .find(|created| created.name.0.as_str() == topic)
+            .map_or(0, |created| created.error_code);
+        if code == TOPIC_ALREADY_EXISTS {
+            return Ok(false);
+        }
+        self.check(CreateTopicsRequest::NAME, code)?;
+        Ok(true)
     }
 
     /// The offset after the last committed record of partition 0 of `topic`
@@ -443,6 +536,6 @@ fn next_complete_batch(bytes: &mut Bytes) -> Option<Bytes> {
     Some(bytes.split_to(total))
 }
 
-fn topic_name(topic: &str) -> TopicName {
+pub(super) fn topic_name(topic: &str) -> TopicName {
     TopicName(StrBytes::from_string(topic.to_owned()))
 }

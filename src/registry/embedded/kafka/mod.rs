@@ -29,5 +29,6 @@
 
 pub mod client;
 pub mod format;
+pub mod producer;
 pub mod reader;
 pub mod replay;
