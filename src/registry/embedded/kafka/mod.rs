@@ -32,3 +32,4 @@ pub mod format;
 pub mod producer;
 pub mod reader;
 pub mod replay;
+pub mod topic_store;

@@ -26,12 +26,15 @@ use crate::registry::contract::{Contract, ContractConfig};
 use crate::registry::embedded::store::{Change, SchemaRow, Snapshot, StoreError, SubjectRow, VersionRow};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
-use super::format::{ConfigValue, Decoded, Record, SchemaValue};
+use serde_json::value::RawValue;
+
+use super::format::{ConfigValue, Decoded, Encoded, Record, ReferenceValue, SchemaValue, encode};
 use super::reader::Entry;
 
 /// Computes a schema's identity from its format, text, references and
 /// contract (the registry's fingerprint).
-pub type Fingerprint<'a> = dyn Fn(Format, &str, &[SchemaReference], &Contract) -> Result<String, StoreError> + 'a;
+pub type Fingerprint<'a> =
+    dyn Fn(Format, &str, &[SchemaReference], &Contract) -> Result<String, StoreError> + Send + Sync + 'a;
 
 /// Why a record cannot be taken into the model.
 #[derive(Debug, thiserror::Error)]
@@ -406,4 +409,180 @@ fn registry_mode(offset: i64, mode: Option<&str>) -> Result<Option<RegistryMode>
             .map_err(|error: crate::registry::Error| invalid(offset, "mode", error.to_string()))
     })
     .transpose()
+}
+
+/// Why a batch of changes cannot be written as records.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    /// A change names a version or schema the model does not hold.
+    #[error("the change names {what}, which the topic does not hold")]
+    Unknown {
+        /// What is missing.
+        what: String,
+    },
+    /// A contract does not serialize.
+    #[error("a contract does not serialize")]
+    Contract(#[source] serde_json::Error),
+}
+
+impl Replay {
+    /// The offset after the last entry applied: the store's revision.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// The records that make `changes` on top of what was read, in
+    /// Confluent's format: a version is a `SCHEMA` record (rewritten with
+    /// `deleted: true` for a soft delete, a tombstone when removed), a
+    /// subject's level and contract settings a `CONFIG` record, its mode a
+    /// `MODE` record (tombstones when cleared), and the global settings the
+    /// same without a subject. A subject's version counter has no record:
+    /// readers derive it from the versions.
+    ///
+    /// # Errors
+    /// [`EncodeError`] when a change names a version or schema that neither
+    /// the topic nor the batch holds.
+    pub fn encode_changes(&self, changes: &[Change]) -> Result<Vec<Encoded>, EncodeError> {
+        let mut schemas: BTreeMap<SchemaId, &SchemaRow> = BTreeMap::new();
+        let mut versions: BTreeMap<(SubjectName, Version), VersionRow> = BTreeMap::new();
+        let mut records = Vec::new();
+        let (mut global_compatibility, mut global_config) = (self.compatibility, self.config.clone());
+        for change in changes {
+            match change {
+                Change::PutSchema(row) => {
+                    schemas.insert(row.id, row);
+                }
+                Change::PutVersion(row) => {
+                    let schema = schemas
+                        .get(&row.id)
+                        .copied()
+                        .or_else(|| self.schemas.get(&row.id))
+                        .ok_or_else(|| unknown(format!("schema ID {}", row.id)))?;
+                    records.push(schema_record(row, schema)?);
+                    versions.insert((row.subject.clone(), row.version), row.clone());
+                }
+                Change::SoftDeleteVersion { subject, version } => {
+                    let key = (subject.clone(), *version);
+                    let mut row = versions
+                        .get(&key)
+                        .or_else(|| self.versions.get(&key))
+                        .cloned()
+                        .ok_or_else(|| unknown(format!("version {version} of {subject}")))?;
+                    row.deleted = true;
+                    let schema = schemas
+                        .get(&row.id)
+                        .copied()
+                        .or_else(|| self.schemas.get(&row.id))
+                        .ok_or_else(|| unknown(format!("schema ID {}", row.id)))?;
+                    records.push(schema_record(&row, schema)?);
+                    versions.insert(key, row);
+                }
+                Change::RemoveVersion { subject, version } => records.push(encode(&Record::Schema {
+                    subject: subject.as_str().to_owned(),
+                    version: i32::try_from(version.get()).unwrap_or(i32::MAX),
+                    value: None,
+                })),
+                Change::PutSubject(row) => {
+                    let held = self.subjects.get(&row.subject).cloned().unwrap_or_default();
+                    let subject = Some(row.subject.as_str().to_owned());
+                    if held.compatibility != row.compatibility || held.config != row.config {
+                        records.push(config_record(subject.clone(), row.compatibility, &row.config));
+                    }
+                    if held.mode != row.mode {
+                        records.push(encode(&Record::Mode {
+                            subject,
+                            mode: row.mode.map(|mode| mode.as_str().to_owned()),
+                        }));
+                    }
+                }
+                Change::SetGlobalCompatibility(compatibility) => global_compatibility = *compatibility,
+                Change::SetGlobalConfig(config) => global_config = config.clone(),
+                Change::SetGlobalMode(mode) => records.push(encode(&Record::Mode {
+                    subject: None,
+                    mode: mode.map(|mode| mode.as_str().to_owned()),
+                })),
+            }
+        }
+        if global_compatibility != self.compatibility || global_config != self.config {
+            records.push(config_record(None, global_compatibility, &global_config));
+        }
+        Ok(records)
+    }
+}
+
+fn unknown(what: String) -> EncodeError {
+    EncodeError::Unknown { what }
+}
+
+fn schema_record(row: &VersionRow, schema: &SchemaRow) -> Result<Encoded, EncodeError> {
+    let raw = |value: Option<String>| {
+        value
+            .map(RawValue::from_string)
+            .transpose()
+            .map_err(EncodeError::Contract)
+    };
+    let metadata = schema
+        .contract
+        .metadata
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(EncodeError::Contract)?;
+    let rule_set = schema
+        .contract
+        .rule_set
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(EncodeError::Contract)?;
+    let subject = row.subject.as_str().to_owned();
+    let version = i32::try_from(row.version.get()).unwrap_or(i32::MAX);
+    Ok(encode(&Record::Schema {
+        subject: subject.clone(),
+        version,
+        value: Some(Box::new(SchemaValue {
+            subject,
+            version,
+            id: i32::try_from(row.id.get()).unwrap_or(i32::MAX),
+            md5: None,
+            schema_type: schema.format.as_str().to_owned(),
+            references: schema
+                .references
+                .iter()
+                .map(|reference| ReferenceValue {
+                    name: reference.name.clone(),
+                    subject: reference.subject.as_str().to_owned(),
+                    version: i32::try_from(reference.version.get()).unwrap_or(i32::MAX),
+                })
+                .collect(),
+            metadata: raw(metadata)?,
+            rule_set: raw(rule_set)?,
+            schema: schema.text.clone(),
+            deleted: row.deleted,
+        })),
+    }))
+}
+
+/// A `CONFIG` record, or its tombstone when nothing is set.
+fn config_record(subject: Option<String>, compatibility: Option<Mode>, config: &ContractConfig) -> Encoded {
+    let value = (compatibility.is_some() || !config.is_empty()).then(|| {
+        Box::new(ConfigValue {
+            subject: subject.clone(),
+            alias: config.alias.clone(),
+            normalize: config.normalize,
+            compatibility_level: compatibility.map(|level| level.as_str().to_owned()),
+            compatibility_group: config.compatibility_group.clone(),
+            default_metadata: raw_json_of(config.default_metadata.as_ref()),
+            override_metadata: raw_json_of(config.override_metadata.as_ref()),
+            default_rule_set: raw_json_of(config.default_rule_set.as_ref()),
+            override_rule_set: raw_json_of(config.override_rule_set.as_ref()),
+            ..ConfigValue::default()
+        })
+    });
+    encode(&Record::Config { subject, value })
+}
+
+/// A value as raw JSON (our contract types always serialize).
+fn raw_json_of<T: serde::Serialize>(value: Option<&T>) -> Option<Box<RawValue>> {
+    value.and_then(|value| serde_json::value::to_raw_value(value).ok())
 }
