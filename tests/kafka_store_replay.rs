@@ -217,3 +217,68 @@ fn a_schema_id_given_to_another_schema_is_refused() {
             .all(|row| row.subject.as_str() != "other-value")
     );
 }
+
+#[test]
+fn changes_encode_to_the_records_confluent_writes_for_them() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/kafka-store/confluent-topic.records"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .collect();
+    // The golden record at `offset`, as text.
+    let golden = |offset: usize| {
+        let value = lines[offset * 2 + 1];
+        (
+            lines[offset * 2].strip_prefix("key ").unwrap().to_owned(),
+            value.strip_prefix("value ").map(str::to_owned),
+        )
+    };
+    let as_text = |records: Vec<schemaops::registry::embedded::kafka::format::Encoded>| {
+        records
+            .into_iter()
+            .map(|record| {
+                (
+                    String::from_utf8(record.key).unwrap(),
+                    record.value.map(|value| String::from_utf8(value).unwrap()),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let entries = golden_entries();
+    let mut replay = Replay::default();
+    for entry in &entries[..4] {
+        replay.apply(entry, &fingerprint).unwrap();
+    }
+    let subject_row = |compatibility| SubjectRow {
+        subject: subject("orders-value"),
+        next_version: version(2),
+        compatibility,
+        mode: None,
+        config: Default::default(),
+    };
+    // A subject's level (offset 4).
+    let set_level = [Change::PutSubject(subject_row(Some(Mode::Full)))];
+    assert_eq!(as_text(replay.encode_changes(&set_level).unwrap()), [golden(4)]);
+    // A soft delete rewrites the value with its digest kept (offset 6).
+    let soft_delete = [Change::SoftDeleteVersion {
+        subject: subject("orders-value"),
+        version: version(1),
+    }];
+    assert_eq!(as_text(replay.encode_changes(&soft_delete).unwrap()), [golden(6)]);
+    // A hard delete is a tombstone (offset 8).
+    let remove = [Change::RemoveVersion {
+        subject: subject("payments-value"),
+        version: version(1),
+    }];
+    assert_eq!(as_text(replay.encode_changes(&remove).unwrap()), [golden(8)]);
+    // The global mode (offset 15), and nothing for a subject row that changes nothing.
+    let mode = [
+        Change::SetGlobalMode(Some(RegistryMode::Import)),
+        Change::PutSubject(subject_row(None)),
+    ];
+    assert_eq!(as_text(replay.encode_changes(&mode).unwrap()), [golden(15)]);
+}

@@ -93,6 +93,9 @@ struct SubjectState {
 #[derive(Debug, Default)]
 pub struct Replay {
     schemas: BTreeMap<SchemaId, SchemaRow>,
+    /// The MD5 digests writers recorded, by schema, written back when a
+    /// version is rewritten.
+    digests: BTreeMap<SchemaId, String>,
     subjects: BTreeMap<SubjectName, SubjectState>,
     versions: BTreeMap<(SubjectName, Version), VersionRow>,
     retired: BTreeSet<(SubjectName, Version)>,
@@ -205,6 +208,9 @@ impl Replay {
     ) -> Result<Vec<Change>, ReplayError> {
         let id = SchemaId::new(i64::from(value.id)).ok_or_else(|| invalid(offset, "id", value.id.to_string()))?;
         let schema = schema_row(offset, id, value, fingerprint)?;
+        if let Some(md5) = &value.md5 {
+            self.digests.entry(id).or_insert_with(|| md5.clone());
+        }
         let mut changes = Vec::new();
         match self.schemas.get(&id) {
             Some(held) if held.fingerprint != schema.fingerprint => return Err(ReplayError::IdClash { offset, id }),
@@ -458,7 +464,7 @@ impl Replay {
                         .copied()
                         .or_else(|| self.schemas.get(&row.id))
                         .ok_or_else(|| unknown(format!("schema ID {}", row.id)))?;
-                    records.push(schema_record(row, schema)?);
+                    records.push(schema_record(row, schema, self.digests.get(&row.id))?);
                     versions.insert((row.subject.clone(), row.version), row.clone());
                 }
                 Change::SoftDeleteVersion { subject, version } => {
@@ -474,7 +480,7 @@ impl Replay {
                         .copied()
                         .or_else(|| self.schemas.get(&row.id))
                         .ok_or_else(|| unknown(format!("schema ID {}", row.id)))?;
-                    records.push(schema_record(&row, schema)?);
+                    records.push(schema_record(&row, schema, self.digests.get(&row.id))?);
                     versions.insert(key, row);
                 }
                 Change::RemoveVersion { subject, version } => records.push(encode(&Record::Schema {
@@ -486,7 +492,7 @@ impl Replay {
                     let held = self.subjects.get(&row.subject).cloned().unwrap_or_default();
                     let subject = Some(row.subject.as_str().to_owned());
                     if held.compatibility != row.compatibility || held.config != row.config {
-                        records.push(config_record(subject.clone(), row.compatibility, &row.config));
+                        records.push(config_record(subject.clone(), row.compatibility, &row.config)?);
                     }
                     if held.mode != row.mode {
                         records.push(encode(&Record::Mode {
@@ -504,7 +510,7 @@ impl Replay {
             }
         }
         if global_compatibility != self.compatibility || global_config != self.config {
-            records.push(config_record(None, global_compatibility, &global_config));
+            records.push(config_record(None, global_compatibility, &global_config)?);
         }
         Ok(records)
     }
@@ -514,27 +520,9 @@ fn unknown(what: String) -> EncodeError {
     EncodeError::Unknown { what }
 }
 
-fn schema_record(row: &VersionRow, schema: &SchemaRow) -> Result<Encoded, EncodeError> {
-    let raw = |value: Option<String>| {
-        value
-            .map(RawValue::from_string)
-            .transpose()
-            .map_err(EncodeError::Contract)
-    };
-    let metadata = schema
-        .contract
-        .metadata
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(EncodeError::Contract)?;
-    let rule_set = schema
-        .contract
-        .rule_set
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(EncodeError::Contract)?;
+fn schema_record(row: &VersionRow, schema: &SchemaRow, md5: Option<&String>) -> Result<Encoded, EncodeError> {
+    let metadata = raw_json_of(schema.contract.metadata.as_deref()).map_err(EncodeError::Contract)?;
+    let rule_set = raw_json_of(schema.contract.rule_set.as_deref()).map_err(EncodeError::Contract)?;
     let subject = row.subject.as_str().to_owned();
     let version = i32::try_from(row.version.get()).unwrap_or(i32::MAX);
     Ok(encode(&Record::Schema {
@@ -544,7 +532,7 @@ fn schema_record(row: &VersionRow, schema: &SchemaRow) -> Result<Encoded, Encode
             subject,
             version,
             id: i32::try_from(row.id.get()).unwrap_or(i32::MAX),
-            md5: None,
+            md5: md5.cloned(),
             schema_type: schema.format.as_str().to_owned(),
             references: schema
                 .references
@@ -555,8 +543,8 @@ fn schema_record(row: &VersionRow, schema: &SchemaRow) -> Result<Encoded, Encode
                     version: i32::try_from(reference.version.get()).unwrap_or(i32::MAX),
                 })
                 .collect(),
-            metadata: raw(metadata)?,
-            rule_set: raw(rule_set)?,
+            metadata,
+            rule_set,
             schema: schema.text.clone(),
             deleted: row.deleted,
         })),
@@ -564,25 +552,32 @@ fn schema_record(row: &VersionRow, schema: &SchemaRow) -> Result<Encoded, Encode
 }
 
 /// A `CONFIG` record, or its tombstone when nothing is set.
-fn config_record(subject: Option<String>, compatibility: Option<Mode>, config: &ContractConfig) -> Encoded {
-    let value = (compatibility.is_some() || !config.is_empty()).then(|| {
-        Box::new(ConfigValue {
+fn config_record(
+    subject: Option<String>,
+    compatibility: Option<Mode>,
+    config: &ContractConfig,
+) -> Result<Encoded, EncodeError> {
+    let raw = |value| raw_json_of(value).map_err(EncodeError::Contract);
+    let value = if compatibility.is_none() && config.is_empty() {
+        None
+    } else {
+        Some(Box::new(ConfigValue {
             subject: subject.clone(),
             alias: config.alias.clone(),
             normalize: config.normalize,
             compatibility_level: compatibility.map(|level| level.as_str().to_owned()),
             compatibility_group: config.compatibility_group.clone(),
-            default_metadata: raw_json_of(config.default_metadata.as_ref()),
-            override_metadata: raw_json_of(config.override_metadata.as_ref()),
-            default_rule_set: raw_json_of(config.default_rule_set.as_ref()),
-            override_rule_set: raw_json_of(config.override_rule_set.as_ref()),
+            default_metadata: raw(config.default_metadata.as_ref())?,
+            override_metadata: raw(config.override_metadata.as_ref())?,
+            default_rule_set: raw_json_of(config.default_rule_set.as_ref()).map_err(EncodeError::Contract)?,
+            override_rule_set: raw_json_of(config.override_rule_set.as_ref()).map_err(EncodeError::Contract)?,
             ..ConfigValue::default()
-        })
-    });
-    encode(&Record::Config { subject, value })
+        }))
+    };
+    Ok(encode(&Record::Config { subject, value }))
 }
 
-/// A value as raw JSON (our contract types always serialize).
-fn raw_json_of<T: serde::Serialize>(value: Option<&T>) -> Option<Box<RawValue>> {
-    value.and_then(|value| serde_json::value::to_raw_value(value).ok())
+/// A value as raw JSON.
+fn raw_json_of<T: serde::Serialize + ?Sized>(value: Option<&T>) -> Result<Option<Box<RawValue>>, serde_json::Error> {
+    value.map(serde_json::value::to_raw_value).transpose()
 }
