@@ -3,8 +3,20 @@
 //! `_schemas` format, so schemaops can read and write the topic an existing
 //! Confluent or Karapace deployment keeps.
 //!
-//! This module owns the topic's record format ([`format`]); it knows nothing
-//! of the registry's in-memory state or of HTTP.
+//! * [`format`]: Confluent's record format, byte for byte.
+//! * [`client`]: the few Kafka requests needed, over plain TCP.
+//! * [`reader`]: committed records of the topic, in offset order.
+//! * [`replay`]: records to the store's changes and snapshot, and back.
+//! * [`producer`]: the one transactional writer, fenced at the broker.
+//! * [`topic_store`]: [`topic_store::KafkaStore`], the `Store` on a topic.
+//!
+//! It knows nothing of the registry's in-memory state or of HTTP.
+//!
+//! # Not yet (issue 43)
+//! `--store kafka://…` and its TLS and SASL options, topic checks at start
+//! (`cleanup.policy`, replication), the schema fingerprint from the
+//! registry's parser, subjects outside the default context, leader election
+//! and forwarding, compressed record batches.
 //!
 //! # The client (decided in issue 43, first session)
 //!
@@ -25,7 +37,8 @@
 //! * No C code: librdkafka with a vendored OpenSSL costs about 14 minutes of
 //!   build-script time on the busy 2-core machine (OpenSSL 559 s, librdkafka
 //!   273 s; -O2 in every profile) and adds OpenSSL beside rustls to the
-//!   static image; `kafka-protocol` builds in about 22 s.
+//!   static image; `kafka-protocol` builds in about 22 s (19 s in release)
+//!   and adds well under 1 MB to a binary.
 
 pub mod client;
 pub mod format;
