@@ -476,7 +476,7 @@ impl Connection {
     }
 
     /// The records of partition 0 of `topic` from `offset` on, control
-    /// records included, at most [`FETCH_MAX_BYTES`]; waits up to `max_wait`
+    /// records included, at most 8 MiB; waits up to `max_wait`
     /// when there are none yet.
     ///
     /// # Errors

@@ -3,7 +3,7 @@
 //! `_schemas` format, so schemaops can read and write the topic an existing
 //! Confluent or Karapace deployment keeps.
 //!
-//! * [`format`]: Confluent's record format, byte for byte.
+//! * [`format`](mod@format): Confluent's record format, byte for byte.
 //! * [`client`]: the few Kafka requests needed, over plain TCP.
 //! * [`reader`]: committed records of the topic, in offset order.
 //! * [`replay`]: records to the store's changes and snapshot, and back.
