@@ -15,6 +15,7 @@
 mod cache;
 mod coalesce;
 mod deletion;
+pub mod kafka;
 pub mod postgres;
 mod registration;
 mod schemas;

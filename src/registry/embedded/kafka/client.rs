@@ -1,0 +1,541 @@
+//! The few Kafka requests the store needs, over one connection per broker:
+//! message types and record batches from the `kafka-protocol` crate, framing
+//! and version choice here.
+//!
+//! Plain TCP only for now; TLS and SASL come with the `--store` options.
+
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::api_versions_request::ApiVersionsRequest;
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+use kafka_protocol::messages::{
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ApiVersionsResponse, CreateTopicsRequest,
+    CreateTopicsResponse, EndTxnRequest, EndTxnResponse, FetchRequest, FetchResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest, ListOffsetsResponse,
+    MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::records::{Record as BatchRecord, RecordBatchDecoder};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The client ID brokers log for our requests.
+const CLIENT_ID: &str = "schemaops";
+
+/// The largest response accepted (Kafka's default `socket.request.max.bytes`).
+const MAX_RESPONSE_BYTES: usize = 100 * 1024 * 1024;
+
+/// How much one fetch may return.
+const FETCH_MAX_BYTES: i32 = 8 * 1024 * 1024;
+
+/// `isolation_level` of a fetch or offset lookup that sees committed
+/// transactions only.
+const READ_COMMITTED: i8 = 1;
+
+/// `timestamp` of a ListOffsets lookup for the end of the log.
+const LATEST_OFFSET: i64 = -1;
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No connection to the broker.
+    #[error("cannot connect to the Kafka broker {address}")]
+    Connect {
+        /// `host:port`.
+        address: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The broker did not answer in time.
+    #[error("the Kafka broker {address} did not answer {api} within {timeout:?}")]
+    Timeout {
+        /// `host:port`.
+        address: String,
+        /// The request.
+        api: &'static str,
+        /// How long we waited.
+        timeout: Duration,
+    },
+    /// The connection broke.
+    #[error("the connection to the Kafka broker {address} failed during {api}")]
+    Io {
+        /// `host:port`.
+        address: String,
+        /// The request.
+        api: &'static str,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A request or response did not encode or decode, or a response was
+    /// larger than allowed.
+    #[error("malformed {api} exchange with the Kafka broker {address}: {message}")]
+    Protocol {
+        /// `host:port`.
+        address: String,
+        /// The request.
+        api: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// The broker supports no version of a request that we can send.
+    #[error("the Kafka broker {address} supports no version of {api} that schemaops speaks")]
+    UnsupportedApi {
+        /// `host:port`.
+        address: String,
+        /// The request.
+        api: &'static str,
+    },
+    /// The broker answered with an error code.
+    #[error("the Kafka broker {address} answered {api} with error code {code}")]
+    Broker {
+        /// `host:port`.
+        address: String,
+        /// The request.
+        api: &'static str,
+        /// Kafka's error code.
+        code: i16,
+    },
+    /// The topic is missing or not as the store needs it.
+    #[error("topic {topic}: {problem}")]
+    Topic {
+        /// The topic.
+        topic: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// A request type, its response and the versions of it we can build.
+/// (`kafka-protocol` pairs requests with responses only when built for
+/// brokers too, which would compile every message's other half.)
+pub(super) trait Versioned: Encodable {
+    /// The API.
+    const KEY: ApiKey;
+    /// Its name, for errors.
+    const NAME: &'static str;
+    /// The oldest and newest version whose fields we fill in.
+    const OURS: (i16, i16);
+    /// The response.
+    type Response: Decodable;
+}
+
+impl Versioned for ApiVersionsRequest {
+    const KEY: ApiKey = ApiKey::ApiVersions;
+    const NAME: &'static str = "ApiVersions";
+    const OURS: (i16, i16) = (0, 3);
+    type Response = ApiVersionsResponse;
+}
+
+impl Versioned for MetadataRequest {
+    const KEY: ApiKey = ApiKey::Metadata;
+    const NAME: &'static str = "Metadata";
+    // v10 and later may name topics by ID; names are enough here.
+    const OURS: (i16, i16) = (1, 9);
+    type Response = MetadataResponse;
+}
+
+impl Versioned for ListOffsetsRequest {
+    const KEY: ApiKey = ApiKey::ListOffsets;
+    const NAME: &'static str = "ListOffsets";
+    const OURS: (i16, i16) = (2, 7);
+    type Response = ListOffsetsResponse;
+}
+
+impl Versioned for FetchRequest {
+    const KEY: ApiKey = ApiKey::Fetch;
+    const NAME: &'static str = "Fetch";
+    // v4 brings isolation levels; v13 names topics by ID.
+    const OURS: (i16, i16) = (4, 12);
+    type Response = FetchResponse;
+}
+
+impl Versioned for CreateTopicsRequest {
+    const KEY: ApiKey = ApiKey::CreateTopics;
+    const NAME: &'static str = "CreateTopics";
+    const OURS: (i16, i16) = (2, 5);
+    type Response = CreateTopicsResponse;
+}
+
+impl Versioned for FindCoordinatorRequest {
+    const KEY: ApiKey = ApiKey::FindCoordinator;
+    const NAME: &'static str = "FindCoordinator";
+    // v1 brings coordinator types; v4 batches keys.
+    const OURS: (i16, i16) = (1, 3);
+    type Response = FindCoordinatorResponse;
+}
+
+impl Versioned for InitProducerIdRequest {
+    const KEY: ApiKey = ApiKey::InitProducerId;
+    const NAME: &'static str = "InitProducerId";
+    // v5 brings two-phase commit, which the store does not use.
+    const OURS: (i16, i16) = (0, 4);
+    type Response = InitProducerIdResponse;
+}
+
+impl Versioned for AddPartitionsToTxnRequest {
+    const KEY: ApiKey = ApiKey::AddPartitionsToTxn;
+    const NAME: &'static str = "AddPartitionsToTxn";
+    // v4 and later are for brokers.
+    const OURS: (i16, i16) = (0, 3);
+    type Response = AddPartitionsToTxnResponse;
+}
+
+impl Versioned for ProduceRequest {
+    const KEY: ApiKey = ApiKey::Produce;
+    const NAME: &'static str = "Produce";
+    // v3 brings transactions; v13 names topics by ID.
+    const OURS: (i16, i16) = (3, 9);
+    type Response = ProduceResponse;
+}
+
+impl Versioned for EndTxnRequest {
+    const KEY: ApiKey = ApiKey::EndTxn;
+    const NAME: &'static str = "EndTxn";
+    // v5 bumps the epoch on every commit (KIP-890), which the producer does not track.
+    const OURS: (i16, i16) = (0, 3);
+    type Response = EndTxnResponse;
+}
+
+/// One connection to one broker, with the versions it speaks.
+pub struct Connection {
+    stream: TcpStream,
+    address: String,
+    timeout: Duration,
+    next_correlation_id: i32,
+    /// `(api key, oldest, newest)` for each request the broker speaks.
+    versions: Vec<(i16, i16, i16)>,
+}
+
+impl Connection {
+    /// Connects to `address` (`host:port`) and asks which versions it speaks.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the broker cannot be reached or answers badly.
+    pub async fn connect(address: &str, timeout: Duration) -> Result<Self, ClientError> {
+        let stream = tokio::time::timeout(timeout, TcpStream::connect(address))
+            .await
+            .map_err(|_| ClientError::Timeout {
+                address: address.to_owned(),
+                api: "connect",
+                timeout,
+            })?
+            .map_err(|source| ClientError::Connect {
+                address: address.to_owned(),
+                source,
+            })?;
+        // Requests are small and answered one at a time: send each at once.
+        stream.set_nodelay(true).map_err(|source| ClientError::Connect {
+            address: address.to_owned(),
+            source,
+        })?;
+        let mut connection = Self {
+            stream,
+            address: address.to_owned(),
+            timeout,
+            next_correlation_id: 0,
+            versions: Vec::new(),
+        };
+        // ApiVersions v3 is understood by every broker since Kafka 2.4; an
+        // older one answers in v0 form, which we do not read.
+        let request = ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str(CLIENT_ID))
+            .with_client_software_version(StrBytes::from_static_str(env!("CARGO_PKG_VERSION")));
+        let response = connection.send(&request, 3).await?;
+        connection.check(ApiVersionsRequest::NAME, response.error_code)?;
+        connection.versions = response
+            .api_keys
+            .iter()
+            .map(|api| (api.api_key, api.min_version, api.max_version))
+            .collect();
+        Ok(connection)
+    }
+
+    /// The broker's `host:port`.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The newest version of `R` that both sides speak.
+    fn version<R: Versioned>(&self) -> Result<i16, ClientError> {
+        let (ours_oldest, ours_newest) = R::OURS;
+        self.versions
+            .iter()
+            .find(|(key, _, _)| *key == R::KEY as i16)
+            .map(|(_, oldest, newest)| ((*newest).min(ours_newest), (*oldest).max(ours_oldest)))
+            .filter(|(version, lowest)| version >= lowest)
+            .map(|(version, _)| version)
+            .ok_or_else(|| ClientError::UnsupportedApi {
+                address: self.address.clone(),
+                api: R::NAME,
+            })
+    }
+
+    /// Sends a request in the newest common version and reads its response.
+    pub(super) async fn call<R: Versioned>(&mut self, request: &R) -> Result<R::Response, ClientError> {
+        let version = self.version::<R>()?;
+        self.send(request, version).await
+    }
+
+    async fn send<R: Versioned>(&mut self, request: &R, version: i16) -> Result<R::Response, ClientError> {
+        let api = R::NAME;
+        self.next_correlation_id = self.next_correlation_id.wrapping_add(1);
+        let correlation_id = self.next_correlation_id;
+        let header = RequestHeader::default()
+            .with_request_api_key(R::KEY as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(correlation_id)
+            .with_client_id(Some(StrBytes::from_static_str(CLIENT_ID)));
+        let mut body = BytesMut::new();
+        header
+            .encode(&mut body, R::KEY.request_header_version(version))
+            .and_then(|()| request.encode(&mut body, version))
+            .map_err(|error| self.protocol(api, format!("cannot encode version {version}: {error}")))?;
+        let length = i32::try_from(body.len()).map_err(|_| self.protocol(api, "request too large".to_owned()))?;
+        let mut frame = BytesMut::with_capacity(body.len() + 4);
+        frame.put_i32(length);
+        frame.extend_from_slice(&body);
+        let timeout = self.timeout;
+        let exchange = async {
+            self.stream.write_all(&frame).await?;
+            let length = self.stream.read_i32().await?;
+            let length = usize::try_from(length)
+                .ok()
+                .filter(|length| *length <= MAX_RESPONSE_BYTES)
+                .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "bad response length"))?;
+            let mut response = vec![0; length];
+            self.stream.read_exact(&mut response).await?;
+            Ok::<_, std::io::Error>(response)
+        };
+        let response = tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| ClientError::Timeout {
+                address: self.address.clone(),
+                api,
+                timeout,
+            })?
+            .map_err(|source| ClientError::Io {
+                address: self.address.clone(),
+                api,
+                source,
+            })?;
+        let mut response = Bytes::from(response);
+        let header = ResponseHeader::decode(&mut response, R::KEY.response_header_version(version))
+            .map_err(|error| self.protocol(api, format!("bad response header: {error}")))?;
+        if header.correlation_id != correlation_id {
+            return Err(self.protocol(
+                api,
+                format!("response {} to request {correlation_id}", header.correlation_id),
+            ));
+        }
+        R::Response::decode(&mut response, version)
+            .map_err(|error| self.protocol(api, format!("bad response body: {error}")))
+    }
+
+    pub(super) fn protocol(&self, api: &'static str, message: String) -> ClientError {
+        ClientError::Protocol {
+            address: self.address.clone(),
+            api,
+            message,
+        }
+    }
+
+    pub(super) fn check(&self, api: &'static str, code: i16) -> Result<(), ClientError> {
+        if code == 0 {
+            return Ok(());
+        }
+        Err(ClientError::Broker {
+            address: self.address.clone(),
+            api,
+            code,
+        })
+    }
+
+    /// The `host:port` of the leader of partition 0 of `topic`, and how many
+    /// partitions the topic has; `None` when the topic does not exist.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails.
+    pub async fn partition_leader(&mut self, topic: &str) -> Result<Option<(String, usize)>, ClientError> {
+        let request = MetadataRequest::default()
+            .with_topics(Some(vec![
+                MetadataRequestTopic::default().with_name(Some(topic_name(topic))),
+            ]))
+            .with_allow_auto_topic_creation(false);
+        let response = self.call(&request).await?;
+        let Some(found) = response
+            .topics
+            .iter()
+            .find(|found| found.name.as_ref().is_some_and(|name| name.0.as_str() == topic))
+        else {
+            return Ok(None);
+        };
+        // UNKNOWN_TOPIC_OR_PARTITION
+        if found.error_code == 3 {
+            return Ok(None);
+        }
+        self.check(MetadataRequest::NAME, found.error_code)?;
+        let leader = found
+            .partitions
+            .iter()
+            .find(|partition| partition.partition_index == 0)
+            .map(|partition| partition.leader_id)
+            .ok_or_else(|| ClientError::Topic {
+                topic: topic.to_owned(),
+                problem: "has no partition 0".to_owned(),
+            })?;
+        let broker = response
+            .brokers
+            .iter()
+            .find(|broker| broker.node_id == leader)
+            .ok_or_else(|| ClientError::Topic {
+                topic: topic.to_owned(),
+                problem: format!("partition 0 has no live leader (broker {})", leader.0),
+            })?;
+        Ok(Some((
+            format!("{}:{}", broker.host.as_str(), broker.port),
+            found.partitions.len(),
+        )))
+    }
+
+    /// Creates `topic` with one partition, `replication_factor` replicas
+    /// and the given topic configs; `false` when it exists already.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails or the broker refuses.
+    pub async fn create_topic(
+        &mut self,
+        topic: &str,
+        replication_factor: i16,
+        configs: &[(&str, &str)],
+    ) -> Result<bool, ClientError> {
+        const TOPIC_ALREADY_EXISTS: i16 = 36;
+        let request = CreateTopicsRequest::default()
+            .with_timeout_ms(i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX))
+            .with_topics(vec![
+                CreatableTopic::default()
+                    .with_name(topic_name(topic))
+                    .with_num_partitions(1)
+                    .with_replication_factor(replication_factor)
+                    .with_configs(
+                        configs
+                            .iter()
+                            .map(|(name, value)| {
+                                CreatableTopicConfig::default()
+                                    .with_name(StrBytes::from_string((*name).to_owned()))
+                                    .with_value(Some(StrBytes::from_string((*value).to_owned())))
+                            })
+                            .collect(),
+                    ),
+            ]);
+        let response = self.call(&request).await?;
+        let code = response
+            .topics
+            .iter()
+            .find(|created| created.name.0.as_str() == topic)
+            .map_or(0, |created| created.error_code);
+        if code == TOPIC_ALREADY_EXISTS {
+            return Ok(false);
+        }
+        self.check(CreateTopicsRequest::NAME, code)?;
+        Ok(true)
+    }
+
+    /// The offset after the last committed record of partition 0 of `topic`
+    /// (its last stable offset).
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails.
+    pub async fn end_offset(&mut self, topic: &str) -> Result<i64, ClientError> {
+        let request = ListOffsetsRequest::default()
+            .with_replica_id((-1).into())
+            .with_isolation_level(READ_COMMITTED)
+            .with_topics(vec![
+                ListOffsetsTopic::default()
+                    .with_name(topic_name(topic))
+                    .with_partitions(vec![
+                        ListOffsetsPartition::default()
+                            .with_partition_index(0)
+                            .with_timestamp(LATEST_OFFSET),
+                    ]),
+            ]);
+        let response = self.call(&request).await?;
+        let partition = response
+            .topics
+            .iter()
+            .flat_map(|found| &found.partitions)
+            .find(|partition| partition.partition_index == 0)
+            .ok_or_else(|| self.protocol(ListOffsetsRequest::NAME, "no partition 0 in the answer".to_owned()))?;
+        self.check(ListOffsetsRequest::NAME, partition.error_code)?;
+        Ok(partition.offset)
+    }
+
+    /// The records of partition 0 of `topic` from `offset` on, control
+    /// records included, at most 8 MiB; waits up to `max_wait`
+    /// when there are none yet.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails or a batch does not decode.
+    pub async fn fetch(
+        &mut self,
+        topic: &str,
+        offset: i64,
+        max_wait: Duration,
+    ) -> Result<Vec<BatchRecord>, ClientError> {
+        let request = FetchRequest::default()
+            .with_replica_id((-1).into())
+            .with_max_wait_ms(i32::try_from(max_wait.as_millis()).unwrap_or(i32::MAX))
+            .with_min_bytes(1)
+            .with_max_bytes(FETCH_MAX_BYTES)
+            .with_isolation_level(READ_COMMITTED)
+            .with_topics(vec![
+                FetchTopic::default()
+                    .with_topic(topic_name(topic))
+                    .with_partitions(vec![
+                        FetchPartition::default()
+                            .with_partition(0)
+                            .with_fetch_offset(offset)
+                            .with_partition_max_bytes(FETCH_MAX_BYTES),
+                    ]),
+            ]);
+        let response = self.call(&request).await?;
+        self.check(FetchRequest::NAME, response.error_code)?;
+        let mut records = Vec::new();
+        for partition in response.responses.iter().flat_map(|found| &found.partitions) {
+            self.check(FetchRequest::NAME, partition.error_code)?;
+            let mut bytes = partition.records.clone().unwrap_or_default();
+            while let Some(mut batch) = next_complete_batch(&mut bytes) {
+                let set = RecordBatchDecoder::decode(&mut batch)
+                    .map_err(|error| self.protocol(FetchRequest::NAME, format!("bad record batch: {error}")))?;
+                // A batch may start before the offset asked for.
+                records.extend(set.records.into_iter().filter(|record| record.offset >= offset));
+            }
+        }
+        Ok(records)
+    }
+}
+
+/// Splits the next whole record batch off a fetch response; a broker may
+/// end the response with part of a batch, which is left for the next fetch.
+fn next_complete_batch(bytes: &mut Bytes) -> Option<Bytes> {
+    // baseOffset (8 bytes), then batchLength (4): the bytes after it.
+    const HEADER: usize = 12;
+    if bytes.len() < HEADER {
+        return None;
+    }
+    let length = usize::try_from((&bytes[8..HEADER]).get_i32()).ok()?;
+    let total = HEADER.checked_add(length)?;
+    if bytes.len() < total {
+        return None;
+    }
+    Some(bytes.split_to(total))
+}
+
+pub(super) fn topic_name(topic: &str) -> TopicName {
+    TopicName(StrBytes::from_string(topic.to_owned()))
+}

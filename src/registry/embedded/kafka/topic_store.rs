@@ -1,0 +1,203 @@
+//! [`KafkaStore`]: the [`Store`] on a topic. Every instance reads the topic
+//! from the start and follows it; the revision is the offset after the last
+//! record read; a write is one transaction of the instance's transactional
+//! producer.
+//!
+//! # Guarantees
+//! A write is made only on top of everything committed (the reader catches
+//! up after the producer started, and a producer started later by another
+//! instance fences this one), and acknowledged only after this instance's
+//! reader read it back. Once fenced, an instance writes no more: every
+//! later write fails until it is started again.
+//!
+//! # Caveats
+//! Which instance writes is not elected yet: the instance that wrote last
+//! holds the transactional ID. Leader election and forwarding come later
+//! (issue 43).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::Mutex;
+
+use super::producer::{ProducerError, TransactionalProducer};
+use super::reader::TopicReader;
+use super::replay::{Fingerprint, Replay};
+use crate::registry::embedded::store::{Applied, Batch, CatchUp, Change, Snapshot, Store, StoreError};
+
+/// How many caught-up batches an instance keeps for [`Store::changes_since`]
+/// callers that are behind; older revisions get [`CatchUp::Reload`].
+const KEPT_BATCHES: usize = 1024;
+
+/// Where the store lives and who writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaOptions {
+    /// `host:port` of a broker.
+    pub bootstrap: String,
+    /// The topic (`_schemas` for Confluent's default).
+    pub topic: String,
+    /// The writer's transactional ID: the same for every instance, so a
+    /// new writer fences the old one.
+    pub transactional_id: String,
+    /// How long a request may take.
+    pub timeout: Duration,
+}
+
+/// The store on a Kafka topic.
+pub struct KafkaStore {
+    options: KafkaOptions,
+    fingerprint: Arc<Fingerprint<'static>>,
+    state: Mutex<State>,
+}
+
+struct State {
+    reader: TopicReader,
+    replay: Replay,
+    /// The batches read since start, newest last, at most [`KEPT_BATCHES`].
+    recent: VecDeque<Batch>,
+    /// The revision the oldest kept batch follows.
+    kept_since: u64,
+    producer: Option<TransactionalProducer>,
+    fenced: bool,
+}
+
+impl KafkaStore {
+    /// Connects to the topic, which must exist with one partition.
+    ///
+    /// # Errors
+    /// When the brokers cannot be reached or the topic is missing.
+    pub async fn open(options: KafkaOptions, fingerprint: Arc<Fingerprint<'static>>) -> Result<Self, StoreError> {
+        let reader = TopicReader::open(&options.bootstrap, &options.topic, 0, options.timeout).await?;
+        Ok(Self {
+            options,
+            fingerprint,
+            state: Mutex::new(State {
+                reader,
+                replay: Replay::default(),
+                recent: VecDeque::new(),
+                kept_since: 0,
+                producer: None,
+                fenced: false,
+            }),
+        })
+    }
+
+    /// Reads what was committed since the last read into the model; the
+    /// changes, as one batch, when there were records.
+    async fn catch_up(&self, state: &mut State) -> Result<(), StoreError> {
+        let entries = state.reader.read_to_end().await?;
+        let mut changes = Vec::new();
+        for entry in &entries {
+            changes.extend(state.replay.apply(entry, self.fingerprint.as_ref())?);
+        }
+        if !entries.is_empty() {
+            let revision = state.replay.position();
+            state.recent.push_back(Batch { revision, changes });
+            while state.recent.len() > KEPT_BATCHES {
+                if let Some(dropped) = state.recent.pop_front() {
+                    state.kept_since = dropped.revision;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `changes` as one transaction when nothing was committed after
+    /// `revision`, then reads it back.
+    async fn write_after(
+        &self,
+        state: &mut State,
+        revision: Option<u64>,
+        changes: &[Change],
+    ) -> Result<Applied, StoreError> {
+        if state.fenced {
+            return Err(Box::new(ProducerError::Fenced {
+                transactional_id: self.options.transactional_id.clone(),
+            }));
+        }
+        if state.producer.is_none() {
+            // Started before the catch-up: a writer that started earlier is
+            // fenced now, one that starts later fences us.
+            let producer = TransactionalProducer::start(
+                &self.options.bootstrap,
+                &self.options.topic,
+                &self.options.transactional_id,
+                self.options.timeout,
+            )
+            .await?;
+            state.producer = Some(producer);
+        }
+        self.catch_up(state).await?;
+        let position = state.replay.position();
+        if revision.is_some_and(|revision| revision != position) {
+            return Ok(Applied::Behind);
+        }
+        let records = state.replay.encode_changes(changes)?;
+        if records.is_empty() {
+            return Ok(Applied::Committed { revision: position });
+        }
+        let producer = state.producer.as_mut().expect("started above");
+        let first = match producer.write(&records).await {
+            Ok(first) => first,
+            Err(error) => {
+                if matches!(error, ProducerError::Fenced { .. }) {
+                    state.fenced = true;
+                    state.producer = None;
+                }
+                return Err(Box::new(error));
+            }
+        };
+        let last = u64::try_from(first).unwrap_or(0) + u64::try_from(records.len()).unwrap_or(0);
+        // Acknowledged only once our own reader applied it.
+        while state.replay.position() < last {
+            let before = state.reader.position();
+            self.catch_up(state).await?;
+            if state.reader.position() == before {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        Ok(Applied::Committed {
+            revision: state.replay.position(),
+        })
+    }
+}
+
+#[async_trait]
+impl Store for KafkaStore {
+    async fn load(&self) -> Result<Snapshot, StoreError> {
+        let mut state = self.state.lock().await;
+        self.catch_up(&mut state).await?;
+        Ok(state.replay.snapshot())
+    }
+
+    async fn apply(&self, changes: Vec<Change>) -> Result<(), StoreError> {
+        let mut state = self.state.lock().await;
+        self.write_after(&mut state, None, &changes).await.map(|_| ())
+    }
+
+    async fn changes_since(&self, revision: u64) -> Result<CatchUp, StoreError> {
+        let mut state = self.state.lock().await;
+        self.catch_up(&mut state).await?;
+        if revision >= state.replay.position() {
+            return Ok(CatchUp::Batches(Vec::new()));
+        }
+        if revision < state.kept_since {
+            return Ok(CatchUp::Reload);
+        }
+        Ok(CatchUp::Batches(
+            state
+                .recent
+                .iter()
+                .filter(|batch| batch.revision > revision)
+                .cloned()
+                .collect(),
+        ))
+    }
+
+    async fn apply_after(&self, revision: u64, changes: Vec<Change>) -> Result<Applied, StoreError> {
+        let mut state = self.state.lock().await;
+        self.write_after(&mut state, Some(revision), &changes).await
+    }
+}
