@@ -53,7 +53,9 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
     }
     html.raw(" <span class=\"muted\">(the registry keeps the level in force now, not the level each version was registered under)</span></p>");
     html.raw("<p class=\"actions\">");
-    html.link(&format!("{base}/diff"), "Diff of two versions");
+    if versions.len() > 1 {
+        html.link(&format!("{base}/diff"), "Diff of two versions");
+    }
     html.link(&format!("{base}/matrix"), "Compatibility matrix");
     html.link(&format!("{base}/sandbox"), "Try a draft");
     html.raw("</p><h2>Versions</h2>");
