@@ -110,6 +110,7 @@ async fn a_subject_named_like_a_script_is_shown_as_text_everywhere() {
         format!("/ui/subjects/{encoded}"),
         format!("/ui/subjects/{encoded}/matrix"),
         format!("/ui/subjects/{encoded}/sandbox"),
+        format!("/ui/subjects/{encoded}/versions/1"),
     ] {
         let answer = get(&app, &uri).await;
         assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
@@ -276,6 +277,68 @@ async fn a_one_version_subject_has_no_broken_diff_link() {
     api(&app, "PUT", "/config/single", json!({"compatibility": "NONE"})).await;
     let two = get(&app, "/ui/subjects/single").await;
     assert!(two.body.contains("Diff of two versions"), "{}", two.body);
+}
+
+#[tokio::test]
+async fn a_version_page_shows_the_authors_text_references_and_contract() {
+    let (app, _dir) = app(None).await;
+    let customer = r#"{"type": "record", "name": "Customer", "fields": [{"name": "id", "type": "string"}]}"#;
+    api(&app, "POST", "/subjects/customer/versions", json!({ "schema": customer })).await;
+    let order = r#"{"type":"record","name":"Order","doc":"</code><script>x</script>",
+        "fields":[{"name":"customer","type":"Customer"},{"name":"card","type":"string"}]}"#;
+    api(
+        &app,
+        "POST",
+        "/subjects/orders/versions",
+        json!({
+            "schema": order,
+            "references": [{"name": "Customer", "subject": "customer", "version": 1}],
+            "metadata": {"tags": {"Order.card": ["PII"]}, "properties": {"owner": "payments-team"}},
+            "ruleSet": {"domainRules": [{"name": "cardIsMasked", "kind": "CONDITION", "mode": "WRITE",
+                "type": "CEL", "expr": "message.card.size() == 4"}]}
+        }),
+    )
+    .await;
+    let page = get(&app, "/ui/subjects/orders/versions/1").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert_secured(&page);
+    let key = |name: &str| {
+        page.body
+            .find(&format!("<span class=\"tok-key\">&quot;{name}&quot;</span>"))
+            .unwrap_or_else(|| panic!("no key {name}: {}", page.body))
+    };
+    assert!(
+        key("type") < key("name") && key("name") < key("doc") && key("doc") < key("fields"),
+        "the author's key order"
+    );
+    assert!(page.body.contains("{\n  <span class=\"tok-key\">"), "laid out: {}", page.body);
+    assert!(!page.body.contains("<script>x"), "the text is escaped");
+    assert!(page.body.contains("data-copies=\"schema-text\""));
+    assert!(page.body.contains("href=\"/ui/subjects/orders/versions/1/text\""));
+    assert!(page.body.contains("id=\"schema-guid\""));
+    assert!(page.body.contains("<span class=\"tag\">PII</span>"), "{}", page.body);
+    assert!(page.body.contains("payments-team") && page.body.contains("cardIsMasked"));
+    assert!(page.body.contains("message.card.size() == 4"));
+    assert!(page.body.contains("href=\"/ui/subjects/customer/versions/1\">customer v1</a>"));
+    let referenced = get(&app, "/ui/subjects/customer/versions/1").await;
+    assert!(
+        referenced.body.contains("href=\"/ui/subjects/orders/versions/1\">orders v1</a>"),
+        "{}",
+        referenced.body
+    );
+    assert!(referenced.body.contains("No metadata and no rules."));
+    let file = get(&app, "/ui/subjects/orders/versions/1/text").await;
+    assert_eq!(file.status, StatusCode::OK);
+    assert_eq!(
+        file.headers["content-disposition"],
+        "attachment; filename=\"orders-v1.avsc\""
+    );
+    assert!(file.body.starts_with("{\n  \"type\": \"record\",\n  \"name\": \"Order\""), "{}", file.body);
+    let subject = get(&app, "/ui/subjects/orders").await;
+    assert!(subject.body.contains("href=\"/ui/subjects/orders/versions/1\""));
+    assert!(subject.body.contains("id=\"latest-text\""), "{}", subject.body);
+    let missing = get(&app, "/ui/subjects/orders/versions/9").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The registry's web pages, under `/ui/`: the subjects, a subject's
-//! history and references, the semantic diff of two versions, the
+//! history and references, one version's text and contract, the semantic diff of two versions, the
 //! compatibility matrix, and a draft sandbox that registers nothing.
 //!
 //! Rendered on the server ([`html`] escapes every piece of text that is
@@ -19,6 +19,7 @@ pub mod html;
 pub mod layout;
 pub mod owners;
 mod pages;
+mod schema_text;
 mod textdiff;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -54,6 +55,11 @@ pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Route
         .route("/ui", get(pages::redirect_to_list))
         .route("/ui/", get(pages::subjects::show))
         .route("/ui/subjects/{subject}", get(pages::subject::show))
+        .route("/ui/subjects/{subject}/versions/{version}", get(pages::version::show))
+        .route(
+            "/ui/subjects/{subject}/versions/{version}/text",
+            get(pages::version::download),
+        )
         .route("/ui/subjects/{subject}/diff", get(pages::diff::show))
         .route("/ui/subjects/{subject}/matrix", get(pages::matrix::show))
         .route(
