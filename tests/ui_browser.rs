@@ -354,7 +354,10 @@ async fn run(browser: &Browser) {
     // with a copy button, and the version that refers to it.
     browser.open("/ui/subjects/platonic-solid-value/versions/2").await;
     let text = browser.find("#schema-text").await.text().await.unwrap();
-    let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap_or_else(|| panic!("no {key}: {text}"));
+    let at = |key: &str| {
+        text.find(&format!("\"{key}\":"))
+            .unwrap_or_else(|| panic!("no {key}: {text}"))
+    };
     assert!(at("type") < at("name") && at("name") < at("fields"), "{text}");
     assert!(text.starts_with("{\n  \"type\": \"record\""), "{text}");
     browser.find("button[data-copies='schema-text']").await;

@@ -213,7 +213,11 @@ async fn the_sandbox_judges_a_draft_and_registers_nothing() {
 }
 
 async fn get_accepting(app: &Router, uri: &str, accept: &str) -> Answer {
-    send(app, Request::get(uri).header("accept", accept).body(Body::empty()).unwrap()).await
+    send(
+        app,
+        Request::get(uri).header("accept", accept).body(Body::empty()).unwrap(),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -249,14 +253,22 @@ async fn an_empty_registry_shows_how_to_register_a_first_schema() {
     assert_eq!(empty.status, StatusCode::OK);
     assert!(empty.body.contains("id=\"first-schema\""), "{}", empty.body);
     assert!(
-        empty.body.contains("http://registry.example:8081/subjects/my-topic-value/versions"),
+        empty
+            .body
+            .contains("http://registry.example:8081/subjects/my-topic-value/versions"),
         "{}",
         empty.body
     );
     let hostile = Request::get("/ui/").header("host", "a\"><b>x");
     let hostile = send(&app, hostile.body(Body::empty()).unwrap()).await;
     assert!(!hostile.body.contains("<b>x"), "the Host header is escaped");
-    api(&app, "POST", "/subjects/first/versions", json!({"schema": "\"string\""})).await;
+    api(
+        &app,
+        "POST",
+        "/subjects/first/versions",
+        json!({"schema": "\"string\""}),
+    )
+    .await;
     let list = get(&app, "/ui/").await;
     assert!(!list.body.contains("first-schema"), "{}", list.body);
     let none_found = get(&app, "/ui/?q=zzz").await;
@@ -266,14 +278,26 @@ async fn an_empty_registry_shows_how_to_register_a_first_schema() {
 #[tokio::test]
 async fn a_one_version_subject_has_no_broken_diff_link() {
     let (app, _dir) = app(None).await;
-    api(&app, "POST", "/subjects/single/versions", json!({"schema": "\"string\""})).await;
+    api(
+        &app,
+        "POST",
+        "/subjects/single/versions",
+        json!({"schema": "\"string\""}),
+    )
+    .await;
     let subject = get(&app, "/ui/subjects/single").await;
     assert_eq!(subject.status, StatusCode::OK);
     assert!(!subject.body.contains("Diff of two versions"), "{}", subject.body);
     let diff = get(&app, "/ui/subjects/single/diff").await;
     assert_eq!(diff.status, StatusCode::OK, "{}", diff.body);
     assert!(diff.body.contains("id=\"nothing-to-compare\""), "{}", diff.body);
-    api(&app, "POST", "/subjects/single/versions", json!({"schema": "\"bytes\""})).await;
+    api(
+        &app,
+        "POST",
+        "/subjects/single/versions",
+        json!({"schema": "\"bytes\""}),
+    )
+    .await;
     api(&app, "PUT", "/config/single", json!({"compatibility": "NONE"})).await;
     let two = get(&app, "/ui/subjects/single").await;
     assert!(two.body.contains("Diff of two versions"), "{}", two.body);
@@ -283,7 +307,13 @@ async fn a_one_version_subject_has_no_broken_diff_link() {
 async fn a_version_page_shows_the_authors_text_references_and_contract() {
     let (app, _dir) = app(None).await;
     let customer = r#"{"type": "record", "name": "Customer", "fields": [{"name": "id", "type": "string"}]}"#;
-    api(&app, "POST", "/subjects/customer/versions", json!({ "schema": customer })).await;
+    api(
+        &app,
+        "POST",
+        "/subjects/customer/versions",
+        json!({ "schema": customer }),
+    )
+    .await;
     let order = r#"{"type":"record","name":"Order","doc":"</code><script>x</script>",
         "fields":[{"name":"customer","type":"Customer"},{"name":"card","type":"string"}]}"#;
     api(
@@ -311,7 +341,11 @@ async fn a_version_page_shows_the_authors_text_references_and_contract() {
         key("type") < key("name") && key("name") < key("doc") && key("doc") < key("fields"),
         "the author's key order"
     );
-    assert!(page.body.contains("{\n  <span class=\"tok-key\">"), "laid out: {}", page.body);
+    assert!(
+        page.body.contains("{\n  <span class=\"tok-key\">"),
+        "laid out: {}",
+        page.body
+    );
     assert!(!page.body.contains("<script>x"), "the text is escaped");
     assert!(page.body.contains("data-copies=\"schema-text\""));
     assert!(page.body.contains("href=\"/ui/subjects/orders/versions/1/text\""));
@@ -319,10 +353,15 @@ async fn a_version_page_shows_the_authors_text_references_and_contract() {
     assert!(page.body.contains("<span class=\"tag\">PII</span>"), "{}", page.body);
     assert!(page.body.contains("payments-team") && page.body.contains("cardIsMasked"));
     assert!(page.body.contains("message.card.size() == 4"));
-    assert!(page.body.contains("href=\"/ui/subjects/customer/versions/1\">customer v1</a>"));
+    assert!(
+        page.body
+            .contains("href=\"/ui/subjects/customer/versions/1\">customer v1</a>")
+    );
     let referenced = get(&app, "/ui/subjects/customer/versions/1").await;
     assert!(
-        referenced.body.contains("href=\"/ui/subjects/orders/versions/1\">orders v1</a>"),
+        referenced
+            .body
+            .contains("href=\"/ui/subjects/orders/versions/1\">orders v1</a>"),
         "{}",
         referenced.body
     );
@@ -333,7 +372,12 @@ async fn a_version_page_shows_the_authors_text_references_and_contract() {
         file.headers["content-disposition"],
         "attachment; filename=\"orders-v1.avsc\""
     );
-    assert!(file.body.starts_with("{\n  \"type\": \"record\",\n  \"name\": \"Order\""), "{}", file.body);
+    assert!(
+        file.body
+            .starts_with("{\n  \"type\": \"record\",\n  \"name\": \"Order\""),
+        "{}",
+        file.body
+    );
     let subject = get(&app, "/ui/subjects/orders").await;
     assert!(subject.body.contains("href=\"/ui/subjects/orders/versions/1\""));
     assert!(subject.body.contains("id=\"latest-text\""), "{}", subject.body);
@@ -358,7 +402,11 @@ fn the_registry_logs_the_address_of_its_pages_at_start_up() {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     stdout.read_line(&mut first).unwrap();
-    let address = first.trim().strip_prefix("listening on ").expect("the address").to_owned();
+    let address = first
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("the address")
+        .to_owned();
     let stderr = BufReader::new(child.stderr.take().unwrap());
     let (lines, logged) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

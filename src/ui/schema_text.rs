@@ -112,9 +112,7 @@ fn highlight_json(text: &str) -> Html {
                 length
             }
             't' | 'f' | 'n' => {
-                let length = rest
-                    .find(|c: char| !c.is_ascii_alphabetic())
-                    .unwrap_or(rest.len());
+                let length = rest.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(rest.len());
                 html.raw("<span class=\"tok-literal\">")
                     .text(&rest[..length])
                     .raw("</span>");
@@ -132,9 +130,29 @@ fn highlight_json(text: &str) -> Html {
 
 /// The words of the Protobuf language the highlighter marks.
 const PROTO_KEYWORDS: &[&str] = &[
-    "syntax", "edition", "package", "import", "public", "weak", "option", "message", "enum", "oneof", "map",
-    "repeated", "optional", "required", "reserved", "extensions", "extend", "service", "rpc", "returns",
-    "stream", "to", "max",
+    "syntax",
+    "edition",
+    "package",
+    "import",
+    "public",
+    "weak",
+    "option",
+    "message",
+    "enum",
+    "oneof",
+    "map",
+    "repeated",
+    "optional",
+    "required",
+    "reserved",
+    "extensions",
+    "extend",
+    "service",
+    "rpc",
+    "returns",
+    "stream",
+    "to",
+    "max",
 ];
 
 fn highlight_proto(text: &str) -> Html {
@@ -148,9 +166,7 @@ fn highlight_proto(text: &str) -> Html {
                 .raw("</span>");
             length
         } else if character == '"' || character == '\'' {
-            let length = rest[1..]
-                .find(character)
-                .map_or(rest.len(), |end| end + 2);
+            let length = rest[1..].find(character).map_or(rest.len(), |end| end + 2);
             html.raw("<span class=\"tok-string\">")
                 .text(&rest[..length])
                 .raw("</span>");
@@ -193,13 +209,26 @@ mod tests {
 
     #[test]
     fn tokens_are_marked_and_escaped() {
-        let marked = highlighted(Format::Json, "{\n  \"<b>\": \"</span>\",\n  \"n\": -2e3,\n  \"t\": true\n}").finish();
-        assert!(marked.contains("<span class=\"tok-key\">&quot;&lt;b&gt;&quot;</span>"), "{marked}");
-        assert!(marked.contains("<span class=\"tok-string\">&quot;&lt;/span&gt;&quot;</span>"), "{marked}");
+        let marked = highlighted(
+            Format::Json,
+            "{\n  \"<b>\": \"</span>\",\n  \"n\": -2e3,\n  \"t\": true\n}",
+        )
+        .finish();
+        assert!(
+            marked.contains("<span class=\"tok-key\">&quot;&lt;b&gt;&quot;</span>"),
+            "{marked}"
+        );
+        assert!(
+            marked.contains("<span class=\"tok-string\">&quot;&lt;/span&gt;&quot;</span>"),
+            "{marked}"
+        );
         assert!(marked.contains("<span class=\"tok-number\">-2e3</span>"), "{marked}");
         assert!(marked.contains("<span class=\"tok-literal\">true</span>"), "{marked}");
         let proto = highlighted(Format::Protobuf, "message M { // <x>\n  string s = 1;\n}").finish();
         assert!(proto.contains("<span class=\"tok-key\">message</span>"), "{proto}");
-        assert!(proto.contains("<span class=\"tok-comment\">// &lt;x&gt;</span>"), "{proto}");
+        assert!(
+            proto.contains("<span class=\"tok-comment\">// &lt;x&gt;</span>"),
+            "{proto}"
+        );
     }
 }

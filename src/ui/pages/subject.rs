@@ -87,14 +87,14 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
         .raw("\"><td>");
         html.link(&format!("{base}/versions/{number}"), &format!("version {number}"))
             .raw("</td><td>")
-        .number(version.id.get())
-        .raw("</td><td>")
-        .text(version.format.as_str())
-        .raw("</td><td class=\"keep\">")
-        .raw(if version.deleted { "soft-deleted" } else { "live" })
-        .raw("</td><td>")
-        .number(version.references.len() as u64)
-        .raw("</td><td class=\"keep\">");
+            .number(version.id.get())
+            .raw("</td><td>")
+            .text(version.format.as_str())
+            .raw("</td><td class=\"keep\">")
+            .raw(if version.deleted { "soft-deleted" } else { "live" })
+            .raw("</td><td>")
+            .number(version.references.len() as u64)
+            .raw("</td><td class=\"keep\">");
         let earlier = versions
             .iter()
             .rev()

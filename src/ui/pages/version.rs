@@ -139,12 +139,21 @@ pub async fn download(
         .subject
         .as_str()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let disposition = format!("attachment; filename=\"{stem}-v{}.{extension}\"", found.version);
     let mut response = laid_out(found.format, &found.text).into_response();
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     if let Ok(value) = HeaderValue::from_str(&disposition) {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }
@@ -206,7 +215,10 @@ fn contract(html: &mut Html, contract: &Contract) {
 
 fn rule_item(html: &mut Html, rule: &Rule) {
     let word = |value: serde_json::Result<serde_json::Value>| {
-        value.ok().and_then(|value| value.as_str().map(str::to_owned)).unwrap_or_default()
+        value
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .unwrap_or_default()
     };
     html.raw("<li><strong>")
         .text(rule.name.as_deref().unwrap_or("(unnamed)"))
