@@ -75,7 +75,7 @@ pub async fn show(
             };
             match numbers.iter().rev().find(|number| **number < to_number) {
                 Some(earlier) => VersionSelector::Exact(*earlier),
-                None => return Ok(nothing_to_compare(&subject, to_number)),
+                None => return Ok(nothing_to_compare(&subject, to_number.get())),
             }
         }
     };
