@@ -350,6 +350,25 @@ async fn run(browser: &Browser) {
     browser.only_local_requests("sandbox").await;
     browser.screenshot("sandbox").await;
 
+    // A version page: the author's text laid out in the author's key order,
+    // with a copy button, and the version that refers to it.
+    browser.open("/ui/subjects/platonic-solid-value/versions/2").await;
+    let text = browser.find("#schema-text").await.text().await.unwrap();
+    let at = |key: &str| {
+        text.find(&format!("\"{key}\":"))
+            .unwrap_or_else(|| panic!("no {key}: {text}"))
+    };
+    assert!(at("type") < at("name") && at("name") < at("fields"), "{text}");
+    assert!(text.starts_with("{\n  \"type\": \"record\""), "{text}");
+    browser.find("button[data-copies='schema-text']").await;
+    let referrer = browser.find("#references ul[aria-label='Referenced by'] a").await;
+    assert_eq!(referrer.text().await.unwrap(), "solid-catalog-value v1");
+    browser.screenshot("version").await;
+
+    // A browser's visit to the root lands on the pages.
+    browser.client.goto(&format!("{}/", browser.base)).await.unwrap();
+    assert_eq!(browser.client.current_url().await.unwrap().path(), "/ui/");
+
     // A page for bad input.
     browser.open("/ui/subjects/no-such-subject").await;
     let error = browser.find("p.error").await.text().await.unwrap();

@@ -35,7 +35,7 @@ async fn app(auth: Option<Arc<Auth>>) -> (Router, tempfile::TempDir) {
         auth,
         policies: None,
     };
-    (router(state.clone()).merge(schemaops::ui::router(state, None)), dir)
+    (schemaops::ui::beside_api(router(state.clone()), state, None), dir)
 }
 
 struct Answer {
@@ -110,6 +110,7 @@ async fn a_subject_named_like_a_script_is_shown_as_text_everywhere() {
         format!("/ui/subjects/{encoded}"),
         format!("/ui/subjects/{encoded}/matrix"),
         format!("/ui/subjects/{encoded}/sandbox"),
+        format!("/ui/subjects/{encoded}/versions/1"),
     ] {
         let answer = get(&app, &uri).await;
         assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
@@ -209,6 +210,224 @@ async fn the_sandbox_judges_a_draft_and_registers_nothing() {
     assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
     assert!(answer.body.contains("missing field `schema`"), "{}", answer.body);
     assert_eq!(answer.headers["content-type"], "text/html; charset=utf-8");
+}
+
+async fn get_accepting(app: &Router, uri: &str, accept: &str) -> Answer {
+    send(
+        app,
+        Request::get(uri).header("accept", accept).body(Body::empty()).unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_root_sends_a_browser_to_the_pages_and_answers_api_clients_with_an_empty_object() {
+    let (app, _dir) = app(None).await;
+    let browser = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8";
+    for accept in [browser, "text/html", "application/json;q=0.5, text/html"] {
+        let answer = get_accepting(&app, "/", accept).await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{accept}: {}", answer.body);
+        assert_eq!(answer.headers["location"], "/ui/", "{accept}");
+    }
+    for accept in [
+        "",
+        "*/*",
+        "application/json",
+        "application/vnd.schemaregistry.v1+json",
+        "application/json, text/html",
+        "text/html;q=0.5, application/*",
+    ] {
+        let answer = get_accepting(&app, "/", accept).await;
+        assert_eq!(answer.status, StatusCode::OK, "{accept:?}: {}", answer.body);
+        assert_eq!(answer.body, "{}", "{accept:?}");
+    }
+    let elsewhere = get_accepting(&app, "/subjects", browser).await;
+    assert_eq!(elsewhere.body, "[]", "only the root sends browsers on");
+}
+
+#[tokio::test]
+async fn an_empty_registry_shows_how_to_register_a_first_schema() {
+    let (app, _dir) = app(None).await;
+    let request = Request::get("/ui/").header("host", "registry.example:8081");
+    let empty = send(&app, request.body(Body::empty()).unwrap()).await;
+    assert_eq!(empty.status, StatusCode::OK);
+    assert!(empty.body.contains("id=\"first-schema\""), "{}", empty.body);
+    assert!(
+        empty
+            .body
+            .contains("http://registry.example:8081/subjects/my-topic-value/versions"),
+        "{}",
+        empty.body
+    );
+    let hostile = Request::get("/ui/").header("host", "a\"><b>x");
+    let hostile = send(&app, hostile.body(Body::empty()).unwrap()).await;
+    assert!(!hostile.body.contains("<b>x"), "the Host header is escaped");
+    api(
+        &app,
+        "POST",
+        "/subjects/first/versions",
+        json!({"schema": "\"string\""}),
+    )
+    .await;
+    let list = get(&app, "/ui/").await;
+    assert!(!list.body.contains("first-schema"), "{}", list.body);
+    let none_found = get(&app, "/ui/?q=zzz").await;
+    assert!(none_found.body.contains("No subjects match") && !none_found.body.contains("first-schema"));
+}
+
+#[tokio::test]
+async fn a_one_version_subject_has_no_broken_diff_link() {
+    let (app, _dir) = app(None).await;
+    api(
+        &app,
+        "POST",
+        "/subjects/single/versions",
+        json!({"schema": "\"string\""}),
+    )
+    .await;
+    let subject = get(&app, "/ui/subjects/single").await;
+    assert_eq!(subject.status, StatusCode::OK);
+    assert!(!subject.body.contains("Diff of two versions"), "{}", subject.body);
+    let diff = get(&app, "/ui/subjects/single/diff").await;
+    assert_eq!(diff.status, StatusCode::OK, "{}", diff.body);
+    assert!(diff.body.contains("id=\"nothing-to-compare\""), "{}", diff.body);
+    api(
+        &app,
+        "POST",
+        "/subjects/single/versions",
+        json!({"schema": "\"bytes\""}),
+    )
+    .await;
+    api(&app, "PUT", "/config/single", json!({"compatibility": "NONE"})).await;
+    let two = get(&app, "/ui/subjects/single").await;
+    assert!(two.body.contains("Diff of two versions"), "{}", two.body);
+}
+
+#[tokio::test]
+async fn a_version_page_shows_the_authors_text_references_and_contract() {
+    let (app, _dir) = app(None).await;
+    let customer = r#"{"type": "record", "name": "Customer", "fields": [{"name": "id", "type": "string"}]}"#;
+    api(
+        &app,
+        "POST",
+        "/subjects/customer/versions",
+        json!({ "schema": customer }),
+    )
+    .await;
+    let order = r#"{"type":"record","name":"Order","doc":"</code><script>x</script>",
+        "fields":[{"name":"customer","type":"Customer"},{"name":"card","type":"string"}]}"#;
+    api(
+        &app,
+        "POST",
+        "/subjects/orders/versions",
+        json!({
+            "schema": order,
+            "references": [{"name": "Customer", "subject": "customer", "version": 1}],
+            "metadata": {"tags": {"Order.card": ["PII"]}, "properties": {"owner": "payments-team"}},
+            "ruleSet": {"domainRules": [{"name": "cardIsMasked", "kind": "CONDITION", "mode": "WRITE",
+                "type": "CEL", "expr": "message.card.size() == 4"}]}
+        }),
+    )
+    .await;
+    let page = get(&app, "/ui/subjects/orders/versions/1").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert_secured(&page);
+    let key = |name: &str| {
+        page.body
+            .find(&format!("<span class=\"tok-key\">&quot;{name}&quot;</span>"))
+            .unwrap_or_else(|| panic!("no key {name}: {}", page.body))
+    };
+    assert!(
+        key("type") < key("name") && key("name") < key("doc") && key("doc") < key("fields"),
+        "the author's key order"
+    );
+    assert!(
+        page.body.contains("{\n  <span class=\"tok-key\">"),
+        "laid out: {}",
+        page.body
+    );
+    assert!(!page.body.contains("<script>x"), "the text is escaped");
+    assert!(page.body.contains("data-copies=\"schema-text\""));
+    assert!(page.body.contains("href=\"/ui/subjects/orders/versions/1/text\""));
+    assert!(page.body.contains("id=\"schema-guid\""));
+    assert!(page.body.contains("<span class=\"tag\">PII</span>"), "{}", page.body);
+    assert!(page.body.contains("payments-team") && page.body.contains("cardIsMasked"));
+    assert!(page.body.contains("message.card.size() == 4"));
+    assert!(
+        page.body
+            .contains("href=\"/ui/subjects/customer/versions/1\">customer v1</a>")
+    );
+    let referenced = get(&app, "/ui/subjects/customer/versions/1").await;
+    assert!(
+        referenced
+            .body
+            .contains("href=\"/ui/subjects/orders/versions/1\">orders v1</a>"),
+        "{}",
+        referenced.body
+    );
+    assert!(referenced.body.contains("No metadata and no rules."));
+    let file = get(&app, "/ui/subjects/orders/versions/1/text").await;
+    assert_eq!(file.status, StatusCode::OK);
+    assert_eq!(
+        file.headers["content-disposition"],
+        "attachment; filename=\"orders-v1.avsc\""
+    );
+    assert!(
+        file.body
+            .starts_with("{\n  \"type\": \"record\",\n  \"name\": \"Order\""),
+        "{}",
+        file.body
+    );
+    let subject = get(&app, "/ui/subjects/orders").await;
+    assert!(subject.body.contains("href=\"/ui/subjects/orders/versions/1\""));
+    assert!(subject.body.contains("id=\"latest-text\""), "{}", subject.body);
+    let missing = get(&app, "/ui/subjects/orders/versions/9").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn the_registry_logs_the_address_of_its_pages_at_start_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path())
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the schemaops binary starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let address = first
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("the address")
+        .to_owned();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (lines, logged) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wanted = format!("http://{address}/ui/");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut found = None;
+    while let Ok(line) = logged.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if line.contains(&wanted) {
+            found = Some(line);
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(found.is_some(), "no log line names {wanted}");
 }
 
 #[tokio::test]

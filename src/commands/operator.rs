@@ -101,6 +101,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                 None => config.database.display().to_string(),
             };
             tracing::info!(%registry_address, %health_address, %store, "Starting the operator");
+            tracing::info!(pages = %crate::ui::pages_url(registry_address), "Web pages for browsing the registry");
             println!("registry listening on {registry_address}");
         }
         (None, Some(external)) => {
@@ -222,13 +223,13 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                 };
                 // Counted here, scraped on the health port. The operator's
                 // registry API takes the default check budgets.
-                let pages = crate::ui::router(state.clone(), Some(owners));
+                let api = router(state.clone());
                 let gate = Arc::new(crate::registry::api::Admission::new(
                     crate::registry::api::AdmissionConfig::default(),
                     metrics.admission_metrics(),
                 ));
                 let app = instrument(
-                    router(state).merge(pages).layer(axum::middleware::from_fn_with_state(
+                    crate::ui::beside_api(api, state, Some(owners)).layer(axum::middleware::from_fn_with_state(
                         gate,
                         crate::registry::api::admission_gate,
                     )),

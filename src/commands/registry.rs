@@ -129,6 +129,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     };
     tracing::info!(%address, %store, "Serving the schema registry");
     tracing::info!("{}", Auth::describe(state_auth.as_deref()));
+    tracing::info!(pages = %crate::ui::pages_url(address), "Web pages for browsing the registry");
     // Scripts and tests read the bound address (port 0 picks one) from stdout.
     println!("listening on {address}");
     let _ = std::io::stdout().flush();
@@ -142,8 +143,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     // The web pages under /ui/, beside the REST API, with the same credentials
     // and the same admission gate.
     let app = instrument(
-        router(state.clone())
-            .merge(crate::ui::router(state, None))
+        crate::ui::beside_api(router(state.clone()), state, None)
             .layer(axum::middleware::from_fn_with_state(admission, admission_gate)),
         metrics,
         true,

@@ -1,5 +1,5 @@
 //! The registry's web pages, under `/ui/`: the subjects, a subject's
-//! history and references, the semantic diff of two versions, the
+//! history and references, one version's text and contract, the semantic diff of two versions, the
 //! compatibility matrix, and a draft sandbox that registers nothing.
 //!
 //! Rendered on the server ([`html`] escapes every piece of text that is
@@ -19,15 +19,17 @@ pub mod html;
 pub mod layout;
 pub mod owners;
 mod pages;
+mod schema_text;
 mod textdiff;
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{FromRef, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
 use crate::registry::api::{Access, ApiState};
@@ -53,6 +55,11 @@ pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Route
         .route("/ui", get(pages::redirect_to_list))
         .route("/ui/", get(pages::subjects::show))
         .route("/ui/subjects/{subject}", get(pages::subject::show))
+        .route("/ui/subjects/{subject}/versions/{version}", get(pages::version::show))
+        .route(
+            "/ui/subjects/{subject}/versions/{version}/text",
+            get(pages::version::download),
+        )
         .route("/ui/subjects/{subject}/diff", get(pages::diff::show))
         .route("/ui/subjects/{subject}/matrix", get(pages::matrix::show))
         .route(
@@ -64,6 +71,66 @@ pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Route
         .route("/ui/{*rest}", get(pages::not_found))
         .layer(axum::middleware::from_fn_with_state(state.clone(), readers_only))
         .with_state(UiState { api: state, owners })
+}
+
+/// The REST API's routes with the pages beside them, and a browser's visit
+/// to `/` sent on to the pages (see [`send_browsers_to_pages`]).
+pub fn beside_api(api: Router, state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Router {
+    api.merge(router(state, owners))
+        .layer(axum::middleware::from_fn(send_browsers_to_pages))
+}
+
+/// The address where a server bound to `address` shows its pages; an
+/// unspecified address (`0.0.0.0`, `::`) is shown as the loopback one.
+pub fn pages_url(address: SocketAddr) -> String {
+    let shown = if address.ip().is_unspecified() {
+        let loopback = match address.ip() {
+            IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        };
+        SocketAddr::new(loopback, address.port())
+    } else {
+        address
+    };
+    format!("http://{shown}/ui/")
+}
+
+/// `GET /` from a browser (an `Accept` that prefers HTML to JSON) is
+/// redirected to `/ui/`; every other request, API clients' included, goes
+/// on to the REST API, which answers `{}` as Confluent's does.
+async fn send_browsers_to_pages(request: Request, next: Next) -> Response {
+    let is_root = request.uri().path() == "/" && matches!(*request.method(), Method::GET | Method::HEAD);
+    let accept = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    if is_root && prefers_html(accept) {
+        return Redirect::to("/ui/").into_response();
+    }
+    next.run(request).await
+}
+
+/// Whether an `Accept` header ranks HTML above every JSON type it names. A
+/// wildcard `*/*` counts for neither: a browser sends it with a lower
+/// quality after `text/html`, and `curl` sends it alone.
+fn prefers_html(accept: &str) -> bool {
+    let (mut html, mut json) = (0.0_f32, 0.0_f32);
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let quality = parts
+            .filter_map(|parameter| parameter.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        match media.as_str() {
+            "text/html" | "application/xhtml+xml" | "text/*" => html = html.max(quality),
+            "application/*" | "*/json" | "application/json" => json = json.max(quality),
+            other if other.starts_with("application/vnd.schemaregistry") => json = json.max(quality),
+            _ => {}
+        }
+    }
+    html > json
 }
 
 /// 401 with a basic-auth challenge unless the request may read.

@@ -1,5 +1,6 @@
 // schemaops registry pages: the one script. Filters the subject list as
-// you type; "/" jumps to the search field. Nothing is fetched.
+// you type; "/" jumps to the search field; a "Copy" button copies the text
+// of the element it names. Nothing is fetched.
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
   var search = document.getElementById("subject-search");
@@ -23,4 +24,13 @@ document.addEventListener("DOMContentLoaded", function () {
       }
     });
   }
+  document.querySelectorAll("button[data-copies]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.getAttribute("data-copies"));
+      if (!source || !navigator.clipboard) { return; }
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        button.textContent = "Copied";
+      });
+    });
+  });
 });

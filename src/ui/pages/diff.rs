@@ -28,6 +28,27 @@ fn selector(text: &str) -> Result<VersionSelector, Problem> {
     Ok(text.parse::<VersionSelector>()?)
 }
 
+/// The page for a version with none before it: a subject's first version
+/// is compared with nothing, and says so.
+fn nothing_to_compare(subject: &SubjectName, version: u32) -> Page {
+    let mut html = Html::new();
+    html.raw("<p class=\"notice\" id=\"nothing-to-compare\">Version ")
+        .number(version)
+        .raw(" is the first version of this subject: there is no earlier version to compare it with. ")
+        .raw("A diff appears here once a second version is registered; ")
+        .link(
+            &format!("/ui/subjects/{}/sandbox", segment(subject.as_str())),
+            "try a draft",
+        )
+        .raw(" to see what a change would do.</p>");
+    page(
+        StatusCode::OK,
+        &format!("{subject}: nothing to compare"),
+        &Place::Subject(subject.as_str()),
+        html,
+    )
+}
+
 /// `GET /ui/subjects/{subject}/diff`.
 pub async fn show(
     State(state): State<ApiState>,
@@ -54,11 +75,7 @@ pub async fn show(
             };
             match numbers.iter().rev().find(|number| **number < to_number) {
                 Some(earlier) => VersionSelector::Exact(*earlier),
-                None => {
-                    return Err(Problem::bad_request(format!(
-                        "subject `{subject}` has no version before {to_number} to compare with"
-                    )));
-                }
+                None => return Ok(nothing_to_compare(&subject, to_number.get())),
             }
         }
     };

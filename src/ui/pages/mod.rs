@@ -6,6 +6,7 @@ pub mod matrix;
 pub mod sandbox;
 pub mod subject;
 pub mod subjects;
+pub mod version;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::StatusCode;

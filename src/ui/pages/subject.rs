@@ -1,5 +1,6 @@
 //! One subject: its facts, the timeline of its versions (soft-deleted
-//! ones greyed), and its references in both directions as a small graph.
+//! ones greyed, each linked to its own page), the latest version's text,
+//! and its references in both directions as a small graph.
 
 use std::collections::BTreeSet;
 
@@ -12,6 +13,7 @@ use crate::ui::UiState;
 use crate::ui::html::{Html, segment};
 use crate::ui::layout::{Page, Place, page};
 use crate::ui::owners::{Owner, OwnerState};
+use crate::ui::schema_text::{highlighted, laid_out};
 
 /// The most versions the timeline shows: the newest.
 const MAX_VERSIONS: usize = 500;
@@ -53,7 +55,9 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
     }
     html.raw(" <span class=\"muted\">(the registry keeps the level in force now, not the level each version was registered under)</span></p>");
     html.raw("<p class=\"actions\">");
-    html.link(&format!("{base}/diff"), "Diff of two versions");
+    if versions.len() > 1 {
+        html.link(&format!("{base}/diff"), "Diff of two versions");
+    }
     html.link(&format!("{base}/matrix"), "Compatibility matrix");
     html.link(&format!("{base}/sandbox"), "Try a draft");
     html.raw("</p><h2>Versions</h2>");
@@ -80,17 +84,17 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
         })
         .raw(" data-version=\"")
         .number(number)
-        .raw("\"><td>")
-        .number(number)
-        .raw("</td><td>")
-        .number(version.id.get())
-        .raw("</td><td>")
-        .text(version.format.as_str())
-        .raw("</td><td class=\"keep\">")
-        .raw(if version.deleted { "soft-deleted" } else { "live" })
-        .raw("</td><td>")
-        .number(version.references.len() as u64)
-        .raw("</td><td class=\"keep\">");
+        .raw("\"><td>");
+        html.link(&format!("{base}/versions/{number}"), &format!("version {number}"))
+            .raw("</td><td>")
+            .number(version.id.get())
+            .raw("</td><td>")
+            .text(version.format.as_str())
+            .raw("</td><td class=\"keep\">")
+            .raw(if version.deleted { "soft-deleted" } else { "live" })
+            .raw("</td><td>")
+            .number(version.references.len() as u64)
+            .raw("</td><td class=\"keep\">");
         let earlier = versions
             .iter()
             .rev()
@@ -108,6 +112,16 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
     }
     html.raw("</tbody></table>");
 
+    if let Some(latest) = latest {
+        html.raw("<h2>Latest version's text</h2><p class=\"actions\">");
+        html.link(
+            &format!("{base}/versions/{}", latest.version),
+            &format!("Version {} in full", latest.version),
+        );
+        html.raw("</p><pre class=\"schema\" id=\"latest-text\"><code>")
+            .append(highlighted(latest.format, &laid_out(latest.format, &latest.text)))
+            .raw("</code></pre>");
+    }
     if let Some(owners) = &owners {
         managed_by(&mut html, owners);
     }

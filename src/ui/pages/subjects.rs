@@ -4,7 +4,7 @@
 //! row; the rest of the list is unaffected.
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 
 use super::Problem;
@@ -54,7 +54,11 @@ async fn details(registry: &dyn Registry, subject: &SubjectName) -> Result<Detai
 }
 
 /// `GET /ui/`.
-pub async fn show(State(state): State<ApiState>, Query(query): Query<ListQuery>) -> Result<Page, Problem> {
+pub async fn show(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Query(query): Query<ListQuery>,
+) -> Result<Page, Problem> {
     let registry = state.registry.as_ref();
     let mut names = registry.subjects(&SubjectFilter::default()).await?;
     let wanted = query.q.to_lowercase();
@@ -120,8 +124,28 @@ pub async fn show(State(state): State<ApiState>, Query(query): Query<ListQuery>)
         html.raw("</tr>");
     }
     html.raw("</tbody></table>");
-    if rows.is_empty() {
+    if total == 0 && query.q.is_empty() {
+        first_schema(&mut html, &headers);
+    } else if rows.is_empty() {
         html.raw("<p class=\"notice\">No subjects match.</p>");
     }
     Ok(page(StatusCode::OK, "Subjects", &Place::Subjects, html))
+}
+
+/// What an empty registry shows: how to register a first schema, with the
+/// address the browser used to reach this page.
+fn first_schema(html: &mut Html, headers: &HeaderMap) {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("localhost:8081");
+    html.raw("<section id=\"first-schema\" class=\"notice\"><h2>The registry is empty</h2>")
+        .raw("<p>Register a first schema with any Confluent client, or with <code>curl</code>:</p>")
+        .raw("<pre><code>curl -X POST -H 'Content-Type: application/vnd.schemaregistry.v1+json' \\\n")
+        .raw("  --data '{\"schema\": \"{\\\"type\\\": \\\"string\\\"}\"}' \\\n  http://")
+        .text(host)
+        .raw("/subjects/my-topic-value/versions</code></pre>")
+        .raw("<p>Under the operator, apply a <code>Schema</code> object instead; ")
+        .raw("<code>schemaops apply</code> registers the schemas of a folder of manifests. ")
+        .raw("The subject appears here as soon as its first version is registered.</p></section>");
 }
