@@ -190,19 +190,19 @@ mod tests {
     #[test]
     fn the_least_recently_used_entries_go_first_and_the_total_stays_in_bound() {
         let mut cache = Cache::default();
-        let (a, b, c) = (schema("A"), schema("B"), schema("C"));
-        cache.insert([1; 32], &a, 100, 1_000);
-        cache.insert([2; 32], &b, 100, 1_000);
-        cache.insert([3; 32], &c, 100, 1_000);
-        assert!(cache.lookup(&[1; 32]).is_some());
-        // Under a bound of 300, a fourth entry of 100 evicts one.
-        cache.insert([4; 32], &c, 100, 300);
-        assert_eq!(cache.bytes, 300);
-        assert!(cache.lookup(&[2; 32]).is_none(), "B was used least recently");
-        for kept in [[1; 32], [3; 32], [4; 32]] {
-            assert!(cache.lookup(&kept).is_some());
+        let one = schema("A");
+        // Eight entries of 100 fill a bound of 800 exactly.
+        for key in 1..=8 {
+            cache.insert([key; 32], &one, 100, 800);
         }
-        assert_eq!((cache.hits, cache.misses), (4, 1));
+        assert!(cache.lookup(&[1; 32]).is_some());
+        cache.insert([9; 32], &one, 100, 800);
+        assert_eq!((cache.entries.len(), cache.bytes), (8, 800));
+        assert!(cache.lookup(&[2; 32]).is_none(), "the second was used least recently");
+        for kept in [1, 3, 4, 5, 6, 7, 8, 9] {
+            assert!(cache.lookup(&[kept; 32]).is_some(), "{kept}");
+        }
+        assert_eq!((cache.hits, cache.misses), (9, 1));
     }
 
     #[test]
