@@ -17,6 +17,12 @@
 //!   immutable versions, and only the candidate is parsed per check
 //!   (`Checker::parse` + `compat::check_parsed`).
 //!
+//! Both start from an empty Protobuf compile cache (each text is seen for the
+//! first time). For Protobuf, (b) cold is also timed with the texts compiled
+//! before in the process (the registry, the operator and `check` share one
+//! cache), with the ratio to the first sight, and the cache's memory when
+//! full is printed (estimate and RSS).
+//!
 //! For Avro, the `apache-avro` crate's own check (`SchemaCompatibility::can_read`)
 //! runs on the same texts in the same run, cold (every text parsed by it),
 //! and the ratio ours/peer is printed per case (below 1: we are faster). Each
@@ -34,7 +40,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use schemaops::compat::{Checker, Format, Mode, ParsedSchema, SchemaRole, SchemaText, check, check_parsed};
+use schemaops::compat::{Checker, Format, Mode, ParsedSchema, SchemaRole, SchemaText, check, check_parsed, protobuf};
 use serde_json::{Value, json};
 
 /// The allocator the `schemaops` binary ships with, so the bench times what
@@ -146,11 +152,13 @@ fn measure(budget: Duration, work: impl FnMut()) -> Duration {
 }
 
 fn check_cold(format: Format, mode: Mode, candidate: &SchemaText, previous: &[SchemaText]) {
+    protobuf::cache::clear();
     let report = check(format, mode, candidate, previous).expect("generated schemas are valid");
     assert!(report.is_compatible(), "generated histories are compatible");
 }
 
 fn check_warm(format: Format, mode: Mode, candidate: &SchemaText, previous: &[&ParsedSchema]) {
+    protobuf::cache::clear();
     let parsed = Checker::default()
         .parse(format, SchemaRole::Candidate, candidate)
         .expect("generated schemas are valid");
@@ -167,6 +175,7 @@ fn parse_rate(bench: &Bench, fields: usize, budget: Duration) -> f64 {
     let text = SchemaText::new((bench.schema)(fields, 0));
     let bytes = text.text.len() as f64;
     let time = measure(budget, || {
+        protobuf::cache::clear();
         Checker::default()
             .parse(bench.format, SchemaRole::Candidate, &text)
             .expect("valid");
@@ -448,4 +457,72 @@ fn report(bench: &Bench, budget: Duration, dump_to: Option<&Path>) {
         "parse throughput at 2,000 {unit}: {:.0} MB/s",
         parse_rate(bench, FIELD_COUNTS[2], budget)
     );
+    if bench.format == Format::Protobuf {
+        protobuf_cache_report(bench, budget);
+    }
+}
+
+/// (b) cold at 2,000 fields from an empty cache and with every text compiled
+/// before, their ratio, and the cache's memory once filled past its bound.
+fn protobuf_cache_report(bench: &Bench, budget: Duration) {
+    let fields = FIELD_COUNTS[2];
+    let versions: Vec<SchemaText> = (0..=HISTORY)
+        .map(|extra| SchemaText::new((bench.schema)(fields, extra)))
+        .collect();
+    let (candidate, earlier) = versions.split_last().expect("51 versions");
+    let mut first_sight = || check_cold(bench.format, Mode::FullTransitive, candidate, earlier);
+    let mut compiled_before = || {
+        let report = check(bench.format, Mode::FullTransitive, candidate, earlier).expect("valid");
+        assert!(report.is_compatible(), "generated histories are compatible");
+    };
+    compiled_before();
+    let mut works: Vec<Box<dyn FnMut() + '_>> = vec![Box::new(&mut first_sight), Box::new(&mut compiled_before)];
+    let medians = measure_in_turn(budget, &mut works);
+    drop(works);
+    println!(
+        "(b) cold FULL_TRANSITIVE x{HISTORY} at {fields} {}: first sight {:.1} ms, texts compiled before {:.1} ms, \
+         ratio {:.3} (target: under 150 ms)",
+        bench.unit,
+        millis(medians[0]),
+        millis(medians[1]),
+        medians[1].as_secs_f64() / medians[0].as_secs_f64()
+    );
+
+    protobuf::cache::clear();
+    let rss_empty = rss_kib();
+    // Past the bound (evictions under way), and never forever should entries not be kept.
+    let bound = protobuf::cache::MAX_CACHED_BYTES;
+    let mut extra = HISTORY + 1;
+    while extra < 4 * HISTORY || (protobuf::cache::stats().bytes < bound - bound / 20 && extra < 20 * HISTORY) {
+        Checker::default()
+            .parse(
+                bench.format,
+                SchemaRole::Candidate,
+                &SchemaText::new((bench.schema)(fields, extra)),
+            )
+            .expect("valid");
+        extra += 1;
+    }
+    let stats = protobuf::cache::stats();
+    println!(
+        "compile cache full: {} schemas of {fields} {} after {} compiled, {:.1} MiB estimated (bound {} MiB), \
+         RSS {:.1} MiB over the empty cache's",
+        stats.entries,
+        bench.unit,
+        extra - HISTORY - 1,
+        stats.bytes as f64 / f64::from(1 << 20),
+        protobuf::cache::MAX_CACHED_BYTES >> 20,
+        (rss_kib() - rss_empty) as f64 / 1024.0
+    );
+}
+
+/// This process's resident set, in KiB (0 where /proc is absent).
+fn rss_kib() -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
 }

@@ -26,6 +26,7 @@
 //!   Confluent's diff, compatibility ignores them.
 
 mod bundled;
+pub mod cache;
 mod canonical;
 mod custom_options;
 mod diff;

@@ -5,18 +5,37 @@
 //! Map entry messages are folded into their map fields and synthetic oneofs
 //! (proto3 `optional`) into their fields, as a `.proto` author writes them.
 
+use std::sync::Arc;
+
 use prost_reflect::DescriptorPool;
 use prost_types::field_descriptor_proto::{Label as DescriptorLabel, Type as DescriptorType};
 use prost_types::{DescriptorProto, EnumDescriptorProto, FileDescriptorProto};
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
+use super::cache;
 use super::parse::{self, Compiled, ParseError};
 use crate::compat::SchemaText;
 
 /// A compiled Protobuf schema, with the files it imports.
+///
+/// Immutable and shared: clones are cheap, and [`ProtobufSchema::parse`]
+/// answers a text it has compiled before from the process-wide cache
+/// (see `cache`).
 #[derive(Debug, Clone)]
-pub struct ProtobufSchema {
+pub struct ProtobufSchema(Arc<Model>);
+
+impl std::ops::Deref for ProtobufSchema {
+    type Target = Model;
+
+    fn deref(&self) -> &Model {
+        &self.0
+    }
+}
+
+/// What a [`ProtobufSchema`] holds.
+#[derive(Debug)]
+pub struct Model {
     pub(crate) messages: Vec<Message>,
     pub(crate) enums: Vec<Enum>,
     pub(crate) files: Vec<FileInfo>,
@@ -125,7 +144,7 @@ impl FieldType {
     }
 }
 
-impl ProtobufSchema {
+impl Model {
     /// Feeds what the walk compares about a field type: scalars by name;
     /// named types by kind, name without package, and the file they come
     /// from (the schema's own, or an import by its content).
@@ -161,7 +180,9 @@ impl ProtobufSchema {
             }
         }
     }
+}
 
+impl ProtobufSchema {
     /// Parses and compiles `schema`: `.proto` text or a base64
     /// `FileDescriptorProto`, with its references.
     ///
@@ -169,8 +190,13 @@ impl ProtobufSchema {
     /// [`ParseError`] when the schema or a file it imports cannot be read,
     /// an import is missing, a type is unknown, or imports form a cycle.
     pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
-        let compiled = parse::compile(schema)?;
-        Ok(Builder::build(compiled))
+        let key = cache::key(schema);
+        if let Some(cached) = cache::get(&key) {
+            return Ok(cached);
+        }
+        let built = ProtobufSchema(Arc::new(Builder::build(parse::compile(schema)?)));
+        cache::put(key, &built);
+        Ok(built)
     }
 
     /// The descriptor of the schema's own file.
@@ -199,7 +225,7 @@ impl ProtobufSchema {
 }
 
 struct Builder {
-    schema: ProtobufSchema,
+    schema: Model,
     /// Map entry messages by full name: (key type name, value type name) to resolve later.
     map_entries: FxHashMap<String, (FieldType, FieldType)>,
 }
@@ -211,7 +237,7 @@ struct Pending {
 }
 
 impl Builder {
-    fn build(compiled: Compiled) -> ProtobufSchema {
+    fn build(compiled: Compiled) -> Model {
         let Compiled {
             pool,
             main,
@@ -219,7 +245,7 @@ impl Builder {
             unresolved_options,
         } = compiled;
         let mut builder = Builder {
-            schema: ProtobufSchema {
+            schema: Model {
                 messages: Vec::new(),
                 enums: Vec::new(),
                 files: Vec::new(),
@@ -273,7 +299,7 @@ impl Builder {
 
     /// Records what each named field type resolves to, so the walk need not look it up.
     fn resolve_targets(&mut self) {
-        let ProtobufSchema { messages, types, .. } = &mut self.schema;
+        let Model { messages, types, .. } = &mut self.schema;
         for message in messages {
             for field in &mut message.fields {
                 resolve(&mut field.ty, types);
