@@ -223,9 +223,9 @@ fn rule_item(html: &mut Html, rule: &Rule) {
     html.raw("<li><strong>")
         .text(rule.name.as_deref().unwrap_or("(unnamed)"))
         .raw("</strong> ")
-        .text(&word(serde_json::to_value(&rule.kind)))
+        .text(&word(serde_json::to_value(rule.kind)))
         .raw(" on ")
-        .text(&word(serde_json::to_value(&rule.mode)));
+        .text(&word(serde_json::to_value(rule.mode)));
     if let Some(kind) = &rule.rule_type {
         html.raw(" by <code>").text(kind).raw("</code>");
     }
