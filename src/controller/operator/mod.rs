@@ -410,52 +410,8 @@ fn build(client: Client, connections: Arc<Connections>, settings: Settings) -> C
         Controller::for_stream(schema_changes, schema_store.clone()).with_config(controller_config());
 
     // A connection that changes (its status above all) wakes the objects bound to it.
-    let bound_schemas = schema_store.clone();
-    let bound_configs = config_store.clone();
-    let bound_schemas_cluster = schema_store.clone();
-    let bound_configs_cluster = config_store.clone();
-    let config_controller = config_controller
-        .watches(
-            scope.api::<SchemaRegistry>(&client),
-            watcher::Config::default(),
-            move |connection: SchemaRegistry| {
-                bound_to(
-                    &bound_configs,
-                    &registries::scope_of_connection(&connection.connection()),
-                )
-            },
-        )
-        .watches(
-            Api::<ClusterSchemaRegistry>::all(client.clone()),
-            watcher::Config::default(),
-            move |connection: ClusterSchemaRegistry| {
-                bound_to(
-                    &bound_configs_cluster,
-                    &registries::scope_of_connection(&connection.connection()),
-                )
-            },
-        );
-    let schema_controller = schema_controller
-        .watches(
-            scope.api::<SchemaRegistry>(&client),
-            watcher::Config::default(),
-            move |connection: SchemaRegistry| {
-                bound_to(
-                    &bound_schemas,
-                    &registries::scope_of_connection(&connection.connection()),
-                )
-            },
-        )
-        .watches(
-            Api::<ClusterSchemaRegistry>::all(client.clone()),
-            watcher::Config::default(),
-            move |connection: ClusterSchemaRegistry| {
-                bound_to(
-                    &bound_schemas_cluster,
-                    &registries::scope_of_connection(&connection.connection()),
-                )
-            },
-        );
+    let config_controller = woken_by_connections(config_controller, &config_store, &scope, &client);
+    let schema_controller = woken_by_connections(schema_controller, &schema_store, &scope, &client);
     let namespaced_registry_controller =
         Controller::new(scope.api::<SchemaRegistry>(&client), watcher::Config::default())
             .graceful_shutdown_on(stop(shutdown_rx.clone()));
@@ -524,6 +480,38 @@ fn build(client: Client, connections: Arc<Connections>, settings: Settings) -> C
         context,
         shutdown_tx,
     }
+}
+
+/// `controller`, also reconciling the objects of `store` bound to a registry
+/// connection (of either kind) whenever that connection changes.
+fn woken_by_connections<K>(controller: Controller<K>, store: &Store<K>, scope: &Scope, client: &Client) -> Controller<K>
+where
+    K: Bound
+        + Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let namespaced = store.clone();
+    let cluster = store.clone();
+    controller
+        .watches(
+            scope.api::<SchemaRegistry>(client),
+            watcher::Config::default(),
+            move |connection: SchemaRegistry| {
+                bound_to(&namespaced, &registries::scope_of_connection(&connection.connection()))
+            },
+        )
+        .watches(
+            Api::<ClusterSchemaRegistry>::all(client.clone()),
+            watcher::Config::default(),
+            move |connection: ClusterSchemaRegistry| {
+                bound_to(&cluster, &registries::scope_of_connection(&connection.connection()))
+            },
+        )
 }
 
 /// The cached objects of `store` bound to the registry `scope`, as references to reconcile.
