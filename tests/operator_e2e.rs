@@ -880,6 +880,27 @@ async fn observed_objects_write_nothing_and_a_managed_one_adopts_the_version_it_
     let (status, _) = cluster.registry_json("/config/orders-value").await;
     assert_eq!(status, 404, "no level was written");
 
+    // Deleting the observed SubjectConfig writes nothing either: a level set outside the operator
+    // stays (its cleanup used to clear the subject's level even under Observe).
+    let level = client
+        .put(format!(
+            "{}{}",
+            cluster.registry_url(),
+            cluster.registry_path("/config/orders-value")
+        ))
+        .json(&serde_json::json!({"compatibility": "FULL"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(level.status().is_success());
+    cluster.kubectl_ok(&["delete", "subjectconfig", "orders"]);
+    let (status, level) = cluster.registry_json("/config/orders-value").await;
+    assert_eq!(
+        (status, &level["compatibilityLevel"]),
+        (200, &serde_json::json!("FULL")),
+        "{level}"
+    );
+
     // Managed with the latest version's text: adopted, and nothing registered.
     cluster.apply_text(&avro_schema("orders", "orders-value", "Retain", v2));
     let object = cluster.wait_converged("schema", "orders");

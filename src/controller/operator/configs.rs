@@ -114,8 +114,9 @@ async fn publish_config_transitions(context: &Context, config: &SubjectConfig, n
     }
 }
 
-/// Removes the subject's settings when `config` manages them, unless a
-/// policy forbids the level the subject would fall back to: then the level
+/// Removes the subject's settings when `config` manages them (it owns the
+/// subject and is not `managementPolicy: Observe`, which never writes), unless
+/// a policy forbids the level the subject would fall back to: then the level
 /// stays, `DeletionBlocked=True` (reason `PolicyViolation`) says why, and the
 /// deletion waits for the policy or the global level to change.
 async fn cleanup_config(config: &SubjectConfig, context: &Context) -> Result<Action, Error> {
@@ -123,6 +124,7 @@ async fn cleanup_config(config: &SubjectConfig, context: &Context) -> Result<Act
     let policy = context.policy.context();
     let view = context.view(&config.registry_scope(), &config.spec.subject, &policy);
     if view.config_owner.as_ref() == Some(&key)
+        && config.spec.management_policy.is_manage()
         && let Ok(subject) = SubjectName::new(config.spec.subject.clone())
     {
         let resolved = match context
