@@ -548,6 +548,7 @@ fn page_cases(runtime: &tokio::runtime::Runtime, versions: usize) {
         body_limit: 1 << 20,
         auth: None,
         policies: None,
+        admission: None,
     };
     let app = schemaops::ui::router(state, None);
     for path in [

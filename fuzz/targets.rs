@@ -79,6 +79,7 @@ pub fn rest_request(data: &[u8]) {
             body_limit: 1024 * 1024,
             auth: None,
             policies: None,
+            admission: None,
         });
         (runtime, api, folder)
     });

@@ -108,6 +108,7 @@ impl Api {
             body_limit: 8 * 1024 * 1024,
             auth: None,
             policies: None,
+            admission: None,
         };
         Self {
             router: router(state),

@@ -78,6 +78,7 @@ impl Api {
             body_limit: 64 * 1024,
             auth: None,
             policies: None,
+            admission: None,
         });
         Self {
             router: router(state),

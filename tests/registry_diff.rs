@@ -39,6 +39,7 @@ async fn app() -> (Router, tempfile::TempDir) {
         body_limit: 1 << 20,
         auth: None,
         policies: None,
+        admission: None,
     };
     (router(state), dir)
 }

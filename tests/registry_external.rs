@@ -53,6 +53,7 @@ fn api(registry: Arc<dyn Registry>) -> Router {
         body_limit: 1024 * 1024,
         auth: None,
         policies: None,
+        admission: None,
     })
 }
 

@@ -134,6 +134,7 @@ impl Server {
             body_limit: 64 * 1024,
             auth: None,
             policies,
+            admission: None,
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();

@@ -34,6 +34,7 @@ async fn app(auth: Option<Arc<Auth>>) -> (Router, tempfile::TempDir) {
         body_limit: 1 << 20,
         auth,
         policies: None,
+        admission: None,
     };
     (schemaops::ui::beside_api(router(state.clone()), state, None), dir)
 }
@@ -484,6 +485,7 @@ async fn one_unreadable_stored_schema_breaks_neither_the_list_nor_the_subject_pa
         body_limit: 1 << 20,
         auth: None,
         policies: None,
+        admission: None,
     };
     let app = schemaops::ui::router(state, None);
     let list = get(&app, "/ui/").await;
@@ -535,6 +537,7 @@ async fn under_the_operator_a_subject_shows_its_schema_objects_and_their_state()
         body_limit: 1 << 20,
         auth: None,
         policies: None,
+        admission: None,
     };
     let app = schemaops::ui::router(state, Some(Arc::new(StalledOwner)));
     let page = get(&app, "/ui/subjects/solid").await;

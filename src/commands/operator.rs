@@ -215,27 +215,20 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         }
         async move {
             if let Some(listener) = registry_listener {
+                // Counted here, scraped on the health port. The operator's
+                // registry API takes the default check budgets.
                 let state = ApiState {
                     registry,
                     body_limit,
                     auth,
                     policies: Some(policies),
+                    admission: Some(Arc::new(crate::registry::api::Admission::new(
+                        crate::registry::api::AdmissionConfig::default(),
+                        metrics.admission_metrics(),
+                    ))),
                 };
-                // Counted here, scraped on the health port. The operator's
-                // registry API takes the default check budgets.
                 let api = router(state.clone());
-                let gate = Arc::new(crate::registry::api::Admission::new(
-                    crate::registry::api::AdmissionConfig::default(),
-                    metrics.admission_metrics(),
-                ));
-                let app = instrument(
-                    crate::ui::beside_api(api, state, Some(owners)).layer(axum::middleware::from_fn_with_state(
-                        gate,
-                        crate::registry::api::admission_gate,
-                    )),
-                    metrics,
-                    false,
-                );
+                let app = instrument(crate::ui::beside_api(api, state, Some(owners)), metrics, false);
                 http_server::serve(listener, app, limits, stop).await;
             }
         }

@@ -11,7 +11,7 @@ use crate::compat::Checker;
 use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::policy::{PolicySet, SharedPolicies};
-use crate::registry::api::{Admission, ApiState, Auth, admission_gate, router};
+use crate::registry::api::{Admission, ApiState, Auth, router};
 use crate::registry::embedded::EmbeddedRegistry;
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
@@ -114,6 +114,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         body_limit: config.body_limit,
         auth: state_auth.clone(),
         policies,
+        admission: Some(Arc::new(Admission::new(config.admission, metrics.admission_metrics()))),
     };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -139,15 +140,9 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         crate::compat::budget::shut_down();
         tracing::info!("Shutting down; letting in-flight requests finish and stopping running checks");
     };
-    let admission = Arc::new(Admission::new(config.admission, metrics.admission_metrics()));
     // The web pages under /ui/, beside the REST API, with the same credentials
     // and the same admission gate.
-    let app = instrument(
-        crate::ui::beside_api(router(state.clone()), state, None)
-            .layer(axum::middleware::from_fn_with_state(admission, admission_gate)),
-        metrics,
-        true,
-    );
+    let app = instrument(crate::ui::beside_api(router(state.clone()), state, None), metrics, true);
     http_server::serve(listener, app, config.server_limits, shutdown).await;
     Ok(Verdict::Compatible)
 }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{FromRef, Request, State};
+use axum::handler::Handler as _;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -51,6 +52,7 @@ impl FromRef<UiState> for ApiState {
 /// The pages' routes, to merge beside the REST API's; `owners` tells which
 /// Schema objects manage a subject (the operator's cache), when known.
 pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Router {
+    let gate = || axum::middleware::from_fn_with_state(state.admission.clone(), crate::registry::api::admission_gate);
     Router::new()
         .route("/ui", get(pages::redirect_to_list))
         .route("/ui/", get(pages::subjects::show))
@@ -60,11 +62,11 @@ pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Route
             "/ui/subjects/{subject}/versions/{version}/text",
             get(pages::version::download),
         )
-        .route("/ui/subjects/{subject}/diff", get(pages::diff::show))
-        .route("/ui/subjects/{subject}/matrix", get(pages::matrix::show))
+        .route("/ui/subjects/{subject}/diff", get(pages::diff::show.layer(gate())))
+        .route("/ui/subjects/{subject}/matrix", get(pages::matrix::show.layer(gate())))
         .route(
             "/ui/subjects/{subject}/sandbox",
-            get(pages::sandbox::show).post(pages::sandbox::try_draft),
+            get(pages::sandbox::show).post(pages::sandbox::try_draft.layer(gate())),
         )
         .route("/ui/assets/ui.css", get(assets::stylesheet))
         .route("/ui/assets/ui.js", get(assets::script))

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -29,8 +29,11 @@ use super::wire::json_response;
 use crate::compat::budget::{Budget, BudgetLimits};
 use crate::registry::request_budget;
 
-/// The routes whose requests parse or check schemas, by method and template.
-const HEAVY_ROUTES: &[(Method, &str)] = &[
+/// The routes whose requests parse or check schemas, by method and template:
+/// the handlers the routers put behind [`gate`], and the operations the
+/// OpenAPI document says may answer 429 and 503. A test checks that each one
+/// is gated.
+pub(crate) const HEAVY_ROUTES: &[(Method, &str)] = &[
     (Method::POST, "/subjects/{subject}"),
     (Method::POST, "/subjects/{subject}/versions"),
     (Method::POST, "/compatibility/subjects/{subject}/versions"),
@@ -47,7 +50,7 @@ const HEAVY_ROUTES: &[(Method, &str)] = &[
 ];
 
 /// Whether requests of `method` to the route `template` go through the gate.
-pub(super) fn is_heavy(method: &Method, template: &str) -> bool {
+pub(crate) fn is_heavy(method: &Method, template: &str) -> bool {
     HEAVY_ROUTES
         .iter()
         .any(|(heavy_method, heavy)| heavy_method == method && *heavy == template)
@@ -181,16 +184,14 @@ async fn discard_body(request: Request) {
     }
 }
 
-/// The middleware: admits requests to the heavy routes through the gate;
-/// passes every other request straight on.
-pub async fn gate(State(admission): State<Arc<Admission>>, request: Request, next: Next) -> Response {
-    let heavy = request
-        .extensions()
-        .get::<MatchedPath>()
-        .is_some_and(|route| is_heavy(request.method(), route.as_str()));
-    if !heavy {
+/// The middleware, layered on each heavy handler alone (so the requests of
+/// every other route never pass it): admits the request through the gate
+/// and runs it within its budget. Without a gate (`None`: a router built
+/// without limits, as tests and tools build it) the request runs at once.
+pub async fn gate(State(admission): State<Option<Arc<Admission>>>, request: Request, next: Next) -> Response {
+    let Some(admission) = admission else {
         return next.run(request).await;
-    }
+    };
     let Ok(Ok(_permit)) = tokio::time::timeout(admission.config.queue_wait, admission.permits.acquire()).await else {
         discard_body(request).await;
         return admission.busy().into_response();
@@ -205,4 +206,67 @@ pub async fn gate(State(admission): State<Arc<Admission>>, request: Request, nex
     admitted.answered = true;
     drop(admitted);
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use tower::ServiceExt as _;
+
+    use super::*;
+    use crate::compat::Checker;
+    use crate::registry::api::{ApiState, router};
+    use crate::registry::embedded::EmbeddedRegistry;
+    use crate::registry::embedded::sqlite::SqliteStore;
+
+    /// A request to `template` with its parameters filled in and a small
+    /// JSON body, as a client of that route sends it.
+    fn request_to(method: &Method, template: &str) -> axum::http::Request<Body> {
+        let path = template
+            .replace("{subject}", "s")
+            .replace("{version}", "1")
+            .replace("{other}", "1");
+        axum::http::Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(r#"{"schema":"\"int\""}"#))
+            .unwrap()
+    }
+
+    /// Every route the OpenAPI document calls heavy is behind the gate (a
+    /// full gate answers it 429), and a lookup by ID never meets the gate.
+    #[tokio::test]
+    async fn every_heavy_route_is_gated_and_lookups_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+        let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+        let config = AdmissionConfig {
+            permits: 1,
+            queue_wait: Duration::ZERO,
+            ..AdmissionConfig::default()
+        };
+        let admission = Arc::new(Admission::new(config, AdmissionMetrics::default()));
+        let state = ApiState {
+            registry: Arc::new(registry),
+            body_limit: 1 << 20,
+            auth: None,
+            policies: None,
+            admission: Some(Arc::clone(&admission)),
+        };
+        let app = crate::ui::beside_api(router(state.clone()), state, None);
+        let _all_taken = admission.permits.acquire().await.unwrap();
+        for (method, template) in HEAVY_ROUTES {
+            let response = app.clone().oneshot(request_to(method, template)).await.unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::TOO_MANY_REQUESTS,
+                "{method} {template} is not behind the gate"
+            );
+        }
+        for template in ["/schemas/ids/1", "/subjects/{subject}/versions/{version}", "/subjects"] {
+            let response = app.clone().oneshot(request_to(&Method::GET, template)).await.unwrap();
+            assert_ne!(response.status(), StatusCode::TOO_MANY_REQUESTS, "GET {template}");
+        }
+    }
 }

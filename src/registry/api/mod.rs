@@ -23,6 +23,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
+use axum::handler::Handler as _;
 use axum::http::{Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -54,6 +55,9 @@ pub struct ApiState {
     /// The SchemaPolicies that judge writes of compatibility levels and
     /// modes; `None` judges nothing.
     pub policies: Option<SharedPolicies>,
+    /// The gate the routes that parse or check schemas admit their requests
+    /// through; `None` runs them at once with the default budget.
+    pub admission: Option<Arc<Admission>>,
 }
 
 /// The default request body limit: 8 MiB.
@@ -69,6 +73,7 @@ pub fn router(state: ApiState) -> Router {
         move |state, id, query| schema_by_id(state, id, query, bodies)
     };
     let one_version = move |state, path, query| get_version(state, path, query, bodies);
+    let gate = || axum::middleware::from_fn_with_state(state.admission.clone(), admission::gate);
     let routes = Router::new()
         .route("/", get(root))
         .route("/schemas/types", get(schema_types))
@@ -80,9 +85,12 @@ pub fn router(state: ApiState) -> Router {
         .route("/schemas/guids/{guid}", get(contracts::schema_by_guid))
         .route("/schemas/guids/{guid}/ids", get(contracts::ids_of_guid))
         .route("/subjects", get(list_subjects))
-        .route("/subjects/{subject}", post(lookup).delete(delete_subject))
+        .route("/subjects/{subject}", post(lookup.layer(gate())).delete(delete_subject))
         .route("/subjects/{subject}/metadata", get(contracts::latest_with_metadata))
-        .route("/subjects/{subject}/versions", get(list_versions).post(register))
+        .route(
+            "/subjects/{subject}/versions",
+            get(list_versions).post(register.layer(gate())),
+        )
         .route(
             "/subjects/{subject}/versions/{version}",
             get(one_version).delete(delete_version),
@@ -92,17 +100,26 @@ pub fn router(state: ApiState) -> Router {
             "/subjects/{subject}/versions/{version}/referencedby",
             get(referenced_by),
         )
-        .route("/compatibility/subjects/{subject}/versions", post(check_all))
-        .route("/compatibility/subjects/{subject}/versions/{version}", post(check_one))
+        .route(
+            "/compatibility/subjects/{subject}/versions",
+            post(check_all.layer(gate())),
+        )
+        .route(
+            "/compatibility/subjects/{subject}/versions/{version}",
+            post(check_one.layer(gate())),
+        )
         .route(
             "/subjects/{subject}/versions/{version}/diff/{other}",
-            get(diff::diff_versions),
+            get(diff::diff_versions.layer(gate())),
         )
         .route(
             "/compatibility/subjects/{subject}/versions/{version}/matrix",
-            get(diff::version_matrix),
+            get(diff::version_matrix.layer(gate())),
         )
-        .route("/compatibility/subjects/{subject}/matrix", post(diff::draft_matrix))
+        .route(
+            "/compatibility/subjects/{subject}/matrix",
+            post(diff::draft_matrix.layer(gate())),
+        )
         .route(
             "/config",
             get(config::get_config)
