@@ -156,6 +156,89 @@ async fn bad_input_gets_a_page_that_says_so() {
     }
 }
 
+/// Issue 41 item 3: the search page, reached from the subject list's form.
+#[tokio::test]
+async fn the_search_page_links_each_hit_to_its_version_and_escapes_names_and_the_query() {
+    let (app, _dir) = app(None).await;
+    history(&app).await;
+    let encoded = "%3Cscript%3Ealert%281%29%3C%2Fscript%3E";
+    let hostile_property =
+        json!({"type": "object", "properties": {HOSTILE: {"type": "string"}, "vertices": {"type": "integer"}}});
+    api(
+        &app,
+        "POST",
+        &format!("/subjects/{encoded}/versions"),
+        json!({"schemaType": "JSON", "schema": hostile_property.to_string()}),
+    )
+    .await;
+
+    let list = get(&app, "/ui/").await;
+    assert!(
+        list.body
+            .contains("<form class=\"inline\" method=\"get\" action=\"/ui/search\""),
+        "the list offers the search: {}",
+        list.body
+    );
+
+    let found = get(&app, "/ui/search?q=VERTICES").await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.body);
+    assert_secured(&found);
+    // Every version of solid holds `vertices`, and the hostile subject's JSON Schema does.
+    assert!(
+        found.body.contains("<p class=\"muted\" id=\"search-count\">4 hits."),
+        "{}",
+        found.body
+    );
+    for link in [
+        "href=\"/ui/subjects/solid/versions/3\"",
+        "href=\"/ui/subjects/solid/versions/2\"",
+        "href=\"/ui/subjects/solid/versions/1\"",
+        "href=\"/ui/subjects/%3Cscript%3Ealert",
+    ] {
+        assert!(found.body.contains(link), "{link}: {}", found.body);
+    }
+    assert!(
+        found.body.contains("<code>null | int</code>"),
+        "the Avro type: {}",
+        found.body
+    );
+    assert!(
+        found.body.contains("<code>integer</code>"),
+        "the JSON Schema type: {}",
+        found.body
+    );
+
+    for uri in [
+        format!("/ui/search?q={encoded}"),
+        format!("/ui/search?q={encoded}&kind=subject"),
+        "/ui/search?q=script".to_owned(),
+    ] {
+        let answer = get(&app, &uri).await;
+        assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
+        assert_secured(&answer);
+        assert!(!answer.body.contains(HOSTILE), "{uri} carries a name unescaped");
+        assert!(answer.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{uri}");
+    }
+    let subjects = get(&app, &format!("/ui/search?q={encoded}&kind=subject")).await;
+    assert!(subjects.body.contains("1 hit."), "{}", subjects.body);
+
+    let many = get(&app, "/ui/search?q=e&limit=2").await;
+    assert!(many.body.contains("id=\"search-more\""), "{}", many.body);
+    let empty_form = get(&app, "/ui/search").await;
+    assert_eq!(empty_form.status, StatusCode::OK);
+    assert!(empty_form.body.contains("id=\"search-text\""));
+    for (uri, says) in [
+        ("/ui/search?q=id&kind=column", "unknown kind `column`"),
+        ("/ui/search?q=%20", "the search text is empty"),
+    ] {
+        let answer = get(&app, uri).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{uri}: {}", answer.body);
+        assert!(answer.body.contains(says), "{uri}: {}", answer.body);
+    }
+    let nothing = get(&app, "/ui/search?q=no_such_field").await;
+    assert!(nothing.body.contains("Nothing matches."), "{}", nothing.body);
+}
+
 #[tokio::test]
 async fn the_diff_page_marks_edges_as_breaking_backward_and_not_forward() {
     let (app, _dir) = app(None).await;
