@@ -6,6 +6,7 @@
 //! without touching the index. Like the registry's schemas, entries are never
 //! removed.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -35,7 +36,8 @@ pub struct Posting {
 /// The elements of every schema added, by lowercased name.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
-    by_name: FxHashMap<Box<str>, Vec<Posting>>,
+    /// Sorted, so a query reads names in answer order and stops at its limit.
+    by_name: BTreeMap<Box<str>, Vec<Posting>>,
     /// Shares the texts many postings repeat (`string`, `customer_id`).
     interned: FxHashMap<Box<str>, Arc<str>>,
     schemas: usize,
@@ -81,29 +83,24 @@ impl SearchIndex {
         shared
     }
 
-    /// The postings of a field or type query, in answer order: names equal
-    /// to the text first, then names containing it alphabetically; within a
-    /// name, the newest schema (highest ID) first. Lazy: a caller that stops
-    /// after its limit reads no more postings.
+    /// The postings of a field or type query, in answer order: the name
+    /// equal to the text first, then names containing it alphabetically;
+    /// within a name, the newest schema (highest ID) first. Lazy: a caller
+    /// that stops after its limit reads no more names or postings.
     ///
     /// A subject query has no postings here.
     pub fn matching<'a>(&'a self, query: &'a Query) -> impl Iterator<Item = &'a Posting> + 'a {
         let wanted = query.target();
-        let mut names: Vec<(&str, &Vec<Posting>)> = if wanted == Target::Subject {
-            Vec::new()
-        } else {
-            self.by_name
-                .iter()
-                .filter(|(name, _)| name.contains(query.needle()))
-                .map(|(name, postings)| (&**name, postings))
-                .collect()
-        };
-        names.sort_unstable_by(|(a, _), (b, _)| {
-            (*a != query.needle())
-                .cmp(&(*b != query.needle()))
-                .then_with(|| a.cmp(b))
-        });
-        names.into_iter().flat_map(move |(_, postings)| {
+        let searched = wanted != Target::Subject;
+        let needle = query.needle();
+        let exact = self.by_name.get(needle).filter(|_| searched);
+        let containing = self
+            .by_name
+            .iter()
+            .take_while(move |_| searched)
+            .filter(move |(name, _)| &***name != needle && name.contains(needle))
+            .map(|(_, postings)| postings);
+        exact.into_iter().chain(containing).flat_map(move |postings| {
             postings
                 .iter()
                 .rev()
