@@ -13,7 +13,7 @@ use schemaops::compat::Checker;
 use schemaops::registry::api::{ApiState, Auth, Credential, router};
 use schemaops::registry::embedded::EmbeddedRegistry;
 use schemaops::registry::embedded::sqlite::SqliteStore;
-use serde_json::json;
+use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
 const HOSTILE: &str = "<script>alert(1)</script>";
@@ -603,6 +603,7 @@ impl schemaops::ui::owners::Owners for StalledOwner {
             },
             incompatibilities: vec!["READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges".to_owned()],
             total: 3,
+            policy_warning: Some("level <b>NONE</b> is below the floor".to_owned()),
         }]
     }
 }
@@ -633,9 +634,77 @@ async fn under_the_operator_a_subject_shows_its_schema_objects_and_their_state()
             .contains("READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges")
     );
     assert!(page.body.contains("and 2 more"));
+    assert!(
+        page.body
+            .contains("SchemaPolicy warning</span> level &lt;b&gt;NONE&lt;/b&gt; is below the floor"),
+        "{}",
+        page.body
+    );
     let without = get(&api_app, "/ui/subjects/solid").await;
     assert!(
         !without.body.contains("id=\"owners\""),
         "schemaops registry has no Schema objects"
     );
+}
+
+/// Issue 41 item 4: `schemaops registry --data` on a folder `apply` wrote
+/// shows each subject's last refused attempt and the policies' verdicts,
+/// read from the `objects.json` there.
+#[tokio::test]
+async fn on_an_apply_folder_a_subject_shows_its_last_refused_attempt_and_policy_verdicts() {
+    let (api_app, dir) = app(None).await;
+    history(&api_app).await;
+    let condition = |kind: &str, reason: &str, message: &str| {
+        json!({"type": kind, "status": "True", "reason": reason, "message": message,
+               "lastTransitionTime": "2026-12-06T10:00:00Z"})
+    };
+    let schema = |name: &str, conditions: Value, compatibility: Value| {
+        json!({
+            "apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"subject": "solid", "schemaType": "AVRO", "schema": "\"int\""},
+            "status": {"subject": "solid", "version": 2, "conditions": conditions, "compatibility": compatibility},
+        })
+    };
+    let objects = json!({"schemas": [
+        schema(
+            "solid-refused",
+            json!([condition("Stalled", "IncompatibleSchema", "the schema is not BACKWARD compatible with version 3")]),
+            json!({"mode": "BACKWARD", "checkedVersions": [3], "total": 1, "incompatibilities": [
+                {"kind": "READER_FIELD_MISSING_DEFAULT_VALUE", "path": "/fields/4", "version": 3,
+                 "message": "field `<i>edges</i>` has no default"}]}),
+        ),
+        schema(
+            "solid-warned",
+            json!([condition("Ready", "Registered", ""),
+                   condition("PolicyWarning", "PolicyViolation", "policy team-floor: BACKWARD is below FULL")]),
+            Value::Null,
+        ),
+    ]});
+    assert!(
+        schemaops::ui::owners::AppliedObjects::in_folder(dir.path()).is_none(),
+        "no objects.json yet"
+    );
+    std::fs::write(dir.path().join("objects.json"), objects.to_string()).unwrap();
+    let applied = schemaops::ui::owners::AppliedObjects::in_folder(dir.path()).unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+    let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth: None,
+        policies: None,
+    };
+    let app = schemaops::ui::router(state, Some(Arc::new(applied)));
+    let page = get(&app, "/ui/subjects/solid").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    for says in [
+        "<td>shop/solid-refused</td>",
+        "Stalled</span> IncompatibleSchema: the schema is not BACKWARD compatible with version 3",
+        "READER_FIELD_MISSING_DEFAULT_VALUE at /fields/4 (version 3): field `&lt;i&gt;edges&lt;/i&gt;` has no default",
+        "<td>shop/solid-warned</td>",
+        "SchemaPolicy warning</span> policy team-floor: BACKWARD is below FULL",
+    ] {
+        assert!(page.body.contains(says), "{says}: {}", page.body);
+    }
 }
