@@ -8,8 +8,9 @@
 //! as text and runs nothing); the subject shows its three versions; the
 //! diff of v2 → v3 shows `edges`, added without a default, breaking
 //! BACKWARD and not FORWARD; the sandbox reports an incompatibility for a
-//! pasted draft; the keyboard alone reaches a subject (Tab to its link,
-//! Enter); and no page makes a request anywhere but the registry's own
+//! pasted draft; a field search from the list's form finds `id` in the
+//! JSON Schema and Protobuf orders and leads to a version page; the
+//! keyboard alone reaches a subject (Tab to its link, Enter); and no page makes a request anywhere but the registry's own
 //! origin (the browser's resource timing entries, and the CSP header).
 //! A screenshot of each page is saved under the target folder
 //! (`ui-screenshots/`); the book shows copies from `docs/src/images/ui/`.
@@ -150,6 +151,39 @@ async fn seed(url: &str) {
     .await;
     let hostile = "/subjects/%3Cscript%3Ealert(1)%3C%2Fscript%3E/versions";
     send(reqwest::Method::POST, hostile, json!({"schema": "\"string\""})).await;
+    // For the search: the JSON Schema order, and the Protobuf order with the money it imports.
+    send(
+        reqwest::Method::POST,
+        "/subjects/order-open-value/versions",
+        json!({"schemaType": "JSON", "schema": example_schema("20-order-open-v1.yaml")}),
+    )
+    .await;
+    send(
+        reqwest::Method::POST,
+        "/subjects/shop-money/versions",
+        json!({"schemaType": "PROTOBUF", "schema": example_config_map("30-money-proto.yaml", "money.proto")}),
+    )
+    .await;
+    let money = json!({"name": "shop/money.proto", "subject": "shop-money", "version": 1});
+    send(
+        reqwest::Method::POST,
+        "/subjects/order-proto-value/versions",
+        json!({"schemaType": "PROTOBUF", "schema": example_schema("31-order-proto-v1.yaml"), "references": [money]}),
+    )
+    .await;
+}
+
+/// A key of the ConfigMap in an `examples/evolution/` file of several documents.
+fn example_config_map(file: &str, key: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/evolution")
+        .join(file);
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let config_map = documents
+        .iter()
+        .find(|document| document["kind"] == "ConfigMap")
+        .expect("a ConfigMap");
+    config_map["data"][key].as_str().expect("the key").to_owned()
 }
 
 struct Browser {
@@ -364,6 +398,57 @@ async fn run(browser: &Browser) {
     let referrer = browser.find("#references ul[aria-label='Referenced by'] a").await;
     assert_eq!(referrer.text().await.unwrap(), "solid-catalog-value v1");
     browser.screenshot("version").await;
+
+    // A field search from the list's form (issue 41 item 3): `id` is a
+    // field of the Protobuf order and a property of the JSON Schema one.
+    browser.open("/ui/").await;
+    browser.find("#search-text").await.send_keys("id").await.unwrap();
+    browser
+        .find("#schema-search button[type='submit']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while browser.client.current_url().await.unwrap().path() != "/ui/search" {
+        assert!(Instant::now() < deadline, "the form did not lead to the search page");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let rows = browser
+        .find("#search-results")
+        .await
+        .find_all(Locator::Css("tbody tr"))
+        .await
+        .unwrap();
+    let mut exact = Vec::new();
+    for row in &rows {
+        let mut cells = Vec::new();
+        for cell in row.find_all(Locator::Css("td")).await.unwrap() {
+            cells.push(cell.text().await.unwrap());
+        }
+        if cells[0] == "id" {
+            exact.push(cells.join(" | "));
+        }
+    }
+    assert_eq!(
+        exact,
+        [
+            "id | field | string | shop.Order.id | order-proto-value | version 1 (PROTOBUF, ID 8)",
+            "id | field | string | #/properties/id | order-open-value | version 1 (JSON, ID 6)",
+        ],
+        "exact names first, newest first"
+    );
+    assert!(rows.len() > exact.len(), "names containing `id` follow");
+    browser.only_local_requests("search").await;
+    browser.screenshot("search").await;
+    browser
+        .find("#search-results a[href='/ui/subjects/order-proto-value/versions/1']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let text = browser.find("#schema-text").await.text().await.unwrap();
+    assert!(text.contains("string id = 1;"), "{text}");
 
     // A browser's visit to the root lands on the pages.
     browser.client.goto(&format!("{}/", browser.base)).await.unwrap();

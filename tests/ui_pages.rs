@@ -13,7 +13,7 @@ use schemaops::compat::Checker;
 use schemaops::registry::api::{ApiState, Auth, Credential, router};
 use schemaops::registry::embedded::EmbeddedRegistry;
 use schemaops::registry::embedded::sqlite::SqliteStore;
-use serde_json::json;
+use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
 const HOSTILE: &str = "<script>alert(1)</script>";
@@ -155,6 +155,89 @@ async fn bad_input_gets_a_page_that_says_so() {
         assert_secured(&answer);
         assert!(answer.body.contains(says), "{uri}: {}", answer.body);
     }
+}
+
+/// Issue 41 item 3: the search page, reached from the subject list's form.
+#[tokio::test]
+async fn the_search_page_links_each_hit_to_its_version_and_escapes_names_and_the_query() {
+    let (app, _dir) = app(None).await;
+    history(&app).await;
+    let encoded = "%3Cscript%3Ealert%281%29%3C%2Fscript%3E";
+    let hostile_property =
+        json!({"type": "object", "properties": {HOSTILE: {"type": "string"}, "vertices": {"type": "integer"}}});
+    api(
+        &app,
+        "POST",
+        &format!("/subjects/{encoded}/versions"),
+        json!({"schemaType": "JSON", "schema": hostile_property.to_string()}),
+    )
+    .await;
+
+    let list = get(&app, "/ui/").await;
+    assert!(
+        list.body
+            .contains("<form class=\"inline\" method=\"get\" action=\"/ui/search\""),
+        "the list offers the search: {}",
+        list.body
+    );
+
+    let found = get(&app, "/ui/search?q=VERTICES").await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.body);
+    assert_secured(&found);
+    // Every version of solid holds `vertices`, and the hostile subject's JSON Schema does.
+    assert!(
+        found.body.contains("<p class=\"muted\" id=\"search-count\">4 hits."),
+        "{}",
+        found.body
+    );
+    for link in [
+        "href=\"/ui/subjects/solid/versions/3\"",
+        "href=\"/ui/subjects/solid/versions/2\"",
+        "href=\"/ui/subjects/solid/versions/1\"",
+        "href=\"/ui/subjects/%3Cscript%3Ealert",
+    ] {
+        assert!(found.body.contains(link), "{link}: {}", found.body);
+    }
+    assert!(
+        found.body.contains("<code>null | int</code>"),
+        "the Avro type: {}",
+        found.body
+    );
+    assert!(
+        found.body.contains("<code>integer</code>"),
+        "the JSON Schema type: {}",
+        found.body
+    );
+
+    for uri in [
+        format!("/ui/search?q={encoded}"),
+        format!("/ui/search?q={encoded}&kind=subject"),
+        "/ui/search?q=script".to_owned(),
+    ] {
+        let answer = get(&app, &uri).await;
+        assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", answer.body);
+        assert_secured(&answer);
+        assert!(!answer.body.contains(HOSTILE), "{uri} carries a name unescaped");
+        assert!(answer.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{uri}");
+    }
+    let subjects = get(&app, &format!("/ui/search?q={encoded}&kind=subject")).await;
+    assert!(subjects.body.contains("1 hit."), "{}", subjects.body);
+
+    let many = get(&app, "/ui/search?q=e&limit=2").await;
+    assert!(many.body.contains("id=\"search-more\""), "{}", many.body);
+    let empty_form = get(&app, "/ui/search").await;
+    assert_eq!(empty_form.status, StatusCode::OK);
+    assert!(empty_form.body.contains("id=\"search-text\""));
+    for (uri, says) in [
+        ("/ui/search?q=id&kind=column", "unknown kind `column`"),
+        ("/ui/search?q=%20", "the search text is empty"),
+    ] {
+        let answer = get(&app, uri).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{uri}: {}", answer.body);
+        assert!(answer.body.contains(says), "{uri}: {}", answer.body);
+    }
+    let nothing = get(&app, "/ui/search?q=no_such_field").await;
+    assert!(nothing.body.contains("Nothing matches."), "{}", nothing.body);
 }
 
 #[tokio::test]
@@ -522,6 +605,7 @@ impl schemaops::ui::owners::Owners for StalledOwner {
             },
             incompatibilities: vec!["READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges".to_owned()],
             total: 3,
+            policy_warning: Some("level <b>NONE</b> is below the floor".to_owned()),
         }]
     }
 }
@@ -553,9 +637,78 @@ async fn under_the_operator_a_subject_shows_its_schema_objects_and_their_state()
             .contains("READER_FIELD_MISSING_DEFAULT_VALUE at /fields/3 (version 2): edges")
     );
     assert!(page.body.contains("and 2 more"));
+    assert!(
+        page.body
+            .contains("SchemaPolicy warning</span> level &lt;b&gt;NONE&lt;/b&gt; is below the floor"),
+        "{}",
+        page.body
+    );
     let without = get(&api_app, "/ui/subjects/solid").await;
     assert!(
         !without.body.contains("id=\"owners\""),
         "schemaops registry has no Schema objects"
     );
+}
+
+/// Issue 41 item 4: `schemaops registry --data` on a folder `apply` wrote
+/// shows each subject's last refused attempt and the policies' verdicts,
+/// read from the `objects.json` there.
+#[tokio::test]
+async fn on_an_apply_folder_a_subject_shows_its_last_refused_attempt_and_policy_verdicts() {
+    let (api_app, dir) = app(None).await;
+    history(&api_app).await;
+    let condition = |kind: &str, reason: &str, message: &str| {
+        json!({"type": kind, "status": "True", "reason": reason, "message": message,
+               "lastTransitionTime": "2026-12-06T10:00:00Z"})
+    };
+    let schema = |name: &str, conditions: Value, compatibility: Value| {
+        json!({
+            "apiVersion": "schemaops.dev/v1alpha1", "kind": "Schema",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"subject": "solid", "schemaType": "AVRO", "schema": "\"int\""},
+            "status": {"subject": "solid", "version": 2, "conditions": conditions, "compatibility": compatibility},
+        })
+    };
+    let objects = json!({"schemas": [
+        schema(
+            "solid-refused",
+            json!([condition("Stalled", "IncompatibleSchema", "the schema is not BACKWARD compatible with version 3")]),
+            json!({"mode": "BACKWARD", "checkedVersions": [3], "total": 1, "incompatibilities": [
+                {"kind": "READER_FIELD_MISSING_DEFAULT_VALUE", "path": "/fields/4", "version": 3,
+                 "message": "field `<i>edges</i>` has no default"}]}),
+        ),
+        schema(
+            "solid-warned",
+            json!([condition("Ready", "Registered", ""),
+                   condition("PolicyWarning", "PolicyViolation", "policy team-floor: BACKWARD is below FULL")]),
+            Value::Null,
+        ),
+    ]});
+    assert!(
+        schemaops::ui::owners::AppliedObjects::in_folder(dir.path()).is_none(),
+        "no objects.json yet"
+    );
+    std::fs::write(dir.path().join("objects.json"), objects.to_string()).unwrap();
+    let applied = schemaops::ui::owners::AppliedObjects::in_folder(dir.path()).unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("registry.db")).unwrap());
+    let registry = EmbeddedRegistry::open(store, Checker::default()).await.unwrap();
+    let state = ApiState {
+        registry: Arc::new(registry),
+        body_limit: 1 << 20,
+        auth: None,
+        policies: None,
+        admission: None,
+    };
+    let app = schemaops::ui::router(state, Some(Arc::new(applied)));
+    let page = get(&app, "/ui/subjects/solid").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    for says in [
+        "<td>shop/solid-refused</td>",
+        "Stalled</span> IncompatibleSchema: the schema is not BACKWARD compatible with version 3",
+        "READER_FIELD_MISSING_DEFAULT_VALUE at /fields/4 (version 3): field `&lt;i&gt;edges&lt;/i&gt;` has no default",
+        "<td>shop/solid-warned</td>",
+        "SchemaPolicy warning</span> policy team-floor: BACKWARD is below FULL",
+    ] {
+        assert!(page.body.contains(says), "{says}: {}", page.body);
+    }
 }

@@ -142,7 +142,15 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     };
     // The web pages under /ui/, beside the REST API, with the same credentials
     // and the same admission gate.
-    let app = instrument(crate::ui::beside_api(router(state.clone()), state, None), metrics, true);
+    // With a data folder `apply` wrote, the pages show its Schema objects'
+    // state: the last refused attempt of each subject and policy verdicts.
+    let applied = config
+        .database
+        .parent()
+        .filter(|_| config.postgres.is_none())
+        .and_then(crate::ui::owners::AppliedObjects::in_folder)
+        .map(|objects| Arc::new(objects) as Arc<dyn crate::ui::owners::Owners>);
+    let app = instrument(crate::ui::beside_api(router(state.clone()), state, applied), metrics, true);
     http_server::serve(listener, app, config.server_limits, shutdown).await;
     Ok(Verdict::Compatible)
 }

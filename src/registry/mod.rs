@@ -15,6 +15,7 @@ pub mod external;
 mod guid;
 pub mod held;
 pub mod request_budget;
+pub mod search;
 pub mod tls;
 mod types;
 
@@ -280,6 +281,19 @@ pub trait Registry: Send + Sync {
     /// A transient error when the registry cannot be asked.
     async fn max_schema_id(&self) -> Result<Option<SchemaId>, Error> {
         Ok(None)
+    }
+
+    /// Subjects by name, or the elements of live versions by name (see
+    /// [`search`]). The default, for a registry that keeps no index (an
+    /// external one), is [`Error::Unsupported`].
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when the registry cannot search.
+    async fn search(&self, _query: &search::Query) -> Result<search::Found, Error> {
+        Err(Error::Unsupported {
+            url: "the connected registry".to_owned(),
+            feature: "a search index (search needs the embedded registry)",
+        })
     }
 
     /// The schema types this registry can check and store.

@@ -1,5 +1,6 @@
 //! The registry's web pages, under `/ui/`: the subjects, a subject's
-//! history and references, one version's text and contract, the semantic diff of two versions, the
+//! history and references, one version's text and contract, a search
+//! across every schema's fields and types, the semantic diff of two versions, the
 //! compatibility matrix, and a draft sandbox that registers nothing.
 //!
 //! Rendered on the server ([`html`] escapes every piece of text that is
@@ -56,6 +57,7 @@ pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Route
     Router::new()
         .route("/ui", get(pages::redirect_to_list))
         .route("/ui/", get(pages::subjects::show))
+        .route("/ui/search", get(pages::search::show))
         .route("/ui/subjects/{subject}", get(pages::subject::show))
         .route("/ui/subjects/{subject}/versions/{version}", get(pages::version::show))
         .route(

@@ -1,7 +1,10 @@
 //! Which `Schema` objects manage a subject, and their state, when the
 //! operator serves the pages: read from the operator's cache of Schema
 //! objects, never from the API server, so a page costs no Kubernetes call.
-//! `schemaops registry` has no cluster and shows none.
+//! `schemaops registry --data` on a folder `apply` wrote reads the objects
+//! `apply` kept there ([`AppliedObjects`]); otherwise it shows none.
+
+use std::path::PathBuf;
 
 use kube::ResourceExt as _;
 use kube::runtime::reflector::Store;
@@ -27,6 +30,9 @@ pub struct Owner {
     pub incompatibilities: Vec<String>,
     /// How many incompatibilities there are in all (the status keeps at most 20).
     pub total: usize,
+    /// What a SchemaPolicy whose action is Warn found (its `PolicyWarning`
+    /// condition), when one did; a refusing policy makes the object Stalled.
+    pub policy_warning: Option<String>,
 }
 
 /// The state a Schema object's conditions give.
@@ -87,7 +93,48 @@ pub fn owner(schema: &Schema, subject: &str) -> Option<Owner> {
             })
             .collect(),
         total: usize::try_from(compatibility.total).unwrap_or(0),
+        policy_warning: condition("PolicyWarning").map(|warning| warning.message.clone()),
     })
+}
+
+/// The Schema objects `apply` kept in a data folder (its `objects.json`),
+/// read afresh for each page, so a later `apply` shows without a restart.
+#[derive(Debug, Clone)]
+pub struct AppliedObjects {
+    folder: PathBuf,
+}
+
+impl AppliedObjects {
+    /// The objects of `folder`, when `apply` left any there.
+    pub fn in_folder(folder: impl Into<PathBuf>) -> Option<Self> {
+        let folder = folder.into();
+        folder
+            .join(crate::local::objects::FILE_NAME)
+            .is_file()
+            .then_some(Self { folder })
+    }
+}
+
+impl Owners for AppliedObjects {
+    fn of_subject(&self, subject: &str) -> Vec<Owner> {
+        let objects = match crate::local::objects::Objects::load(&self.folder) {
+            Ok(objects) => objects,
+            Err(error) => {
+                tracing::warn!(
+                    error = &error as &dyn std::error::Error,
+                    "The applied objects cannot be read"
+                );
+                return Vec::new();
+            }
+        };
+        let mut found: Vec<Owner> = objects
+            .schemas
+            .iter()
+            .filter_map(|schema| owner(schema, subject))
+            .collect();
+        found.sort_by(|a, b| a.object.cmp(&b.object));
+        found
+    }
 }
 
 impl Owners for Store<Schema> {

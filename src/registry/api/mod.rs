@@ -15,6 +15,7 @@ mod mode;
 mod negotiation;
 pub mod openapi;
 mod policy_gate;
+pub mod search;
 mod wire;
 mod wording;
 
@@ -143,6 +144,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/contexts", get(contexts::list))
         .route("/contexts/{context}", delete(contexts::delete))
         .route("/openapi.json", get(openapi::serve))
+        .route(search::PATH, get(search::search))
         .fallback(not_found);
     // Negotiation runs only once a route and method matched, as in JAX-RS:
     // an unknown path is 404 and a wrong method 405 whatever the headers.

@@ -110,6 +110,7 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
         super::mode::delete_mode,
         super::contexts::list,
         super::contexts::delete,
+        super::search::search,
     ),
     components(schemas(
         ErrorBody,
@@ -134,6 +135,7 @@ pub const REQUEST_MEDIA_TYPES: [&str; 4] = [
         (name = "config", description = "Compatibility levels, global and per subject"),
         (name = "mode", description = "Registry and subject modes"),
         (name = "server", description = "The server itself"),
+        (name = "search", description = "Search across subjects and schemas (our extension)"),
     )
 )]
 pub struct ApiDoc;

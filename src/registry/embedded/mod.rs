@@ -453,6 +453,11 @@ impl Registry for EmbeddedRegistry {
             .sum())
     }
 
+    async fn search(&self, query: &super::search::Query) -> Result<super::search::Found, Error> {
+        self.catch_up().await?;
+        Ok(self.read().search(query))
+    }
+
     fn schema_types(&self) -> Vec<Format> {
         vec![Format::Json, Format::Protobuf, Format::Avro]
     }

@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::compat::{Format, Mode};
 use crate::registry::context;
 use crate::registry::contract::{Contract, ContractConfig};
+use crate::registry::search::{self, ElementHit, Found, Query, SearchIndex, SubjectHit, Target};
 use crate::registry::{
     Error, Guid, RegistryMode, SchemaContent, SchemaId, SchemaReference, SubjectFilter, SubjectName, SubjectVersion,
     Version, VersionFilter, VersionSelector, VersionedSchema,
@@ -147,6 +148,9 @@ pub(crate) struct State {
     /// version's referrers does not scan every schema (schemas are never
     /// removed, so neither are entries).
     referring: FxHashMap<SubjectVersion, Vec<SchemaId>>,
+    /// The elements of every schema by name, for searches (kept like
+    /// `schemas`: a schema's entries stay when its versions are deleted).
+    pub(crate) search: SearchIndex,
     /// The newest store batch applied here.
     pub(crate) revision: u64,
 }
@@ -162,20 +166,25 @@ fn answer_text(format: Format, text: &str) -> Option<String> {
     }
 }
 
-/// [`answer_text`] for every row, on as many threads as there are cores.
-fn answer_texts(rows: &[SchemaRow]) -> Vec<Option<String>> {
+/// What loading a schema row prepares before it is put in memory: its
+/// answer text and its elements for the search index.
+type Prepared = (Option<String>, Vec<search::Element>);
+
+fn prepare(row: &SchemaRow) -> Prepared {
+    (
+        answer_text(row.format, &row.text),
+        search::elements::elements(row.format, &row.text),
+    )
+}
+
+/// [`prepare`] for every row, on as many threads as there are cores.
+fn prepare_all(rows: &[SchemaRow]) -> Vec<Prepared> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let chunk = rows.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = rows
             .chunks(chunk)
-            .map(|rows| {
-                scope.spawn(move || {
-                    rows.iter()
-                        .map(|row| answer_text(row.format, &row.text))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|rows| scope.spawn(move || rows.iter().map(prepare).collect::<Vec<_>>()))
             .collect();
         workers
             .into_iter()
@@ -196,10 +205,10 @@ impl State {
             revision: snapshot.revision,
             ..State::default()
         };
-        // The answers are rendered on every core: it is most of a load's work.
-        let answers = answer_texts(&snapshot.schemas);
-        for (row, answer) in snapshot.schemas.iter().zip(answers) {
-            state.put_schema(row, answer);
+        // Answers and elements are prepared on every core: it is most of a load's work.
+        let prepared = prepare_all(&snapshot.schemas);
+        for (row, prepared) in snapshot.schemas.iter().zip(prepared) {
+            state.put_schema(row, prepared);
         }
         let mut changes: Vec<Change> = snapshot.subjects.into_iter().map(Change::PutSubject).collect();
         changes.extend(snapshot.versions.into_iter().map(Change::PutVersion));
@@ -214,12 +223,14 @@ impl State {
     }
 
     /// Puts a schema in memory with its answer text, prepared once here so
-    /// reads do not render per request; a schema held already is kept.
-    fn put_schema(&mut self, row: &SchemaRow, answer_text: Option<String>) {
+    /// reads do not render per request, and its elements in the search
+    /// index; a schema held already is kept.
+    fn put_schema(&mut self, row: &SchemaRow, (answer_text, elements): Prepared) {
         self.by_fingerprint.insert(row.fingerprint.clone(), row.id);
         if self.schemas.contains_key(&row.id) {
             return;
         }
+        self.search.add(row.id, row.format, elements);
         let content = SchemaContent {
             format: row.format,
             text: row.text.clone(),
@@ -261,8 +272,8 @@ impl State {
         match change {
             Change::PutSchema(row) => {
                 let held = self.schemas.contains_key(&row.id);
-                let answer = if held { None } else { answer_text(row.format, &row.text) };
-                self.put_schema(row, answer);
+                let prepared = if held { (None, Vec::new()) } else { prepare(row) };
+                self.put_schema(row, prepared);
             }
             Change::PutSubject(row) => {
                 let subject = self.subjects.entry(row.subject.clone()).or_insert_with(Subject::new);
@@ -608,6 +619,54 @@ impl State {
             })
             .map(|(name, _)| name.clone())
             .collect()
+    }
+
+    /// Answers a search over live versions (see [`crate::registry::search`]).
+    pub(crate) fn search(&self, query: &Query) -> Found {
+        let mut found = Found::default();
+        if query.target() == Target::Subject {
+            for (name, subject) in &self.subjects {
+                if !query.matches(name.as_str()) {
+                    continue;
+                }
+                let Some((version, content)) = subject
+                    .live()
+                    .next_back()
+                    .and_then(|(version, id)| Some((version, self.schemas.get(&id)?)))
+                else {
+                    continue;
+                };
+                if found.subjects.len() == query.limit() {
+                    found.more = true;
+                    break;
+                }
+                found.subjects.push(SubjectHit {
+                    subject: name.clone(),
+                    latest_version: version,
+                    schema_type: content.format.as_str(),
+                });
+            }
+            return found;
+        }
+        'postings: for posting in self.search.matching(query) {
+            for holder in self.holders(posting.id, false) {
+                if found.elements.len() == query.limit() {
+                    found.more = true;
+                    break 'postings;
+                }
+                found.elements.push(ElementHit {
+                    subject: holder.subject,
+                    version: holder.version,
+                    id: posting.id,
+                    schema_type: posting.format.as_str(),
+                    kind: posting.kind,
+                    name: posting.name.to_string(),
+                    path: posting.path.to_string(),
+                    type_name: posting.type_name.to_string(),
+                });
+            }
+        }
+        found
     }
 
     pub(crate) fn versions_matching(

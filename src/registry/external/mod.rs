@@ -741,6 +741,15 @@ impl Registry for ExternalRegistry {
         Ok(ids)
     }
 
+    /// Refused: the remote registry has no search, and indexing it would
+    /// mean reading every version of every subject.
+    async fn search(&self, _query: &crate::registry::search::Query) -> Result<crate::registry::search::Found, Error> {
+        Err(Error::Unsupported {
+            url: self.transport.base().to_owned(),
+            feature: "a search index (search needs the embedded registry)",
+        })
+    }
+
     /// All three: our engine checks every format, whatever the server
     /// stores (in `GET /schemas/types` order, as the embedded registry).
     fn schema_types(&self) -> Vec<Format> {

@@ -4,6 +4,7 @@
 pub mod diff;
 pub mod matrix;
 pub mod sandbox;
+pub mod search;
 pub mod subject;
 pub mod subjects;
 pub mod version;

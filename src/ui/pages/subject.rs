@@ -191,6 +191,11 @@ fn managed_by(html: &mut Html, owners: &[Owner]) {
                 .raw(": ")
                 .text(message),
         };
+        if let Some(warning) = &owner.policy_warning {
+            html.raw("<p class=\"policy-warning\"><span class=\"verdict breaks\">SchemaPolicy warning</span> ")
+                .text(warning)
+                .raw("</p>");
+        }
         if !owner.incompatibilities.is_empty() {
             html.raw("<ul class=\"why\">");
             for incompatibility in &owner.incompatibilities {

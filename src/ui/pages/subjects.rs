@@ -71,6 +71,7 @@ pub async fn show(
         rows.push(Row { subject, details });
     }
     let mut html = Html::new();
+    super::search::form(&mut html, "", crate::registry::search::Target::Field);
     html.raw("<form class=\"inline\" method=\"get\" action=\"/ui/\" role=\"search\">")
         .raw("<div><label for=\"subject-search\">Search subjects</label>")
         .raw("<input type=\"search\" id=\"subject-search\" name=\"q\" value=\"")
