@@ -37,41 +37,31 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. Each one's arguments are built only when it runs
+/// (`defer`), so a command starts without building the others' flags.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
-    /// Apply Schema and SubjectConfig manifests to the embedded registry on disk (or to a running
-    /// registry with `--registry-url`), without a cluster.
-    ///
-    /// Each compatible schema is registered; each incompatible one is left out
-    /// and its status says why. Objects are kept in the data folder between
-    /// runs, so a later run is an edit. With `--registry-url` the schemas and
-    /// levels go to that Confluent-compatible registry (checked to answer
-    /// before anything is applied) and the data folder keeps only the
-    /// objects. Exit status: 0 all accepted, 1 some rejected, 2 error.
+    /// `schemaops apply`: [`local::APPLY_ABOUT`].
+    #[command(about = local::APPLY_ABOUT, long_about = local::APPLY_LONG_ABOUT)]
     Apply(ApplyArgs),
-    /// Say what `apply` would do with Schema and SubjectConfig manifests, without writing anything.
-    ///
-    /// The manifests are applied to a scratch copy of the data folder (or to
-    /// an empty registry without `--data`); each object is reported as
-    /// unchanged, would register (as version N), would change settings, or
-    /// would be rejected, with every incompatibility. Exit status: 0 all
-    /// would be accepted, 1 some would be rejected, 2 error (an unreadable
-    /// or invalid manifest, or an object that could not be checked).
+    /// `schemaops check`: [`local::CHECK_ABOUT`].
+    #[command(about = local::CHECK_ABOUT, long_about = local::CHECK_LONG_ABOUT)]
     Check(CheckArgs),
-    /// Check schema files for compatibility with the compatibility engine.
-    ///
-    /// Exit status: 0 compatible, 1 incompatible, 2 error (bad usage, or a
-    /// schema that cannot be read or is invalid).
+    /// `schemaops compat`: [`compat::COMPAT_ABOUT`].
+    #[command(about = compat::COMPAT_ABOUT, long_about = compat::COMPAT_LONG_ABOUT)]
     Compat(CompatArgs),
-    /// Serve the Confluent Schema Registry REST API from the embedded store.
+    /// `schemaops registry`: [`registry::REGISTRY_ABOUT`].
+    #[command(about = registry::REGISTRY_ABOUT, long_about = None)]
     Registry(RegistryArgs),
-    /// Run the controllers against the cluster, with the embedded registry serving its REST API.
+    /// `schemaops operator`: [`operator::OPERATOR_ABOUT`].
+    #[command(about = operator::OPERATOR_ABOUT, long_about = None)]
     Operator(Box<OperatorArgs>),
-    /// Write a registry's subjects as Schema and SubjectConfig manifests, one file per subject, plus `index.md`.
+    /// `schemaops export`: [`export::EXPORT_ABOUT`].
+    #[command(about = export::EXPORT_ABOUT, long_about = None)]
     Export(Box<ExportArgs>),
-    /// Copy a Confluent-compatible registry into the embedded one, keeping every schema ID and
-    /// version. Exit status: 0 copied (or nothing to copy), 2 error or conflict (nothing written).
+    /// `schemaops import`: [`import::IMPORT_ABOUT`].
+    #[command(about = import::IMPORT_ABOUT, long_about = None)]
     Import(ImportArgs),
     /// Print the CustomResourceDefinitions of Schema, SubjectConfig and SchemaPolicy as YAML (`kubectl apply -f -`).
     Crds,

@@ -7,8 +7,17 @@ use clap::{Args, ValueEnum};
 use crate::compat::json::JsonPolicy;
 use crate::compat::{Format, Limits, Mode};
 
+/// What `schemaops compat` does, in one line (the list of commands and `-h`).
+pub const COMPAT_ABOUT: &str = "Check schema files for compatibility with the compatibility engine";
+
+/// What `schemaops compat` does, in full (`--help`).
+pub const COMPAT_LONG_ABOUT: &str = "Check schema files for compatibility with the compatibility engine.\n\n\
+     Exit status: 0 compatible, 1 incompatible, 2 error (bad usage, or a schema that cannot be \
+     read or is invalid).";
+
 /// Arguments of `schemaops compat`.
 #[derive(Debug, Args)]
+#[command(about = COMPAT_ABOUT, long_about = COMPAT_LONG_ABOUT)]
 pub struct CompatArgs {
     /// Schema language of the files.
     #[arg(long, env = "SCHEMAOPS_FORMAT", default_value = "AVRO")]

@@ -13,8 +13,13 @@ use crate::registry::external::ExternalConfig;
 /// The data folder read when neither `--data` nor `--registry-url` is given.
 const DEFAULT_DATA: &str = ".schemaops";
 
+/// What `schemaops export` does, as its help says it.
+pub const EXPORT_ABOUT: &str = "Write a registry's subjects as Schema and SubjectConfig manifests, one file per subject, \
+     plus `index.md`";
+
 /// Arguments of `schemaops export`.
 #[derive(Debug, Args)]
+#[command(about = EXPORT_ABOUT, long_about = None)]
 pub struct ExportArgs {
     /// Folder to write the manifests and `index.md` into. It must be missing,
     /// empty, or hold only an earlier export (which is then replaced).

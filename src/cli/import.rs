@@ -9,8 +9,14 @@ use crate::compat::Checker;
 use crate::registry::embedded::postgres::PostgresOptions;
 use crate::registry::external::ExternalConfig;
 
+/// What `schemaops import` does, as its help says it.
+pub const IMPORT_ABOUT: &str = "Copy a Confluent-compatible registry into the embedded one, keeping every schema ID and \
+     version. Exit status: 0 copied (or nothing to copy), 2 error or conflict (nothing \
+     written)";
+
 /// Arguments of `schemaops import`.
 #[derive(Debug, Args)]
+#[command(about = IMPORT_ABOUT, long_about = None)]
 #[command(mut_arg("registry_url", |arg| arg
     .long("from")
     .env("SCHEMAOPS_IMPORT_FROM")

@@ -11,8 +11,22 @@ use crate::local::manifests::Strictness;
 use crate::local::policies::NamespaceLabelsArg;
 use crate::registry::external::ExternalConfig;
 
+/// What `schemaops apply` does, in one line (the list of commands and `-h`).
+pub const APPLY_ABOUT: &str = "Apply Schema and SubjectConfig manifests to the embedded registry on disk (or to a running \
+     registry with `--registry-url`), without a cluster";
+
+/// What `schemaops apply` does, in full (`--help`).
+pub const APPLY_LONG_ABOUT: &str = "Apply Schema and SubjectConfig manifests to the embedded registry on disk (or to a running \
+     registry with `--registry-url`), without a cluster.\n\n\
+     Each compatible schema is registered; each incompatible one is left out and its status \
+     says why. Objects are kept in the data folder between runs, so a later run is an edit. \
+     With `--registry-url` the schemas and levels go to that Confluent-compatible registry \
+     (checked to answer before anything is applied) and the data folder keeps only the objects. \
+     Exit status: 0 all accepted, 1 some rejected, 2 error.";
+
 /// Arguments of `schemaops apply`.
 #[derive(Debug, Args)]
+#[command(about = APPLY_ABOUT, long_about = APPLY_LONG_ABOUT)]
 pub struct ApplyArgs {
     /// Manifest files or folders (folders are read recursively, files in name
     /// order), or `-` for a stream on standard input (`kustomize build DIR | …`).
@@ -119,8 +133,22 @@ impl ApplyArgs {
     }
 }
 
+/// What `schemaops check` does, in one line (the list of commands and `-h`).
+pub const CHECK_ABOUT: &str = "Say what `apply` would do with Schema and SubjectConfig manifests, without writing \
+     anything";
+
+/// What `schemaops check` does, in full (`--help`).
+pub const CHECK_LONG_ABOUT: &str = "Say what `apply` would do with Schema and SubjectConfig manifests, without writing \
+     anything.\n\n\
+     The manifests are applied to a scratch copy of the data folder (or to an empty registry \
+     without `--data`); each object is reported as unchanged, would register (as version N), \
+     would change settings, or would be rejected, with every incompatibility. Exit status: 0 \
+     all would be accepted, 1 some would be rejected, 2 error (an unreadable or invalid \
+     manifest, or an object that could not be checked).";
+
 /// Arguments of `schemaops check`.
 #[derive(Debug, Args)]
+#[command(about = CHECK_ABOUT, long_about = CHECK_LONG_ABOUT)]
 pub struct CheckArgs {
     /// Manifest files or folders (folders are read recursively, files in name
     /// order), or `-` for a stream on standard input (`kustomize build DIR | …`).

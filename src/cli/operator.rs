@@ -13,8 +13,13 @@ use crate::registry::api::{AccessPolicy, RestWrites};
 use crate::registry::embedded::postgres::PostgresOptions;
 use crate::registry::external::ExternalConfig;
 
+/// What `schemaops operator` does, as its help says it.
+pub const OPERATOR_ABOUT: &str =
+    "Run the controllers against the cluster, with the embedded registry serving its REST API";
+
 /// Arguments of `schemaops operator`.
 #[derive(Debug, Args)]
+#[command(about = OPERATOR_ABOUT, long_about = None)]
 pub struct OperatorArgs {
     /// Folder for the embedded registry's data (created when missing).
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]

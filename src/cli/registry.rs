@@ -14,8 +14,12 @@ use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, AdmissionConfig, RestWrites};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 
+/// What `schemaops registry` does, as its help says it.
+pub const REGISTRY_ABOUT: &str = "Serve the Confluent Schema Registry REST API from the embedded store";
+
 /// Arguments of `schemaops registry`.
 #[derive(Debug, Args)]
+#[command(about = REGISTRY_ABOUT, long_about = None)]
 pub struct RegistryArgs {
     /// Folder for the registry's data (created when missing).
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]

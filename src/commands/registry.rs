@@ -150,7 +150,11 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         .filter(|_| config.postgres.is_none())
         .and_then(crate::ui::owners::AppliedObjects::in_folder)
         .map(|objects| Arc::new(objects) as Arc<dyn crate::ui::owners::Owners>);
-    let app = instrument(crate::ui::beside_api(router(state.clone()), state, applied), metrics, true);
+    let app = instrument(
+        crate::ui::beside_api(router(state.clone()), state, applied),
+        metrics,
+        true,
+    );
     http_server::serve(listener, app, config.server_limits, shutdown).await;
     Ok(Verdict::Compatible)
 }

@@ -41,7 +41,10 @@ pub fn pages() -> Vec<(&'static str, String)> {
 }
 
 fn cli() -> String {
-    let command = schemaops::cli::Cli::command();
+    // The subcommands' arguments are built only when one runs (`defer`):
+    // build them all to list them.
+    let mut command = schemaops::cli::Cli::command();
+    command.build();
     let mut page = format!(
         "# Command line\n\n{}",
         generated_from("the command-line definitions (`src/cli.rs`)")
@@ -51,7 +54,9 @@ fn cli() -> String {
         "\n{}",
         command.get_about().map(|about| about.to_string()).unwrap_or_default()
     );
-    for sub in command.get_subcommands().filter(|sub| !sub.is_hide_set()) {
+    // `build` adds clap's own `help` subcommand: not one of ours.
+    let ours = |sub: &&clap::Command| !sub.is_hide_set() && sub.get_name() != "help";
+    for sub in command.get_subcommands().filter(ours) {
         command_section(&mut page, &format!("schemaops {}", sub.get_name()), sub);
     }
     page
@@ -85,8 +90,13 @@ fn command_section(page: &mut String, path: &str, command: &clap::Command) {
                 .get_env()
                 .map(|env| format!("`{}`", env.to_string_lossy()))
                 .unwrap_or_default();
-            let default = argument
-                .get_default_values()
+            // A flag's built default (`false`) says nothing a reader needs.
+            let shown_defaults = if argument.get_action().takes_values() {
+                argument.get_default_values()
+            } else {
+                &[]
+            };
+            let default = shown_defaults
                 .iter()
                 .map(|value| format!("`{}`", value.to_string_lossy()))
                 .collect::<Vec<_>>()
