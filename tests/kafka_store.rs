@@ -26,10 +26,9 @@ fn fingerprint(format: Format, text: &str, _: &[SchemaReference], _: &Contract) 
 
 async fn open(broker: &Broker) -> KafkaStore {
     let options = KafkaOptions {
-        bootstrap: broker.address.clone(),
-        topic: "_schemas".to_owned(),
         transactional_id: "schemaops-store".to_owned(),
         timeout: TIMEOUT,
+        ..KafkaOptions::new(broker.address.clone(), "_schemas")
     };
     KafkaStore::open(options, Arc::new(fingerprint)).await.unwrap()
 }

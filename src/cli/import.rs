@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::{EngineArgs, RegistryConnectionArgs, StoreArgs, TargetRegistryArgs};
 use crate::compat::Checker;
+use crate::registry::embedded::kafka::topic_store::KafkaOptions;
 use crate::registry::embedded::postgres::PostgresOptions;
 use crate::registry::external::ExternalConfig;
 
@@ -21,7 +22,7 @@ pub struct ImportArgs {
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
 
-    /// A PostgreSQL database to copy into instead of SQLite under `--data`.
+    /// A PostgreSQL database or a Kafka topic to copy into instead of SQLite under `--data`.
     #[command(flatten)]
     pub store: StoreArgs,
 
@@ -47,6 +48,8 @@ pub struct ImportConfig {
     pub database: PathBuf,
     /// The PostgreSQL database used instead of the SQLite file, when given.
     pub postgres: Option<PostgresOptions>,
+    /// The Kafka topic used instead of the SQLite file, when given.
+    pub kafka: Option<KafkaOptions>,
     /// The external registry copied into instead of the embedded store,
     /// when given (with the source's timeout, deadline and size limit).
     pub to_registry: Option<ExternalConfig>,
@@ -65,20 +68,21 @@ impl ImportArgs {
             .into_config()
             .map_err(|message| message.replace("--registry-url", "--from"))?
             .ok_or_else(|| "--from is required".to_owned())?;
-        let postgres = self.store.into_options()?;
+        let store = self.store.into_options()?;
         let to_registry = self.target.into_config()?.map(|mut target| {
             target.timeout = source.timeout;
             target.deadline = source.deadline;
             target.max_response_bytes = source.max_response_bytes;
             target
         });
-        if to_registry.is_some() && postgres.is_some() {
+        if to_registry.is_some() && (store.postgres.is_some() || store.kafka.is_some()) {
             return Err("give either --to-registry-url or --store, not both".to_owned());
         }
         Ok(ImportConfig {
             source,
             database: self.data.join("registry.db"),
-            postgres,
+            postgres: store.postgres,
+            kafka: store.kafka,
             to_registry,
             checker: self.engine.checker()?,
         })

@@ -80,7 +80,12 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
             Box::new(target)
         }
         None => {
-            Box::new(super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?)
+            let store = super::registry::ChosenStore {
+                database: &config.database,
+                postgres: config.postgres.as_ref(),
+                kafka: config.kafka.as_ref(),
+            };
+            Box::new(super::registry::open_registry_on(store, config.checker).await?)
         }
     };
     let mut progress = |done: usize, total: usize| {

@@ -159,6 +159,14 @@ pub enum Applied {
 #[error("another process wrote to the store first")]
 pub struct StaleRevision;
 
+/// The error a write gets from a store this process only reads (a follower
+/// that cannot forward the write): answered 500 with code 50004, as
+/// Confluent's followers answer when they know no leader to forward to
+/// (`RestUnknownLeaderException`, `Errors.UNKNOWN_LEADER_ERROR_CODE`).
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("this process only reads the store; send writes to the instance that writes it")]
+pub struct ReadOnlyStore;
+
 /// The error a write gets when the ID it gives a schema already holds
 /// another one; nothing of the batch is written.
 #[derive(Debug, Clone, thiserror::Error)]
