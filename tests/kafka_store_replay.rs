@@ -3,7 +3,7 @@
 //! turned into the store's changes and snapshot.
 
 use schemaops::compat::{Format, Mode};
-use schemaops::registry::contract::Contract;
+use schemaops::registry::contract::{CompatibilityPolicy, Contract, ContractConfig};
 use schemaops::registry::embedded::kafka::format::decode;
 use schemaops::registry::embedded::kafka::reader::Entry;
 use schemaops::registry::embedded::kafka::replay::{Replay, ReplayError};
@@ -138,10 +138,10 @@ fn the_default_context_of_the_golden_topic_replays_to_its_snapshot() {
                 (subject("orders-value"), version(1)),
                 (subject("payments-value"), version(1))
             ],
-            compatibility: Some(Mode::Backward),
+            compatibility: Some(Mode::BackwardTransitive),
             mode: Some(RegistryMode::Import),
-            config: Default::default(),
-            revision: 16,
+            config: every_config_setting(),
+            revision: 17,
         }
     );
 
@@ -191,6 +191,20 @@ fn the_default_context_of_the_golden_topic_replays_to_its_snapshot() {
             version: version(1),
         }]
     );
+}
+
+/// The settings of the golden topic's last global config (offset 16).
+fn every_config_setting() -> ContractConfig {
+    ContractConfig {
+        alias_for_deks: Some("shared-keys".to_owned()),
+        normalize: Some(true),
+        validate_fields: Some(true),
+        validate_new_schemas: Some(false),
+        validate_rules: Some(true),
+        compatibility_policy: Some(CompatibilityPolicy::Lenient),
+        compatibility_group: Some("major".to_owned()),
+        ..ContractConfig::default()
+    }
 }
 
 #[test]
@@ -281,4 +295,10 @@ fn changes_encode_to_the_records_confluent_writes_for_them() {
         Change::PutSubject(subject_row(None)),
     ];
     assert_eq!(as_text(replay.encode_changes(&mode).unwrap()), [golden(15)]);
+    // The global level with every other config setting (offset 16).
+    let settings = [
+        Change::SetGlobalCompatibility(Some(Mode::BackwardTransitive)),
+        Change::SetGlobalConfig(every_config_setting()),
+    ];
+    assert_eq!(as_text(replay.encode_changes(&settings).unwrap()), [golden(16)]);
 }

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::compat::{Format, Mode};
 use crate::registry::context::{DEFAULT_CONTEXT, context_of};
-use crate::registry::contract::{Contract, ContractConfig};
+use crate::registry::contract::{CompatibilityPolicy, Contract, ContractConfig};
 use crate::registry::embedded::store::{Change, SchemaRow, Snapshot, StoreError, SubjectRow, VersionRow};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
@@ -405,9 +405,15 @@ fn config_settings(offset: i64, value: Option<&ConfigValue>) -> Result<(Option<M
         override_rule_set: raw_json(offset, "overrideRuleSet", value.override_rule_set.as_deref())?,
         normalize: value.normalize,
         alias: value.alias.clone(),
-        // The settings issue 39 added (validateFields, validateRules, …) are not in the record
-        // format yet: see the Kafka store's open items in issue 43.
-        ..ContractConfig::default()
+        alias_for_deks: value.alias_for_deks.clone(),
+        validate_fields: value.validate_fields,
+        validate_new_schemas: value.validate_new_schemas,
+        validate_rules: value.validate_rules,
+        // A name outside Confluent's three reads as none, as its `forName` does.
+        compatibility_policy: value
+            .compatibility_policy
+            .as_deref()
+            .and_then(CompatibilityPolicy::by_name),
     };
     Ok((compatibility, config))
 }
@@ -567,17 +573,31 @@ fn config_record(
         Some(Box::new(ConfigValue {
             subject: subject.clone(),
             alias: config.alias.clone(),
+            alias_for_deks: config.alias_for_deks.clone(),
             normalize: config.normalize,
+            validate_fields: config.validate_fields,
+            validate_new_schemas: config.validate_new_schemas,
+            validate_rules: config.validate_rules,
             compatibility_level: compatibility.map(|level| level.as_str().to_owned()),
+            compatibility_policy: config.compatibility_policy.map(policy_name),
             compatibility_group: config.compatibility_group.clone(),
             default_metadata: raw(config.default_metadata.as_ref())?,
             override_metadata: raw(config.override_metadata.as_ref())?,
             default_rule_set: raw_json_of(config.default_rule_set.as_ref()).map_err(EncodeError::Contract)?,
             override_rule_set: raw_json_of(config.override_rule_set.as_ref()).map_err(EncodeError::Contract)?,
-            ..ConfigValue::default()
         }))
     };
     Ok(encode(&Record::Config { subject, value }))
+}
+
+/// A compatibility policy as Confluent's `CompatibilityPolicy` names it.
+fn policy_name(policy: CompatibilityPolicy) -> String {
+    match policy {
+        CompatibilityPolicy::Logical => "LOGICAL",
+        CompatibilityPolicy::Strict => "STRICT",
+        CompatibilityPolicy::Lenient => "LENIENT",
+    }
+    .to_owned()
 }
 
 /// A value as raw JSON.
