@@ -15,7 +15,7 @@ use crate::registry::external::ExternalConfig;
 #[command(mut_arg("registry_url", |arg| arg
     .long("from")
     .env("SCHEMAOPS_IMPORT_FROM")
-    .required(true)
+    .required_unless_present("from_kafka")
     .help("Base URL of the Confluent-compatible registry to copy, e.g. `https://registry:8081`")))]
 pub struct ImportArgs {
     /// Folder of the embedded registry to copy into (created when missing).
@@ -30,6 +30,18 @@ pub struct ImportArgs {
     #[command(flatten)]
     pub source: RegistryConnectionArgs,
 
+    /// A Confluent or Karapace store topic to copy instead of a registry's
+    /// REST API: `kafka://host:port[,host:port…]/topic` (plain TCP). Read
+    /// to its end, it is copied with its exact IDs, versions, soft and hard
+    /// deletes and settings into an embedded store that holds nothing yet.
+    #[arg(
+        long,
+        env = "SCHEMAOPS_IMPORT_FROM_KAFKA",
+        value_name = "URL",
+        conflicts_with = "registry_url"
+    )]
+    pub from_kafka: Option<String>,
+
     /// An external registry to copy into instead (`--to-registry-url`).
     #[command(flatten)]
     pub target: TargetRegistryArgs,
@@ -42,8 +54,8 @@ pub struct ImportArgs {
 /// What `schemaops import` will do, checked and typed.
 #[derive(Debug, Clone)]
 pub struct ImportConfig {
-    /// The registry to copy from.
-    pub source: ExternalConfig,
+    /// What to copy.
+    pub source: ImportSource,
     /// The SQLite file to copy into.
     pub database: PathBuf,
     /// The PostgreSQL database used instead of the SQLite file, when given.
@@ -57,18 +69,54 @@ pub struct ImportConfig {
     pub checker: Checker,
 }
 
+/// What `schemaops import` copies.
+#[derive(Debug, Clone)]
+pub enum ImportSource {
+    /// A registry, through its REST API.
+    Registry(Box<ExternalConfig>),
+    /// A store topic in Confluent's record format, read directly.
+    Kafka(KafkaOptions),
+}
+
+impl ImportSource {
+    /// The registry copied through its REST API, if that is the source.
+    pub fn registry(&self) -> Option<&ExternalConfig> {
+        match self {
+            ImportSource::Registry(config) => Some(config),
+            ImportSource::Kafka(_) => None,
+        }
+    }
+}
+
 impl ImportArgs {
     /// Resolves the arguments into a configuration.
     ///
     /// # Errors
     /// A message naming the argument that is wrong.
     pub fn into_config(self) -> Result<ImportConfig, String> {
+        let store = self.store.into_options()?;
+        if let Some(url) = self.from_kafka {
+            if self.target.to_registry_url.is_some() {
+                return Err("--from-kafka copies into the embedded store: give --data or --store, \
+                            not --to-registry-url"
+                    .to_owned());
+            }
+            let topic =
+                super::StoreArgs::kafka_source(&url).map_err(|message| message.replace("--store", "--from-kafka"))?;
+            return Ok(ImportConfig {
+                source: ImportSource::Kafka(topic),
+                database: self.data.join("registry.db"),
+                postgres: store.postgres,
+                kafka: store.kafka,
+                to_registry: None,
+                checker: self.engine.checker()?,
+            });
+        }
         let source = self
             .source
             .into_config()
             .map_err(|message| message.replace("--registry-url", "--from"))?
-            .ok_or_else(|| "--from is required".to_owned())?;
-        let store = self.store.into_options()?;
+            .ok_or_else(|| "--from or --from-kafka is required".to_owned())?;
         let to_registry = self.target.into_config()?.map(|mut target| {
             target.timeout = source.timeout;
             target.deadline = source.deadline;
@@ -79,7 +127,7 @@ impl ImportArgs {
             return Err("give either --to-registry-url or --store, not both".to_owned());
         }
         Ok(ImportConfig {
-            source,
+            source: ImportSource::Registry(Box::new(source)),
             database: self.data.join("registry.db"),
             postgres: store.postgres,
             kafka: store.kafka,
@@ -103,7 +151,7 @@ mod tests {
             panic!("expected import");
         };
         let config = args.into_config().unwrap();
-        assert_eq!(config.source.display_url(), "http://registry:8081");
+        assert_eq!(config.source.registry().unwrap().display_url(), "http://registry:8081");
         assert_eq!(config.database, std::path::Path::new("d").join("registry.db"));
     }
 
@@ -133,7 +181,10 @@ mod tests {
             crate::registry::external::ExternalAuth::Bearer("t".to_owned())
         );
         assert_eq!(target.deadline, std::time::Duration::from_secs(30));
-        assert_eq!(config.source.auth, crate::registry::external::ExternalAuth::None);
+        assert_eq!(
+            config.source.registry().unwrap().auth,
+            crate::registry::external::ExternalAuth::None
+        );
     }
 
     #[test]
@@ -169,5 +220,42 @@ mod tests {
     #[test]
     fn import_without_from_is_refused() {
         assert!(Cli::try_parse_from(["schemaops", "import", "--data", "d"]).is_err());
+    }
+
+    #[test]
+    fn import_from_kafka_reads_the_topic_without_writing_or_checking_it() {
+        let parse = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["schemaops", "import"].iter().chain(args)).map_err(|e| e.to_string())?;
+            let Command::Import(args) = cli.command else {
+                panic!("expected import");
+            };
+            args.into_config()
+        };
+        let config = parse(&["--from-kafka", "kafka://k-0:9092,k-1:9092/_schemas", "--data", "d"]).unwrap();
+        let super::ImportSource::Kafka(topic) = config.source else {
+            panic!("a Kafka source");
+        };
+        assert_eq!(
+            (topic.bootstrap.as_str(), topic.topic.as_str()),
+            ("k-0:9092,k-1:9092", "_schemas")
+        );
+        assert!(topic.read_only && topic.topic_policy.skip_validation && !topic.topic_policy.create);
+
+        let error = parse(&["--from-kafka", "kafka://k-0:9092"]).unwrap_err();
+        assert!(
+            error.contains("--from-kafka") && error.contains("names no topic"),
+            "{error}"
+        );
+        let error = parse(&["--from-kafka", "http://k-0:9092/_schemas"]).unwrap_err();
+        assert!(error.contains("--from-kafka"), "{error}");
+        let error = parse(&[
+            "--from-kafka",
+            "kafka://k-0:9092/s",
+            "--to-registry-url",
+            "http://new:8081",
+        ])
+        .unwrap_err();
+        assert!(error.contains("--to-registry-url"), "{error}");
+        assert!(parse(&["--from-kafka", "kafka://k-0:9092/s", "--from", "http://old:8081"]).is_err());
     }
 }

@@ -310,6 +310,30 @@ impl StoreArgs {
             .map(|postgres| StoreOptions { postgres, kafka: None })
     }
 
+    /// The options to read the topic a `kafka://` URL names, as a source
+    /// to copy from: never written, never created, not checked (a topic
+    /// that could not serve as a store can still be copied).
+    ///
+    /// # Errors
+    /// A message naming `--store` and what is wrong with the URL.
+    pub fn kafka_source(url: &str) -> Result<KafkaOptions, String> {
+        if !url.starts_with("kafka://") {
+            return Err(format!(
+                "--store `{url}` is not a Kafka topic like kafka://broker:9092/_schemas"
+            ));
+        }
+        let (bootstrap, topic) = parse_kafka_url(url)?;
+        Ok(KafkaOptions {
+            read_only: true,
+            topic_policy: TopicPolicy {
+                create: false,
+                skip_validation: true,
+                ..TopicPolicy::default()
+            },
+            ..KafkaOptions::new(bootstrap, topic)
+        })
+    }
+
     fn into_kafka(self) -> Result<KafkaOptions, String> {
         let tls_files = [
             ("--store-ca-file", &self.ca_file),

@@ -15,6 +15,7 @@ use crate::registry::api::{Admission, ApiState, Auth, admission_gate, router};
 use crate::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaStore};
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
+use crate::registry::embedded::store::Store;
 use crate::registry::embedded::{EmbeddedRegistry, stored_fingerprint};
 
 /// Why the registry could not start or stopped with an error.
@@ -214,14 +215,23 @@ pub async fn open_registry(
 /// # Errors
 /// [`Error`] when the folder cannot be created or the store opened or loaded.
 pub async fn open_registry_on(store: ChosenStore<'_>, checker: Checker) -> Result<EmbeddedRegistry, Error> {
+    let store = open_store(store, checker).await?;
+    EmbeddedRegistry::open(store, checker).await.map_err(Error::Load)
+}
+
+/// Opens (creating when missing) the chosen store itself, without loading
+/// a registry from it; `checker` computes the identities of the schemas a
+/// Kafka topic holds.
+///
+/// # Errors
+/// [`Error`] when the folder cannot be created or the store opened.
+pub async fn open_store(store: ChosenStore<'_>, checker: Checker) -> Result<Arc<dyn Store>, Error> {
     let database = store.database;
     if let Some(options) = store.postgres {
         let store = PostgresStore::open(options)
             .await
             .map_err(|source| Error::ConnectStore { source })?;
-        return EmbeddedRegistry::open(Arc::new(store), checker)
-            .await
-            .map_err(Error::Load);
+        return Ok(Arc::new(store));
     }
     if let Some(options) = store.kafka {
         let store = KafkaStore::open(options.clone(), stored_fingerprint(checker))
@@ -230,9 +240,7 @@ pub async fn open_registry_on(store: ChosenStore<'_>, checker: Checker) -> Resul
                 topic: options.topic.clone(),
                 source,
             })?;
-        return EmbeddedRegistry::open(Arc::new(store), checker)
-            .await
-            .map_err(Error::Load);
+        return Ok(Arc::new(store));
     }
     if let Some(folder) = database.parent().filter(|folder| !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|source| Error::CreateDataDir {
@@ -244,9 +252,7 @@ pub async fn open_registry_on(store: ChosenStore<'_>, checker: Checker) -> Resul
         path: database.to_owned(),
         source,
     })?;
-    EmbeddedRegistry::open(Arc::new(store), checker)
-        .await
-        .map_err(Error::Load)
+    Ok(Arc::new(store))
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
