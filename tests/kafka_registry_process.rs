@@ -4,6 +4,8 @@
 //! restart with their IDs and versions, and reach a second, read-only
 //! instance, which answers writes as a Confluent follower without a leader
 //! does (500, 50004). A topic that cannot hold the log is refused at start.
+//! The official Confluent Python client's suite passes against a registry
+//! on a topic.
 
 mod support;
 
@@ -273,4 +275,34 @@ async fn kafka_protocol_topic(connection: &mut Connection, topic: &str, partitio
         .create_topic_with_partitions(topic, partitions, 1, &[("cleanup.policy", policy)])
         .await
         .unwrap()
+}
+
+/// The official Confluent Python client's suite (`tests/python/registry_client.py`: the API and
+/// serializer round trips for Avro, JSON Schema and Protobuf) against a registry on a topic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_confluent_python_client_works_against_a_registry_on_a_topic() {
+    let Some(broker) = Broker::start_or_skip() else {
+        return;
+    };
+    let Some(python) = support::python::confluent_python_or_skip() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let url = format!("kafka://{}/_schemas", broker.address);
+    let server = RegistryProcess::start_with(data.path(), &["--store", &url]).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/registry_client.py");
+    let output = tokio::task::spawn_blocking({
+        let url = server.url.clone();
+        move || Command::new(python).arg(script).arg(url).output()
+    })
+    .await
+    .unwrap()
+    .expect("the client script runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains(" passed, 0 failed"),
+        "the Python client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
