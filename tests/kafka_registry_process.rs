@@ -126,6 +126,24 @@ async fn a_topic_store_serves_the_rest_api_through_a_restart_and_to_a_read_only_
     // The same schema under another subject keeps its ID.
     let (_, again) = register(&client, &writer.url, "orders-copy", &first).await;
     assert_eq!(again["id"], one["id"]);
+    // A schema with a reference to another subject's version.
+    let customer = avro_record("Customer", &["name"]);
+    let (status, body) = register(&client, &writer.url, "customers-value", &customer).await;
+    assert_eq!(status, 200, "{body}");
+    let invoice =
+        json!({"type": "record", "name": "Invoice", "fields": [{"name": "to", "type": "Customer"}]}).to_string();
+    let invoice_body = json!({
+        "schema": invoice,
+        "references": [{"name": "Customer", "subject": "customers-value", "version": 1}],
+    });
+    let (status, invoice_id) = send(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/subjects/invoices-value/versions", writer.url),
+        Some(invoice_body.clone()),
+    )
+    .await;
+    assert_eq!(status, 200, "{invoice_id}");
     let ids = [&one["id"], &two["id"], &three["id"]];
     assert!(ids.iter().all(|id| id.as_i64().is_some()), "{ids:?}");
 
@@ -179,6 +197,19 @@ async fn a_topic_store_serves_the_rest_api_through_a_restart_and_to_a_read_only_
     assert_eq!(
         get(&client, format!("{}/subjects/orders-value/versions", writer.url)).await,
         json!([1, 2])
+    );
+    // So is one with a reference, read back with the text it refers to.
+    let (status, same) = send(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/subjects/invoices-value/versions", writer.url),
+        Some(invoice_body),
+    )
+    .await;
+    assert_eq!((status, &same["id"]), (200, &invoice_id["id"]), "{same}");
+    assert_eq!(
+        get(&client, format!("{}/subjects/invoices-value/versions", writer.url)).await,
+        json!([1])
     );
 
     // A read-only follower sees the same, and refuses writes as Confluent

@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use schemaops::compat::{Format, Mode};
+use schemaops::compat::{Format, Mode, Reference};
 use schemaops::registry::contract::Contract;
 use schemaops::registry::embedded::kafka::client::Connection;
 use schemaops::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaStore};
@@ -20,7 +20,13 @@ use support::broker::Broker;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
-fn fingerprint(format: Format, text: &str, _: &[SchemaReference], _: &Contract) -> Result<String, StoreError> {
+fn fingerprint(
+    format: Format,
+    text: &str,
+    _: &[SchemaReference],
+    _: Option<&[Reference]>,
+    _: &Contract,
+) -> Result<String, StoreError> {
     Ok(format!("{}:{text}", format.as_str()))
 }
 

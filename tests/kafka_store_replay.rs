@@ -2,7 +2,7 @@
 //! (`tests/fixtures/kafka-store/confluent-topic.records`), record by record,
 //! turned into the store's changes and snapshot.
 
-use schemaops::compat::{Format, Mode};
+use schemaops::compat::{Format, Mode, Reference};
 use schemaops::registry::contract::{CompatibilityPolicy, Contract, ContractConfig};
 use schemaops::registry::embedded::kafka::format::decode;
 use schemaops::registry::embedded::kafka::reader::Entry;
@@ -36,7 +36,13 @@ fn golden_entries() -> Vec<Entry> {
 }
 
 /// A stand-in for the registry's fingerprint: the format and the text.
-fn fingerprint(format: Format, text: &str, _: &[SchemaReference], _: &Contract) -> Result<String, StoreError> {
+fn fingerprint(
+    format: Format,
+    text: &str,
+    _: &[SchemaReference],
+    _: Option<&[Reference]>,
+    _: &Contract,
+) -> Result<String, StoreError> {
     Ok(format!("{}:{text}", format.as_str()))
 }
 

@@ -14,8 +14,7 @@
 //! It knows nothing of the registry's in-memory state or of HTTP.
 //!
 //! # Not yet (issue 43)
-//! TLS and SASL for `--store kafka://…`, the fingerprint of schemas with
-//! references (see `stored_fingerprint`), subjects outside the default
+//! TLS and SASL for `--store kafka://…`, subjects outside the default
 //! context, leader election and forwarding (a `--store-read-only` instance
 //! answers writes 50004), reconnects, compressed record batches.
 //!
