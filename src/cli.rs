@@ -20,7 +20,7 @@ pub use access::ApiAccessArgs;
 pub use compat::{CompatArgs, CompatConfig, CompatJob, OutputFormat};
 pub use connection::{RegistryConnectionArgs, TargetRegistryArgs};
 pub use export::{ExportArgs, ExportConfig, ExportSource};
-pub use import::{ImportArgs, ImportConfig};
+pub use import::{ImportArgs, ImportConfig, ImportSource};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};
 pub use operator::{
     DEFAULT_WEBHOOK_NAMESPACE, LeaderArgs, OperatorArgs, OperatorConfig, WEBHOOK_SERVICE, WebhookArgs,

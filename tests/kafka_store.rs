@@ -8,7 +8,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use schemaops::compat::{Format, Mode};
+use schemaops::compat::{Format, Mode, Reference};
 use schemaops::registry::contract::Contract;
 use schemaops::registry::embedded::kafka::client::Connection;
 use schemaops::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaStore};
@@ -20,16 +20,21 @@ use support::broker::Broker;
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
-fn fingerprint(format: Format, text: &str, _: &[SchemaReference], _: &Contract) -> Result<String, StoreError> {
+fn fingerprint(
+    format: Format,
+    text: &str,
+    _: &[SchemaReference],
+    _: Option<&[Reference]>,
+    _: &Contract,
+) -> Result<String, StoreError> {
     Ok(format!("{}:{text}", format.as_str()))
 }
 
 async fn open(broker: &Broker) -> KafkaStore {
     let options = KafkaOptions {
-        bootstrap: broker.address.clone(),
-        topic: "_schemas".to_owned(),
         transactional_id: "schemaops-store".to_owned(),
         timeout: TIMEOUT,
+        ..KafkaOptions::new(broker.address.clone(), "_schemas")
     };
     KafkaStore::open(options, Arc::new(fingerprint)).await.unwrap()
 }

@@ -185,6 +185,20 @@ fn confluent_topic() -> Vec<Record> {
             subject: None,
             mode: Some("IMPORT".into()),
         },
+        Record::Config {
+            subject: None,
+            value: Some(Box::new(ConfigValue {
+                alias_for_deks: Some("shared-keys".into()),
+                normalize: Some(true),
+                validate_fields: Some(true),
+                validate_new_schemas: Some(false),
+                validate_rules: Some(true),
+                compatibility_level: Some("BACKWARD_TRANSITIVE".into()),
+                compatibility_policy: Some("LENIENT".into()),
+                compatibility_group: Some("major".into()),
+                ..ConfigValue::default()
+            })),
+        },
     ]
 }
 

@@ -2,8 +2,8 @@
 //! (`tests/fixtures/kafka-store/confluent-topic.records`), record by record,
 //! turned into the store's changes and snapshot.
 
-use schemaops::compat::{Format, Mode};
-use schemaops::registry::contract::Contract;
+use schemaops::compat::{Format, Mode, Reference};
+use schemaops::registry::contract::{CompatibilityPolicy, Contract, ContractConfig};
 use schemaops::registry::embedded::kafka::format::decode;
 use schemaops::registry::embedded::kafka::reader::Entry;
 use schemaops::registry::embedded::kafka::replay::{Replay, ReplayError};
@@ -36,7 +36,13 @@ fn golden_entries() -> Vec<Entry> {
 }
 
 /// A stand-in for the registry's fingerprint: the format and the text.
-fn fingerprint(format: Format, text: &str, _: &[SchemaReference], _: &Contract) -> Result<String, StoreError> {
+fn fingerprint(
+    format: Format,
+    text: &str,
+    _: &[SchemaReference],
+    _: Option<&[Reference]>,
+    _: &Contract,
+) -> Result<String, StoreError> {
     Ok(format!("{}:{text}", format.as_str()))
 }
 
@@ -138,10 +144,10 @@ fn the_default_context_of_the_golden_topic_replays_to_its_snapshot() {
                 (subject("orders-value"), version(1)),
                 (subject("payments-value"), version(1))
             ],
-            compatibility: Some(Mode::Backward),
+            compatibility: Some(Mode::BackwardTransitive),
             mode: Some(RegistryMode::Import),
-            config: Default::default(),
-            revision: 16,
+            config: every_config_setting(),
+            revision: 17,
         }
     );
 
@@ -191,6 +197,20 @@ fn the_default_context_of_the_golden_topic_replays_to_its_snapshot() {
             version: version(1),
         }]
     );
+}
+
+/// The settings of the golden topic's last global config (offset 16).
+fn every_config_setting() -> ContractConfig {
+    ContractConfig {
+        alias_for_deks: Some("shared-keys".to_owned()),
+        normalize: Some(true),
+        validate_fields: Some(true),
+        validate_new_schemas: Some(false),
+        validate_rules: Some(true),
+        compatibility_policy: Some(CompatibilityPolicy::Lenient),
+        compatibility_group: Some("major".to_owned()),
+        ..ContractConfig::default()
+    }
 }
 
 #[test]
@@ -281,4 +301,10 @@ fn changes_encode_to_the_records_confluent_writes_for_them() {
         Change::PutSubject(subject_row(None)),
     ];
     assert_eq!(as_text(replay.encode_changes(&mode).unwrap()), [golden(15)]);
+    // The global level with every other config setting (offset 16).
+    let settings = [
+        Change::SetGlobalCompatibility(Some(Mode::BackwardTransitive)),
+        Change::SetGlobalConfig(every_config_setting()),
+    ];
+    assert_eq!(as_text(replay.encode_changes(&settings).unwrap()), [golden(16)]);
 }

@@ -10,6 +10,7 @@ use crate::compat::Checker;
 use crate::http_server::ServerLimits;
 use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, RestWrites};
+use crate::registry::embedded::kafka::topic_store::KafkaOptions;
 use crate::registry::embedded::postgres::PostgresOptions;
 use crate::registry::external::ExternalConfig;
 
@@ -25,7 +26,7 @@ pub struct OperatorArgs {
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
 
-    /// A PostgreSQL database instead of SQLite under `--data`.
+    /// A PostgreSQL database or a Kafka topic instead of SQLite under `--data`.
     #[command(flatten)]
     pub store: StoreArgs,
 
@@ -260,6 +261,8 @@ pub struct OperatorConfig {
     pub database: PathBuf,
     /// The PostgreSQL database used instead of the SQLite file, when given.
     pub postgres: Option<PostgresOptions>,
+    /// The Kafka topic used instead of the SQLite file, when given.
+    pub kafka: Option<KafkaOptions>,
     /// Where the registry API listens.
     pub registry_listen: std::net::SocketAddr,
     /// Where health and readiness are served.
@@ -308,9 +311,11 @@ impl OperatorArgs {
         }
         let webhook = self.webhook.into_config(self.namespace.as_deref())?;
         let leader_election = self.leader.into_config(self.namespace.as_deref())?;
+        let store = self.store.into_options()?;
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
-            postgres: self.store.into_options()?,
+            postgres: store.postgres,
+            kafka: store.kafka,
             registry_listen: address("--registry-listen", &self.registry_listen)?,
             health_listen: address("--health-listen", &self.health_listen)?,
             kubeconfig: self.kubeconfig,

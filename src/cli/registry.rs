@@ -12,6 +12,8 @@ use crate::compat::json::JsonPolicy;
 use crate::http_server::ServerLimits;
 use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, AdmissionConfig, RestWrites};
+use crate::registry::embedded::kafka::topic_check::TopicPolicy;
+use crate::registry::embedded::kafka::topic_store::KafkaOptions;
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 
 /// What `schemaops registry` does, as its help says it.
@@ -25,7 +27,7 @@ pub struct RegistryArgs {
     #[arg(long, env = "SCHEMAOPS_DATA", default_value = ".schemaops")]
     pub data: PathBuf,
 
-    /// A PostgreSQL database instead of SQLite under `--data`.
+    /// A PostgreSQL database or a Kafka topic instead of SQLite under `--data`.
     #[command(flatten)]
     pub store: StoreArgs,
 
@@ -139,6 +141,8 @@ pub struct RegistryConfig {
     pub database: PathBuf,
     /// The PostgreSQL database used instead of the SQLite file, when given.
     pub postgres: Option<PostgresOptions>,
+    /// The Kafka topic used instead of the SQLite file, when given.
+    pub kafka: Option<KafkaOptions>,
     /// Where to listen.
     pub listen: std::net::SocketAddr,
     /// The request body limit.
@@ -174,9 +178,11 @@ impl RegistryArgs {
         if self.max_body_bytes == 0 || self.max_schema_bytes == 0 {
             return Err("--max-body-bytes and --max-schema-bytes must be at least 1".to_owned());
         }
+        let store = self.store.into_options()?;
         Ok(RegistryConfig {
             database: self.data.join("registry.db"),
-            postgres: self.store.into_options()?,
+            postgres: store.postgres,
+            kafka: store.kafka,
             listen,
             body_limit: self.max_body_bytes,
             server_limits: self.http.into_limits()?,
@@ -193,16 +199,24 @@ impl RegistryArgs {
 }
 
 /// Where the embedded registry keeps its data instead of SQLite under
-/// `--data` (`schemaops registry` and `schemaops operator`).
+/// `--data` (`schemaops registry`, `operator` and `import`).
 #[derive(Debug, Args)]
-#[command(next_help_heading = "PostgreSQL store")]
+#[command(next_help_heading = "Store")]
 pub struct StoreArgs {
-    /// A PostgreSQL database for the embedded registry instead of SQLite under
-    /// `--data`: `postgres://user:password@host:port/database`. Add
-    /// `?sslmode=require` for TLS (the server's certificate and host name are
-    /// verified); without it the connection is plain. Several registry
+    /// A PostgreSQL database or a Kafka topic for the embedded registry
+    /// instead of SQLite under `--data`.
+    ///
+    /// PostgreSQL: `postgres://user:password@host:port/database`; add
+    /// `?sslmode=require` for TLS (the server's certificate and host name
+    /// are verified), without it the connection is plain. Several registry
     /// processes may share one database.
-    #[arg(long = "store", env = "SCHEMAOPS_STORE", value_name = "DSN", hide_env_values = true)]
+    ///
+    /// Kafka: `kafka://host:port[,host:port…]/topic` (plain TCP), the topic
+    /// in Confluent Schema Registry's format (`_schemas` is Confluent's and
+    /// Karapace's default). Every instance reads the whole topic before it
+    /// answers and follows it; one instance writes (see
+    /// `--store-transactional-id` and `--store-read-only`).
+    #[arg(long = "store", env = "SCHEMAOPS_STORE", value_name = "URL", hide_env_values = true)]
     pub dsn: Option<String>,
 
     /// PEM file of CA certificates trusted for the PostgreSQL server's
@@ -218,16 +232,147 @@ pub struct StoreArgs {
     /// PEM private key of `--store-client-cert`.
     #[arg(long = "store-client-key", env = "SCHEMAOPS_STORE_CLIENT_KEY", value_name = "FILE")]
     pub client_key: Option<PathBuf>,
+
+    /// Kafka store: the writer's transactional ID, the same on every
+    /// instance of one topic: an instance that starts writing fences the
+    /// one that wrote before (default `schemaops-<topic>`).
+    #[arg(
+        long = "store-transactional-id",
+        env = "SCHEMAOPS_STORE_TRANSACTIONAL_ID",
+        value_name = "ID"
+    )]
+    pub transactional_id: Option<String>,
+
+    /// Kafka store: only read the topic; writes are answered 500 with
+    /// error code 50004, as a Confluent follower that knows no leader
+    /// answers. For serving reads beside another registry that writes.
+    #[arg(long = "store-read-only", env = "SCHEMAOPS_STORE_READ_ONLY")]
+    pub read_only: bool,
+
+    /// Kafka store: the replication factor a missing topic is created with
+    /// (at most the number of live brokers) and an existing one is expected
+    /// to have (below it is a warning). Confluent's
+    /// `kafkastore.topic.replication.factor`.
+    #[arg(
+        long = "store-topic-replication-factor",
+        env = "SCHEMAOPS_STORE_TOPIC_REPLICATION_FACTOR",
+        value_name = "N",
+        default_value_t = 3
+    )]
+    pub topic_replication_factor: i16,
+
+    /// Kafka store: fail when the topic is missing instead of creating it.
+    #[arg(long = "store-no-create-topic", env = "SCHEMAOPS_STORE_NO_CREATE_TOPIC")]
+    pub no_create_topic: bool,
+
+    /// Kafka store: neither create nor check the topic (one partition,
+    /// `cleanup.policy=compact`). Confluent's
+    /// `kafkastore.topic.skip.validation`; for brokers that do not answer
+    /// DescribeConfigs, at the risk of a topic that loses schemas.
+    #[arg(long = "store-skip-topic-validation", env = "SCHEMAOPS_STORE_SKIP_TOPIC_VALIDATION")]
+    pub skip_topic_validation: bool,
+}
+
+/// The stores `--store` and its options select; both `None` for SQLite.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StoreOptions {
+    /// A PostgreSQL database.
+    pub postgres: Option<PostgresOptions>,
+    /// A Kafka topic.
+    pub kafka: Option<KafkaOptions>,
 }
 
 impl StoreArgs {
-    /// Checks that `--store` names a PostgreSQL database, and that the TLS
-    /// files come with it, with `sslmode=require`, and exist. Messages never
-    /// repeat the DSN: it may hold a password.
+    /// Checks `--store` and the options that go with it: the TLS files
+    /// need a PostgreSQL URL with `sslmode=require` and must exist; the
+    /// Kafka options need a `kafka://` URL. Messages never repeat a
+    /// PostgreSQL DSN: it may hold a password.
     ///
     /// # Errors
     /// A message naming the flag at fault.
-    pub fn into_options(self) -> Result<Option<PostgresOptions>, String> {
+    pub fn into_options(self) -> Result<StoreOptions, String> {
+        let kafka_flags = [
+            ("--store-transactional-id", self.transactional_id.is_some()),
+            ("--store-read-only", self.read_only),
+            ("--store-topic-replication-factor", self.topic_replication_factor != 3),
+            ("--store-no-create-topic", self.no_create_topic),
+            ("--store-skip-topic-validation", self.skip_topic_validation),
+        ];
+        let is_kafka = self.dsn.as_deref().is_some_and(|dsn| dsn.starts_with("kafka://"));
+        if !is_kafka && let Some((flag, _)) = kafka_flags.iter().find(|(_, given)| *given) {
+            return Err(format!(
+                "{flag} is for the Kafka store: it needs --store kafka://host:port/topic"
+            ));
+        }
+        if is_kafka {
+            return self.into_kafka().map(|kafka| StoreOptions {
+                postgres: None,
+                kafka: Some(kafka),
+            });
+        }
+        self.into_postgres()
+            .map(|postgres| StoreOptions { postgres, kafka: None })
+    }
+
+    /// The options to read the topic a `kafka://` URL names, as a source
+    /// to copy from: never written, never created, not checked (a topic
+    /// that could not serve as a store can still be copied).
+    ///
+    /// # Errors
+    /// A message naming `--store` and what is wrong with the URL.
+    pub fn kafka_source(url: &str) -> Result<KafkaOptions, String> {
+        if !url.starts_with("kafka://") {
+            return Err(format!(
+                "--store `{url}` is not a Kafka topic like kafka://broker:9092/_schemas"
+            ));
+        }
+        let (bootstrap, topic) = parse_kafka_url(url)?;
+        Ok(KafkaOptions {
+            read_only: true,
+            topic_policy: TopicPolicy {
+                create: false,
+                skip_validation: true,
+                ..TopicPolicy::default()
+            },
+            ..KafkaOptions::new(bootstrap, topic)
+        })
+    }
+
+    fn into_kafka(self) -> Result<KafkaOptions, String> {
+        let tls_files = [
+            ("--store-ca-file", &self.ca_file),
+            ("--store-client-cert", &self.client_cert),
+            ("--store-client-key", &self.client_key),
+        ];
+        if let Some((flag, _)) = tls_files.iter().find(|(_, file)| file.is_some()) {
+            return Err(format!(
+                "{flag} is for PostgreSQL over TLS; the Kafka store speaks plain TCP only for now"
+            ));
+        }
+        let url = self.dsn.unwrap_or_default();
+        let (bootstrap, topic) = parse_kafka_url(&url)?;
+        if self.topic_replication_factor < 1 {
+            return Err("--store-topic-replication-factor must be at least 1".to_owned());
+        }
+        if let Some(id) = &self.transactional_id
+            && id.trim().is_empty()
+        {
+            return Err("--store-transactional-id must not be empty".to_owned());
+        }
+        let defaults = KafkaOptions::new(bootstrap, topic);
+        Ok(KafkaOptions {
+            transactional_id: self.transactional_id.unwrap_or(defaults.transactional_id.clone()),
+            read_only: self.read_only,
+            topic_policy: TopicPolicy {
+                create: !self.no_create_topic,
+                replication_factor: self.topic_replication_factor,
+                skip_validation: self.skip_topic_validation,
+            },
+            ..defaults
+        })
+    }
+
+    fn into_postgres(self) -> Result<Option<PostgresOptions>, String> {
         let tls_files = [
             ("--store-ca-file", &self.ca_file),
             ("--store-client-cert", &self.client_cert),
@@ -240,7 +385,11 @@ impl StoreArgs {
             };
         };
         if !(dsn.starts_with("postgres://") || dsn.starts_with("postgresql://")) {
-            return Err("--store takes a PostgreSQL URL like postgres://user:password@host:5432/database".to_owned());
+            return Err(
+                "--store takes a PostgreSQL URL like postgres://user:password@host:5432/database \
+                        or a Kafka topic like kafka://broker:9092/_schemas"
+                    .to_owned(),
+            );
         }
         let tls = requires_tls(&dsn).map_err(|error| format!("--store is not a valid PostgreSQL URL: {error}"))?;
         for (flag, file) in tls_files {
@@ -268,4 +417,45 @@ impl StoreArgs {
             client_identity,
         }))
     }
+}
+
+/// The bootstrap brokers (`host:port,host:port`) and the topic of a
+/// `kafka://host:port[,host:port…]/topic` URL.
+///
+/// # Errors
+/// A message naming `--store` and what is wrong.
+fn parse_kafka_url(url: &str) -> Result<(String, String), String> {
+    let rest = url.strip_prefix("kafka://").unwrap_or(url);
+    let Some((brokers, topic)) = rest.split_once('/') else {
+        return Err(format!(
+            "--store `{url}` names no topic: give kafka://host:port/topic (Confluent's default topic is _schemas)"
+        ));
+    };
+    let mut bootstrap = Vec::new();
+    for broker in brokers.split(',') {
+        let port = broker
+            .rsplit_once(':')
+            .filter(|(host, _)| !host.is_empty())
+            .and_then(|(_, port)| port.parse::<u16>().ok());
+        if port.is_none_or(|port| port == 0) {
+            return Err(format!(
+                "--store `{url}`: `{broker}` is not a broker address like kafka-0.kafka:9092"
+            ));
+        }
+        bootstrap.push(broker);
+    }
+    // Kafka's own rule for topic names.
+    let valid_topic = !topic.is_empty()
+        && topic.len() <= 249
+        && topic != "."
+        && topic != ".."
+        && topic
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !valid_topic {
+        return Err(format!(
+            "--store `{url}`: `{topic}` is not a Kafka topic name (1 to 249 of a-z, A-Z, 0-9, `.`, `_`, `-`)"
+        ));
+    }
+    Ok((bootstrap.join(","), topic.to_owned()))
 }

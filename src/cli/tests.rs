@@ -409,3 +409,73 @@ fn cases_and_candidate_together_are_refused() {
     let parsed = Cli::try_parse_from(["schemaops", "compat", "--cases", "x.jsonl", "--candidate", "c.avsc"]);
     assert!(parsed.is_err());
 }
+
+#[test]
+fn a_kafka_store_url_names_its_brokers_and_topic_and_the_writer_defaults_to_schemaops_topic() {
+    use crate::registry::embedded::kafka::topic_check::TopicPolicy;
+    let config = registry_config(&["--store", "kafka://k-0:9092,k-1:9092/_schemas"]).unwrap();
+    assert_eq!(config.postgres, None);
+    let kafka = config.kafka.unwrap();
+    assert_eq!(kafka.bootstrap, "k-0:9092,k-1:9092");
+    assert_eq!(kafka.topic, "_schemas");
+    assert_eq!(kafka.transactional_id, "schemaops-_schemas");
+    assert!(!kafka.read_only);
+    assert_eq!(kafka.topic_policy, TopicPolicy::default());
+
+    let kafka = operator_config(&[
+        "--store",
+        "kafka://k-0:9092/schemas",
+        "--store-read-only",
+        "--store-transactional-id",
+        "registry-writer",
+        "--store-topic-replication-factor",
+        "1",
+        "--store-no-create-topic",
+    ])
+    .unwrap()
+    .kafka
+    .unwrap();
+    assert!(kafka.read_only);
+    assert_eq!(kafka.transactional_id, "registry-writer");
+    assert_eq!(
+        kafka.topic_policy,
+        TopicPolicy {
+            create: false,
+            replication_factor: 1,
+            skip_validation: false
+        }
+    );
+}
+
+#[test]
+fn a_wrong_kafka_store_url_or_option_is_refused_naming_the_flag() {
+    for (args, expected) in [
+        (&["--store", "kafka://k-0:9092"][..], "names no topic"),
+        (
+            &["--store", "kafka://k-0/_schemas"][..],
+            "`k-0` is not a broker address",
+        ),
+        (
+            &["--store", "kafka://k-0:9092,/_schemas"][..],
+            "`` is not a broker address",
+        ),
+        (
+            &["--store", "kafka://k-0:9092/bad topic"][..],
+            "`bad topic` is not a Kafka topic name",
+        ),
+        (&["--store", "kafka://k-0:9092/"][..], "is not a Kafka topic name"),
+        (&["--store-read-only"][..], "--store-read-only is for the Kafka store"),
+        (
+            &["--store", "postgres://db/r", "--store-transactional-id", "x"][..],
+            "--store-transactional-id is for the Kafka store",
+        ),
+        (
+            &["--store", "kafka://k-0:9092/s", "--store-topic-replication-factor", "0"][..],
+            "--store-topic-replication-factor must be at least 1",
+        ),
+    ] {
+        let error = registry_config(args).unwrap_err();
+        assert!(error.contains(expected), "{args:?}: {error}");
+        assert!(error.contains("--store"), "{args:?}: {error}");
+    }
+}

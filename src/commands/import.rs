@@ -2,13 +2,20 @@
 //! embedded one, or into another registry with IMPORT mode
 //! (`--to-registry-url`), with its IDs (see [`crate::import`]); progress on
 //! standard error, the summary on standard output.
+//!
+//! With `--from-kafka`, a store topic in Confluent's record format is read
+//! to its end (as the Kafka store reads it) and its state written into an
+//! embedded store that holds nothing yet, in one batch: every ID, version,
+//! soft delete, retired version number and setting as the topic has them,
+//! including what REST cannot show (hard-deleted versions' numbers).
 
 use std::io::Write;
 
 use super::Verdict;
-use crate::cli::ImportConfig;
+use crate::cli::{ImportConfig, ImportSource};
 use crate::import::{ImportError, import, read};
 use crate::registry::Registry;
+use crate::registry::embedded::kafka::topic_store::KafkaOptions;
 use crate::registry::external::ExternalRegistry;
 
 /// How often progress is reported, in versions registered.
@@ -47,6 +54,15 @@ pub enum Error {
     /// The copy failed.
     #[error(transparent)]
     Import(#[from] ImportError),
+    /// The topic could not be read, or the target store not written.
+    #[error("failed to copy the topic {topic}")]
+    Topic {
+        /// The topic.
+        topic: String,
+        /// Why.
+        #[source]
+        source: crate::registry::embedded::store::StoreError,
+    },
     /// The output could not be written.
     #[error("failed to write the output")]
     Write(#[source] std::io::Error),
@@ -59,9 +75,13 @@ pub enum Error {
 /// contradictions in the source are printed, one a line, and give
 /// [`Verdict::Failed`].
 pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
-    let source = ExternalRegistry::new(&config.source, config.checker).map_err(Error::Client)?;
+    let source_config = match &config.source {
+        ImportSource::Registry(source) => source,
+        ImportSource::Kafka(topic) => return copy_topic(topic, config, out).await,
+    };
+    let source = ExternalRegistry::new(source_config, config.checker).map_err(Error::Client)?;
     source.capabilities().await.map_err(|error| Error::Unreachable {
-        url: config.source.display_url(),
+        url: source_config.display_url(),
         source: error,
     })?;
     // The whole source is read and checked before the target is opened.
@@ -80,7 +100,12 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
             Box::new(target)
         }
         None => {
-            Box::new(super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?)
+            let store = super::registry::ChosenStore {
+                database: &config.database,
+                postgres: config.postgres.as_ref(),
+                kafka: config.kafka.as_ref(),
+            };
+            Box::new(super::registry::open_registry_on(store, config.checker).await?)
         }
     };
     let mut progress = |done: usize, total: usize| {
@@ -105,6 +130,49 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
         } else {
             ""
         }
+    )
+    .map_err(Error::Write)?;
+    Ok(Verdict::Compatible)
+}
+
+/// Copies the state of the store topic `topic` into the embedded store,
+/// which must hold no schema and no subject.
+async fn copy_topic(topic: &KafkaOptions, config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, Error> {
+    let failed = |source| Error::Topic {
+        topic: topic.topic.clone(),
+        source,
+    };
+    let chosen = |kafka| super::registry::ChosenStore {
+        database: &config.database,
+        postgres: config.postgres.as_ref(),
+        kafka,
+    };
+    let source = super::registry::open_store(chosen(Some(topic)), config.checker).await?;
+    let snapshot = source.load().await.map_err(failed)?;
+    let target = super::registry::open_store(chosen(config.kafka.as_ref()), config.checker).await?;
+    let held = target.load().await.map_err(failed)?;
+    if !held.holds_nothing() {
+        eprintln!(
+            "schemaops import: the target store already holds {} schemas and {} subjects; \
+             --from-kafka copies into an empty store only; nothing was written",
+            held.schemas.len(),
+            held.subjects.len()
+        );
+        return Ok(Verdict::Failed);
+    }
+    let (schemas, subjects, versions, retired) = (
+        snapshot.schemas.len(),
+        snapshot.subjects.len(),
+        snapshot.versions.len(),
+        snapshot.retired.len(),
+    );
+    let soft_deleted = snapshot.versions.iter().filter(|row| row.deleted).count();
+    target.apply(snapshot.into_changes()).await.map_err(failed)?;
+    writeln!(
+        out,
+        "{schemas} schemas, {subjects} subjects and {versions} versions ({soft_deleted} soft-deleted) copied \
+         from topic {}; {retired} hard-deleted version numbers kept retired",
+        topic.topic
     )
     .map_err(Error::Write)?;
     Ok(Verdict::Compatible)

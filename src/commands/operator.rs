@@ -78,9 +78,17 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
             tracing::info!(url = %external.display_url(), "Managing an external registry");
             Arc::new(ExternalRegistry::new(external, config.checker).map_err(Error::ExternalRegistry)?)
         }
-        None => {
-            Arc::new(super::registry::open_registry(&config.database, config.postgres.as_ref(), config.checker).await?)
-        }
+        None => Arc::new(
+            super::registry::open_registry_on(
+                super::registry::ChosenStore {
+                    database: &config.database,
+                    postgres: config.postgres.as_ref(),
+                    kafka: config.kafka.as_ref(),
+                },
+                config.checker,
+            )
+            .await?,
+        ),
     };
     let ready = Arc::new(AtomicBool::new(false));
     let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
@@ -96,9 +104,10 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     match (&registry_listener, &config.external_registry) {
         (Some(listener), _) => {
             let registry_address = listener.local_addr().map_err(serve_error("registry"))?;
-            let store = match config.postgres {
-                Some(_) => "postgres".to_owned(),
-                None => config.database.display().to_string(),
+            let store = match (&config.postgres, &config.kafka) {
+                (Some(_), _) => "postgres".to_owned(),
+                (None, Some(kafka)) => format!("kafka topic {}", kafka.topic),
+                (None, None) => config.database.display().to_string(),
             };
             tracing::info!(%registry_address, %health_address, %store, "Starting the operator");
             tracing::info!(pages = %crate::ui::pages_url(registry_address), "Web pages for browsing the registry");

@@ -12,9 +12,11 @@ use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::policy::{PolicySet, SharedPolicies};
 use crate::registry::api::{Admission, ApiState, Auth, router};
-use crate::registry::embedded::EmbeddedRegistry;
+use crate::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaStore};
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
+use crate::registry::embedded::store::Store;
+use crate::registry::embedded::{EmbeddedRegistry, stored_fingerprint};
 
 /// Why the registry could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +43,15 @@ pub enum Error {
     /// shown: it may hold a password).
     #[error("failed to open the PostgreSQL registry store")]
     ConnectStore {
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The Kafka store's topic could not be reached, created or verified.
+    #[error("failed to open the Kafka registry store on topic {topic}")]
+    OpenKafkaStore {
+        /// The topic.
+        topic: String,
         /// Why.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
@@ -102,8 +113,17 @@ fn read_policies(paths: &[std::path::PathBuf]) -> Result<Option<SharedPolicies>,
 pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     let policies = read_policies(&config.policies)?;
     let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
-    let registry: Arc<dyn crate::registry::Registry> =
-        Arc::new(open_registry(&config.database, config.postgres.as_ref(), checker).await?);
+    let registry: Arc<dyn crate::registry::Registry> = Arc::new(
+        open_registry_on(
+            ChosenStore {
+                database: &config.database,
+                postgres: config.postgres.as_ref(),
+                kafka: config.kafka.as_ref(),
+            },
+            checker,
+        )
+        .await?,
+    );
     // `/metrics` on the API's own port: one port to expose and scrape; it is
     // outside `--readers`/`--writers` (it shows counts, never subjects).
     let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
@@ -123,10 +143,11 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
             source,
         })?;
     let address = listener.local_addr().map_err(Error::Serve)?;
-    let store = if config.postgres.is_some() {
-        "postgres".to_owned()
-    } else {
-        config.database.display().to_string()
+    let store = match (&config.postgres, &config.kafka) {
+        (Some(_), _) => "postgres".to_owned(),
+        (None, Some(kafka)) if kafka.read_only => format!("kafka topic {} (read-only)", kafka.topic),
+        (None, Some(kafka)) => format!("kafka topic {}", kafka.topic),
+        (None, None) => config.database.display().to_string(),
     };
     tracing::info!(%address, %store, "Serving the schema registry");
     tracing::info!("{}", Auth::describe(state_auth.as_deref()));
@@ -159,9 +180,20 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     Ok(Verdict::Compatible)
 }
 
+/// Where the embedded registry keeps its data: PostgreSQL when given, else
+/// a Kafka topic when given, else the SQLite file `database`.
+#[derive(Debug, Clone, Copy)]
+pub struct ChosenStore<'a> {
+    /// The SQLite file.
+    pub database: &'a std::path::Path,
+    /// The PostgreSQL database.
+    pub postgres: Option<&'a PostgresOptions>,
+    /// The Kafka topic.
+    pub kafka: Option<&'a KafkaOptions>,
+}
+
 /// Opens (creating when missing) the embedded registry on the PostgreSQL
-/// database `postgres` names (over TLS when its DSN says `sslmode=require`),
-/// or else on a SQLite file.
+/// database `postgres` names, or else on a SQLite file (see [`open_registry_on`]).
 ///
 /// # Errors
 /// [`Error`] when the folder cannot be created or the store opened or loaded.
@@ -170,13 +202,52 @@ pub async fn open_registry(
     postgres: Option<&PostgresOptions>,
     checker: Checker,
 ) -> Result<EmbeddedRegistry, Error> {
-    if let Some(options) = postgres {
+    open_registry_on(
+        ChosenStore {
+            database,
+            postgres,
+            kafka: None,
+        },
+        checker,
+    )
+    .await
+}
+
+/// Opens (creating when missing) the embedded registry on the chosen
+/// store: PostgreSQL (over TLS when its DSN says `sslmode=require`), a
+/// Kafka topic (read to its end before this returns, so the registry
+/// answers only once it holds everything written before it started), or
+/// a SQLite file.
+///
+/// # Errors
+/// [`Error`] when the folder cannot be created or the store opened or loaded.
+pub async fn open_registry_on(store: ChosenStore<'_>, checker: Checker) -> Result<EmbeddedRegistry, Error> {
+    let store = open_store(store, checker).await?;
+    EmbeddedRegistry::open(store, checker).await.map_err(Error::Load)
+}
+
+/// Opens (creating when missing) the chosen store itself, without loading
+/// a registry from it; `checker` computes the identities of the schemas a
+/// Kafka topic holds.
+///
+/// # Errors
+/// [`Error`] when the folder cannot be created or the store opened.
+pub async fn open_store(store: ChosenStore<'_>, checker: Checker) -> Result<Arc<dyn Store>, Error> {
+    let database = store.database;
+    if let Some(options) = store.postgres {
         let store = PostgresStore::open(options)
             .await
             .map_err(|source| Error::ConnectStore { source })?;
-        return EmbeddedRegistry::open(Arc::new(store), checker)
+        return Ok(Arc::new(store));
+    }
+    if let Some(options) = store.kafka {
+        let store = KafkaStore::open(options.clone(), stored_fingerprint(checker))
             .await
-            .map_err(Error::Load);
+            .map_err(|source| Error::OpenKafkaStore {
+                topic: options.topic.clone(),
+                source,
+            })?;
+        return Ok(Arc::new(store));
     }
     if let Some(folder) = database.parent().filter(|folder| !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|source| Error::CreateDataDir {
@@ -188,9 +259,7 @@ pub async fn open_registry(
         path: database.to_owned(),
         source,
     })?;
-    EmbeddedRegistry::open(Arc::new(store), checker)
-        .await
-        .map_err(Error::Load)
+    Ok(Arc::new(store))
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

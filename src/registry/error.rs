@@ -270,6 +270,7 @@ pub enum Error {
         feature: &'static str,
     },
     /// 50001: the store failed; details are logged, not shown to clients.
+    /// 50004 when the store is one this process only reads ([`ReadOnlyStore`](crate::registry::embedded::store::ReadOnlyStore)).
     #[error("failed to {action}")]
     Store {
         /// What the registry was doing.
@@ -349,6 +350,7 @@ impl Error {
             Error::SchemaTooLarge { .. } => 42209,
             Error::InvalidRuleSet { .. } => 42210,
             Error::ContextNotEmpty { .. } => 42211,
+            Error::Store { source, .. } if source.is::<crate::registry::embedded::store::ReadOnlyStore>() => 50004,
             Error::Store { .. } => 50001,
             Error::Unsupported { .. } => 405,
         }

@@ -129,6 +129,14 @@ impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
         let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let wording = match &error {
+            Error::Store { source, .. } if source.is::<crate::registry::embedded::store::ReadOnlyStore>() => {
+                super::wording::Wording {
+                    message: "this registry instance is a read-only follower and cannot forward the write; \
+                              send it to the instance that writes the store"
+                        .to_owned(),
+                    detail: None,
+                }
+            }
             // Never show internals: the chain goes to the log.
             Error::Store { .. } => {
                 tracing::error!(error = &error as &dyn std::error::Error, "Registry store failed");

@@ -19,6 +19,7 @@ pub mod kafka;
 pub mod postgres;
 mod registration;
 mod schemas;
+pub use schemas::stored_fingerprint;
 mod settings;
 pub mod sqlite;
 mod state;

@@ -10,7 +10,7 @@ use crate::compat::{Mode, ParsedSchema, Reference, Report, SchemaRole, SchemaTex
 use crate::registry::{Error, NewSchema, SchemaId, SubjectName, Version, VersionSelector};
 
 /// How deep references may nest (a reference to a schema with references…).
-const MAX_REFERENCE_DEPTH: usize = 32;
+pub(crate) const MAX_REFERENCE_DEPTH: usize = 32;
 
 /// What [`EmbeddedRegistry::reference_texts`] has gathered so far.
 #[derive(Default)]
@@ -190,4 +190,48 @@ pub(super) fn candidate<'a>(schema: &'a NewSchema, canonical: &'a str) -> state:
         references: &schema.references,
         contract: &schema.contract,
     }
+}
+
+/// The identity the registry gives a stored schema (as a registration
+/// computes it), for a store that rebuilds its rows from schema texts: the
+/// Kafka store, whose records carry no fingerprint. It is given the texts
+/// of the schemas the references name, or `None` when one is missing.
+///
+/// # Caveats
+/// A schema whose references cannot all be found (a hard-deleted version),
+/// or one this build cannot parse, gets an identity of its exact text
+/// instead (prefixed `text:`, never equal to a parsed identity): its ID
+/// and versions are served as stored, but a lookup or registration of the
+/// same schema in another text form does not find it.
+pub fn stored_fingerprint(
+    checker: crate::compat::Checker,
+) -> Arc<crate::registry::embedded::kafka::replay::Fingerprint<'static>> {
+    use sha2::{Digest, Sha256};
+    Arc::new(move |format, text, references, referenced, contract| {
+        let parsed = referenced.and_then(|referenced| {
+            let schema = SchemaText {
+                text: text.to_owned(),
+                references: referenced.to_vec(),
+            };
+            checker.parse(format, SchemaRole::Candidate, &schema).ok()
+        });
+        if let Some(parsed) = parsed {
+            let canonical = parsed.canonical();
+            let candidate = state::Candidate {
+                format,
+                canonical: &canonical,
+                references,
+                contract,
+            };
+            return Ok(candidate.identity(contract));
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(format.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update(serde_json::to_vec(references).unwrap_or_default());
+        hasher.update(serde_json::to_vec(contract).unwrap_or_default());
+        let digest: String = hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect();
+        Ok(format!("text:{digest}"))
+    })
 }

@@ -118,6 +118,32 @@ pub enum Change {
     SetGlobalConfig(ContractConfig),
 }
 
+impl Snapshot {
+    /// Whether it holds no schema and no subject (settings aside).
+    pub fn holds_nothing(&self) -> bool {
+        self.schemas.is_empty() && self.subjects.is_empty()
+    }
+
+    /// The one batch that rebuilds this snapshot in a store that holds
+    /// nothing: schemas, subjects, versions (soft-deleted ones marked), the
+    /// hard-deleted version numbers kept retired, then the global settings.
+    pub fn into_changes(self) -> Vec<Change> {
+        let mut changes = Vec::with_capacity(self.schemas.len() + self.subjects.len() + self.versions.len() + 3);
+        changes.extend(self.schemas.into_iter().map(Change::PutSchema));
+        changes.extend(self.subjects.into_iter().map(Change::PutSubject));
+        changes.extend(self.versions.into_iter().map(Change::PutVersion));
+        changes.extend(
+            self.retired
+                .into_iter()
+                .map(|(subject, version)| Change::RemoveVersion { subject, version }),
+        );
+        changes.push(Change::SetGlobalCompatibility(self.compatibility));
+        changes.push(Change::SetGlobalMode(self.mode));
+        changes.push(Change::SetGlobalConfig(self.config));
+        changes
+    }
+}
+
 /// Why the store failed.
 pub type StoreError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -158,6 +184,14 @@ pub enum Applied {
 #[derive(Debug, Clone, Copy, thiserror::Error)]
 #[error("another process wrote to the store first")]
 pub struct StaleRevision;
+
+/// The error a write gets from a store this process only reads (a follower
+/// that cannot forward the write): answered 500 with code 50004, as
+/// Confluent's followers answer when they know no leader to forward to
+/// (`RestUnknownLeaderException`, `Errors.UNKNOWN_LEADER_ERROR_CODE`).
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("this process only reads the store; send writes to the instance that writes it")]
+pub struct ReadOnlyStore;
 
 /// The error a write gets when the ID it gives a schema already holds
 /// another one; nothing of the batch is written.

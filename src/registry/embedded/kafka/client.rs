@@ -9,14 +9,16 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::api_versions_request::ApiVersionsRequest;
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ApiVersionsResponse, CreateTopicsRequest,
-    CreateTopicsResponse, EndTxnRequest, EndTxnResponse, FetchRequest, FetchResponse, FindCoordinatorRequest,
-    FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse, ListOffsetsRequest, ListOffsetsResponse,
-    MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader, ResponseHeader, TopicName,
+    CreateTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse, EndTxnRequest, EndTxnResponse, FetchRequest,
+    FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse,
+    ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse,
+    RequestHeader, ResponseHeader, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use kafka_protocol::records::{Record as BatchRecord, RecordBatchDecoder};
@@ -162,6 +164,13 @@ impl Versioned for CreateTopicsRequest {
     type Response = CreateTopicsResponse;
 }
 
+impl Versioned for DescribeConfigsRequest {
+    const KEY: ApiKey = ApiKey::DescribeConfigs;
+    const NAME: &'static str = "DescribeConfigs";
+    const OURS: (i16, i16) = (1, 4);
+    type Response = DescribeConfigsResponse;
+}
+
 impl Versioned for FindCoordinatorRequest {
     const KEY: ApiKey = ApiKey::FindCoordinator;
     const NAME: &'static str = "FindCoordinator";
@@ -254,6 +263,36 @@ impl Connection {
             .map(|api| (api.api_key, api.min_version, api.max_version))
             .collect();
         Ok(connection)
+    }
+
+    /// Connects to the first broker of `bootstrap` (`host:port`, or several
+    /// separated by commas) that answers.
+    ///
+    /// # Errors
+    /// The last broker's [`ClientError`] when none answers.
+    pub async fn connect_any(bootstrap: &str, timeout: Duration) -> Result<Self, ClientError> {
+        let mut last_error = None;
+        for address in bootstrap
+            .split(',')
+            .map(str::trim)
+            .filter(|address| !address.is_empty())
+        {
+            match Self::connect(address, timeout).await {
+                Ok(connection) => return Ok(connection),
+                Err(error) => {
+                    tracing::debug!(
+                        address,
+                        error = &error as &dyn std::error::Error,
+                        "A bootstrap broker did not answer"
+                    );
+                    last_error = Some(error);
+                }
+            }
+        }
+        Err(last_error.unwrap_or_else(|| ClientError::Connect {
+            address: bootstrap.to_owned(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no broker address given"),
+        }))
     }
 
     /// The broker's `host:port`.
@@ -362,6 +401,17 @@ impl Connection {
     /// # Errors
     /// [`ClientError`] when the request fails.
     pub async fn partition_leader(&mut self, topic: &str) -> Result<Option<(String, usize)>, ClientError> {
+        Ok(self
+            .topic_layout(topic)
+            .await?
+            .map(|layout| (layout.leader, layout.partitions)))
+    }
+
+    /// How `topic` is laid out over the brokers; `None` when it does not exist.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails or partition 0 has no leader.
+    pub async fn topic_layout(&mut self, topic: &str) -> Result<Option<TopicLayout>, ClientError> {
         let request = MetadataRequest::default()
             .with_topics(Some(vec![
                 MetadataRequestTopic::default().with_name(Some(topic_name(topic))),
@@ -380,11 +430,10 @@ impl Connection {
             return Ok(None);
         }
         self.check(MetadataRequest::NAME, found.error_code)?;
-        let leader = found
+        let first = found
             .partitions
             .iter()
             .find(|partition| partition.partition_index == 0)
-            .map(|partition| partition.leader_id)
             .ok_or_else(|| ClientError::Topic {
                 topic: topic.to_owned(),
                 problem: "has no partition 0".to_owned(),
@@ -392,15 +441,62 @@ impl Connection {
         let broker = response
             .brokers
             .iter()
-            .find(|broker| broker.node_id == leader)
+            .find(|broker| broker.node_id == first.leader_id)
             .ok_or_else(|| ClientError::Topic {
                 topic: topic.to_owned(),
-                problem: format!("partition 0 has no live leader (broker {})", leader.0),
+                problem: format!("partition 0 has no live leader (broker {})", first.leader_id.0),
             })?;
-        Ok(Some((
-            format!("{}:{}", broker.host.as_str(), broker.port),
-            found.partitions.len(),
-        )))
+        Ok(Some(TopicLayout {
+            leader: format!("{}:{}", broker.host.as_str(), broker.port),
+            partitions: found.partitions.len(),
+            replicas: first.replica_nodes.len(),
+            live_brokers: response.brokers.len(),
+        }))
+    }
+
+    /// How many brokers the cluster has alive.
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails.
+    pub async fn live_brokers(&mut self) -> Result<usize, ClientError> {
+        let request = MetadataRequest::default()
+            .with_topics(Some(Vec::new()))
+            .with_allow_auto_topic_creation(false);
+        Ok(self.call(&request).await?.brokers.len())
+    }
+
+    /// The values of the topic configs `names` of `topic` (`None` for a
+    /// config the broker does not report or has no value for).
+    ///
+    /// # Errors
+    /// [`ClientError`] when the request fails or the broker refuses.
+    pub async fn topic_configs(&mut self, topic: &str, names: &[&str]) -> Result<Vec<Option<String>>, ClientError> {
+        const TOPIC_RESOURCE: i8 = 2;
+        let request = DescribeConfigsRequest::default().with_resources(vec![
+            DescribeConfigsResource::default()
+                .with_resource_type(TOPIC_RESOURCE)
+                .with_resource_name(StrBytes::from_string(topic.to_owned()))
+                // Every config, filtered below: Tansu 0.6.0 cannot decode a
+                // list of names and drops the connection.
+                .with_configuration_keys(None),
+        ]);
+        let response = self.call(&request).await?;
+        let result = response
+            .results
+            .iter()
+            .find(|result| result.resource_name.as_str() == topic)
+            .ok_or_else(|| self.protocol(DescribeConfigsRequest::NAME, format!("no answer for topic {topic}")))?;
+        self.check(DescribeConfigsRequest::NAME, result.error_code)?;
+        Ok(names
+            .iter()
+            .map(|name| {
+                result
+                    .configs
+                    .iter()
+                    .find(|config| config.name.as_str() == *name)
+                    .and_then(|config| config.value.as_ref().map(|value| value.as_str().to_owned()))
+            })
+            .collect())
     }
 
     /// Creates `topic` with one partition, `replication_factor` replicas
@@ -414,13 +510,29 @@ impl Connection {
         replication_factor: i16,
         configs: &[(&str, &str)],
     ) -> Result<bool, ClientError> {
+        self.create_topic_with_partitions(topic, 1, replication_factor, configs)
+            .await
+    }
+
+    /// As [`Self::create_topic`] with `partitions` partitions (for tests of
+    /// topics the store refuses).
+    ///
+    /// # Errors
+    /// As [`Self::create_topic`].
+    pub async fn create_topic_with_partitions(
+        &mut self,
+        topic: &str,
+        partitions: i32,
+        replication_factor: i16,
+        configs: &[(&str, &str)],
+    ) -> Result<bool, ClientError> {
         const TOPIC_ALREADY_EXISTS: i16 = 36;
         let request = CreateTopicsRequest::default()
             .with_timeout_ms(i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX))
             .with_topics(vec![
                 CreatableTopic::default()
                     .with_name(topic_name(topic))
-                    .with_num_partitions(1)
+                    .with_num_partitions(partitions)
                     .with_replication_factor(replication_factor)
                     .with_configs(
                         configs
@@ -518,6 +630,19 @@ impl Connection {
         }
         Ok(records)
     }
+}
+
+/// Where a topic lives: what [`Connection::topic_layout`] finds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicLayout {
+    /// `host:port` of the leader of partition 0.
+    pub leader: String,
+    /// How many partitions the topic has.
+    pub partitions: usize,
+    /// How many replicas partition 0 has.
+    pub replicas: usize,
+    /// How many brokers the cluster has alive.
+    pub live_brokers: usize,
 }
 
 /// Splits the next whole record batch off a fetch response; a broker may

@@ -8,15 +8,15 @@
 //! * [`reader`]: committed records of the topic, in offset order.
 //! * [`replay`]: records to the store's changes and snapshot, and back.
 //! * [`producer`]: the one transactional writer, fenced at the broker.
+//! * [`topic_check`]: the topic created or verified at start.
 //! * [`topic_store`]: [`topic_store::KafkaStore`], the `Store` on a topic.
 //!
 //! It knows nothing of the registry's in-memory state or of HTTP.
 //!
 //! # Not yet (issue 43)
-//! `--store kafka://…` and its TLS and SASL options, topic checks at start
-//! (`cleanup.policy`, replication), the schema fingerprint from the
-//! registry's parser, subjects outside the default context, leader election
-//! and forwarding, compressed record batches.
+//! TLS and SASL for `--store kafka://…`, subjects outside the default
+//! context, leader election and forwarding (a `--store-read-only` instance
+//! answers writes 50004), reconnects, compressed record batches.
 //!
 //! # The client (decided in issue 43, first session)
 //!
@@ -45,4 +45,5 @@ pub mod format;
 pub mod producer;
 pub mod reader;
 pub mod replay;
+pub mod topic_check;
 pub mod topic_store;

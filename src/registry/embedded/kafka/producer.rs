@@ -90,7 +90,7 @@ impl TransactionalProducer {
         transactional_id: &str,
         timeout: Duration,
     ) -> Result<Self, ProducerError> {
-        let mut bootstrap_connection = Connection::connect(bootstrap, timeout).await?;
+        let mut bootstrap_connection = Connection::connect_any(bootstrap, timeout).await?;
         let (leader_address, _) =
             bootstrap_connection
                 .partition_leader(topic)

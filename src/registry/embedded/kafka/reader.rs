@@ -50,7 +50,7 @@ impl TopicReader {
     /// [`ClientError`] when the brokers cannot be reached, or the topic is
     /// missing or has more than one partition.
     pub async fn open(bootstrap: &str, topic: &str, offset: i64, timeout: Duration) -> Result<Self, ClientError> {
-        let mut connection = Connection::connect(bootstrap, timeout).await?;
+        let mut connection = Connection::connect_any(bootstrap, timeout).await?;
         let (leader, partitions) = connection
             .partition_leader(topic)
             .await?

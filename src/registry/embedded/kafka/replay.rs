@@ -20,9 +20,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::compat::{Format, Mode};
+use crate::compat::{Format, Mode, Reference};
 use crate::registry::context::{DEFAULT_CONTEXT, context_of};
-use crate::registry::contract::{Contract, ContractConfig};
+use crate::registry::contract::{CompatibilityPolicy, Contract, ContractConfig};
 use crate::registry::embedded::store::{Change, SchemaRow, Snapshot, StoreError, SubjectRow, VersionRow};
 use crate::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 
@@ -31,10 +31,14 @@ use serde_json::value::RawValue;
 use super::format::{ConfigValue, Decoded, Encoded, Record, ReferenceValue, SchemaValue, encode};
 use super::reader::Entry;
 
-/// Computes a schema's identity from its format, text, references and
-/// contract (the registry's fingerprint).
-pub type Fingerprint<'a> =
-    dyn Fn(Format, &str, &[SchemaReference], &Contract) -> Result<String, StoreError> + Send + Sync + 'a;
+/// Computes a schema's identity from its format, text, references, the
+/// texts of the schemas they name (each after those it refers to, as the
+/// registry reads them; `None` when one is not in the topic) and contract
+/// (the registry's fingerprint).
+pub type Fingerprint<'a> = dyn Fn(Format, &str, &[SchemaReference], Option<&[Reference]>, &Contract) -> Result<String, StoreError>
+    + Send
+    + Sync
+    + 'a;
 
 /// Why a record cannot be taken into the model.
 #[derive(Debug, thiserror::Error)]
@@ -198,6 +202,42 @@ impl Replay {
             .map(|(_, row)| row)
     }
 
+    /// The texts of the schemas `references` name, each after those it
+    /// refers to, deduplicated by name (as the registry reads them before
+    /// parsing); `None` when one is not held (a hard-deleted version).
+    fn reference_texts(&self, references: &[SchemaReference]) -> Option<Vec<Reference>> {
+        let mut walk = ReferenceWalk::default();
+        self.walk_references(references, 0, &mut walk).then_some(walk.texts)
+    }
+
+    fn walk_references(&self, references: &[SchemaReference], depth: usize, walk: &mut ReferenceWalk) -> bool {
+        if depth > crate::registry::embedded::schemas::MAX_REFERENCE_DEPTH {
+            return false;
+        }
+        for reference in references {
+            if !walk.visited.insert((reference.subject.clone(), reference.version)) {
+                continue;
+            }
+            let Some(schema) = self
+                .versions
+                .get(&(reference.subject.clone(), reference.version))
+                .and_then(|row| self.schemas.get(&row.id))
+            else {
+                return false;
+            };
+            if !self.walk_references(&schema.references, depth + 1, walk) {
+                return false;
+            }
+            if walk.names.insert(reference.name.clone()) {
+                walk.texts.push(Reference {
+                    name: reference.name.clone(),
+                    text: schema.text.clone(),
+                });
+            }
+        }
+        true
+    }
+
     fn put_version(
         &mut self,
         offset: i64,
@@ -207,7 +247,9 @@ impl Replay {
         fingerprint: &Fingerprint<'_>,
     ) -> Result<Vec<Change>, ReplayError> {
         let id = SchemaId::new(i64::from(value.id)).ok_or_else(|| invalid(offset, "id", value.id.to_string()))?;
-        let schema = schema_row(offset, id, value, fingerprint)?;
+        let references = schema_references(offset, value)?;
+        let referenced = self.reference_texts(&references);
+        let schema = schema_row(offset, id, value, references, referenced.as_deref(), fingerprint)?;
         if let Some(md5) = &value.md5 {
             self.digests.entry(id).or_insert_with(|| md5.clone());
         }
@@ -336,17 +378,9 @@ fn version_number(offset: i64, version: i64) -> Result<Version, ReplayError> {
     Version::new(version).map_err(|error| invalid(offset, "version", error.to_string()))
 }
 
-fn schema_row(
-    offset: i64,
-    id: SchemaId,
-    value: &SchemaValue,
-    fingerprint: &Fingerprint<'_>,
-) -> Result<SchemaRow, ReplayError> {
-    let format: Format = value
-        .schema_type
-        .parse()
-        .map_err(|error: crate::compat::UnknownName| invalid(offset, "schemaType", error.to_string()))?;
-    let references = value
+/// The references of a `SCHEMA` value, in the registry's types.
+fn schema_references(offset: i64, value: &SchemaValue) -> Result<Vec<SchemaReference>, ReplayError> {
+    value
         .references
         .iter()
         .map(|reference| {
@@ -356,12 +390,26 @@ fn schema_row(
                 version: version_number(offset, i64::from(reference.version))?,
             })
         })
-        .collect::<Result<Vec<_>, ReplayError>>()?;
+        .collect()
+}
+
+fn schema_row(
+    offset: i64,
+    id: SchemaId,
+    value: &SchemaValue,
+    references: Vec<SchemaReference>,
+    referenced: Option<&[Reference]>,
+    fingerprint: &Fingerprint<'_>,
+) -> Result<SchemaRow, ReplayError> {
+    let format: Format = value
+        .schema_type
+        .parse()
+        .map_err(|error: crate::compat::UnknownName| invalid(offset, "schemaType", error.to_string()))?;
     let contract = Contract {
         metadata: raw_json(offset, "metadata", value.metadata.as_deref())?.map(Box::new),
         rule_set: raw_json(offset, "ruleSet", value.rule_set.as_deref())?.map(Box::new),
     };
-    let fingerprint = fingerprint(format, &value.schema, &references, &contract)
+    let fingerprint = fingerprint(format, &value.schema, &references, referenced, &contract)
         .map_err(|source| ReplayError::Fingerprint { offset, source })?;
     Ok(SchemaRow {
         id,
@@ -371,6 +419,14 @@ fn schema_row(
         references,
         contract,
     })
+}
+
+/// Where a reference walk has been, and what it found.
+#[derive(Default)]
+struct ReferenceWalk {
+    visited: BTreeSet<(SubjectName, Version)>,
+    names: BTreeSet<String>,
+    texts: Vec<Reference>,
 }
 
 fn raw_json<T: serde::de::DeserializeOwned>(
@@ -405,9 +461,15 @@ fn config_settings(offset: i64, value: Option<&ConfigValue>) -> Result<(Option<M
         override_rule_set: raw_json(offset, "overrideRuleSet", value.override_rule_set.as_deref())?,
         normalize: value.normalize,
         alias: value.alias.clone(),
-        // The settings issue 39 added (validateFields, validateRules, …) are not in the record
-        // format yet: see the Kafka store's open items in issue 43.
-        ..ContractConfig::default()
+        alias_for_deks: value.alias_for_deks.clone(),
+        validate_fields: value.validate_fields,
+        validate_new_schemas: value.validate_new_schemas,
+        validate_rules: value.validate_rules,
+        // A name outside Confluent's three reads as none, as its `forName` does.
+        compatibility_policy: value
+            .compatibility_policy
+            .as_deref()
+            .and_then(CompatibilityPolicy::by_name),
     };
     Ok((compatibility, config))
 }
@@ -567,17 +629,31 @@ fn config_record(
         Some(Box::new(ConfigValue {
             subject: subject.clone(),
             alias: config.alias.clone(),
+            alias_for_deks: config.alias_for_deks.clone(),
             normalize: config.normalize,
+            validate_fields: config.validate_fields,
+            validate_new_schemas: config.validate_new_schemas,
+            validate_rules: config.validate_rules,
             compatibility_level: compatibility.map(|level| level.as_str().to_owned()),
+            compatibility_policy: config.compatibility_policy.map(policy_name),
             compatibility_group: config.compatibility_group.clone(),
             default_metadata: raw(config.default_metadata.as_ref())?,
             override_metadata: raw(config.override_metadata.as_ref())?,
             default_rule_set: raw_json_of(config.default_rule_set.as_ref()).map_err(EncodeError::Contract)?,
             override_rule_set: raw_json_of(config.override_rule_set.as_ref()).map_err(EncodeError::Contract)?,
-            ..ConfigValue::default()
         }))
     };
     Ok(encode(&Record::Config { subject, value }))
+}
+
+/// A compatibility policy as Confluent's `CompatibilityPolicy` names it.
+fn policy_name(policy: CompatibilityPolicy) -> String {
+    match policy {
+        CompatibilityPolicy::Logical => "LOGICAL",
+        CompatibilityPolicy::Strict => "STRICT",
+        CompatibilityPolicy::Lenient => "LENIENT",
+    }
+    .to_owned()
 }
 
 /// A value as raw JSON.

@@ -12,8 +12,10 @@
 //!
 //! # Caveats
 //! Which instance writes is not elected yet: the instance that wrote last
-//! holds the transactional ID. Leader election and forwarding come later
-//! (issue 43).
+//! holds the transactional ID. An instance opened
+//! [`read_only`](KafkaOptions::read_only) never starts a producer and
+//! refuses writes with [`ReadOnlyStore`]. Leader election and forwarding
+//! come later (issue 43).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -25,7 +27,8 @@ use tokio::sync::Mutex;
 use super::producer::{ProducerError, TransactionalProducer};
 use super::reader::TopicReader;
 use super::replay::{Fingerprint, Replay};
-use crate::registry::embedded::store::{Applied, Batch, CatchUp, Change, Snapshot, Store, StoreError};
+use super::topic_check::{self, TopicPolicy};
+use crate::registry::embedded::store::{Applied, Batch, CatchUp, Change, ReadOnlyStore, Snapshot, Store, StoreError};
 
 /// How many caught-up batches an instance keeps for [`Store::changes_since`]
 /// callers that are behind; older revisions get [`CatchUp::Reload`].
@@ -34,7 +37,7 @@ const KEPT_BATCHES: usize = 1024;
 /// Where the store lives and who writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KafkaOptions {
-    /// `host:port` of a broker.
+    /// `host:port` of a broker, or several separated by commas.
     pub bootstrap: String,
     /// The topic (`_schemas` for Confluent's default).
     pub topic: String,
@@ -43,6 +46,32 @@ pub struct KafkaOptions {
     pub transactional_id: String,
     /// How long a request may take.
     pub timeout: Duration,
+    /// Never write: refuse every write with [`ReadOnlyStore`].
+    pub read_only: bool,
+    /// What to check, or create, about the topic at start.
+    pub topic_policy: TopicPolicy,
+}
+
+impl KafkaOptions {
+    /// The defaults for `topic` on `bootstrap`: the transactional ID
+    /// `schemaops-<topic>`, 30-second requests, writing, and the topic
+    /// created or verified as Confluent does.
+    pub fn new(bootstrap: impl Into<String>, topic: impl Into<String>) -> Self {
+        let topic = topic.into();
+        Self {
+            bootstrap: bootstrap.into(),
+            transactional_id: Self::default_transactional_id(&topic),
+            topic,
+            timeout: Duration::from_secs(30),
+            read_only: false,
+            topic_policy: TopicPolicy::default(),
+        }
+    }
+
+    /// The transactional ID every instance on `topic` shares by default.
+    pub fn default_transactional_id(topic: &str) -> String {
+        format!("schemaops-{topic}")
+    }
 }
 
 /// The store on a Kafka topic.
@@ -64,11 +93,23 @@ struct State {
 }
 
 impl KafkaStore {
-    /// Connects to the topic, which must exist with one partition.
+    /// Creates or verifies the topic (see [`topic_check`]; a read-only
+    /// instance creates nothing), then connects to it.
     ///
     /// # Errors
-    /// When the brokers cannot be reached or the topic is missing.
+    /// When the brokers cannot be reached, or the topic is missing or refused.
     pub async fn open(options: KafkaOptions, fingerprint: Arc<Fingerprint<'static>>) -> Result<Self, StoreError> {
+        let policy = TopicPolicy {
+            create: options.topic_policy.create && !options.read_only,
+            ..options.topic_policy
+        };
+        let report = topic_check::create_or_verify(&options.bootstrap, &options.topic, policy, options.timeout).await?;
+        if report.created {
+            tracing::info!(topic = %options.topic, "Created the store's topic");
+        }
+        for warning in &report.warnings {
+            tracing::warn!(topic = %options.topic, "{warning}");
+        }
         let reader = TopicReader::open(&options.bootstrap, &options.topic, 0, options.timeout).await?;
         Ok(Self {
             options,
@@ -112,6 +153,9 @@ impl KafkaStore {
         revision: Option<u64>,
         changes: &[Change],
     ) -> Result<Applied, StoreError> {
+        if self.options.read_only {
+            return Err(Box::new(ReadOnlyStore));
+        }
         if state.fenced {
             return Err(Box::new(ProducerError::Fenced {
                 transactional_id: self.options.transactional_id.clone(),
