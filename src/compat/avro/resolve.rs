@@ -155,6 +155,10 @@ impl Resolver<'_> {
 
     fn collect_here(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
+        if reader_schema.same_as(reader, writer_schema, writer) {
+            // A type reads itself without a finding; most of two versions is the same.
+            return;
+        }
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) if r == w || promotes(*w, *r) => {}
             (Type::Array(r), Type::Array(w)) => self.collect(*r, *w, &location.key("items")),
@@ -299,6 +303,9 @@ impl Resolver<'_> {
 
     fn probe_here(&mut self, reader: NodeId, writer: NodeId) -> bool {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
+        if reader_schema.same_as(reader, writer_schema, writer) {
+            return true;
+        }
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) => r == w || promotes(*w, *r),
             (Type::Array(r), Type::Array(w)) | (Type::Map(r), Type::Map(w)) => self.probe(*r, *w),
