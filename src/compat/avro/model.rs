@@ -351,7 +351,7 @@ pub(crate) struct Fixed {
 impl AvroSchema {
     /// A schema of the finished `types`, with their digests.
     pub(crate) fn new(types: Types, root: NodeId, first_own_node: NodeId, nesting: usize) -> Self {
-        let digests = super::digest::digests(&types);
+        let digests = super::digest::digests(&types, root);
         Self {
             types,
             root,
