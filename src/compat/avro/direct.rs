@@ -2,11 +2,13 @@
 //! model in one pass, with no JSON tree between them, field names borrowed
 //! from the text and no allocation per node beyond what the model keeps.
 //!
-//! It reads the schemas that are valid and written in the usual order (in a
-//! type object, `type` before `fields`, `items` or `values`, and `name` and
-//! `namespace` before `fields`), and gives up at anything else: a problem,
-//! a string with an escape it would have to judge, a key in an unusual
-//! place. The full parser (`parse.rs`) then reads the text again and names
+//! It reads the schemas that are valid, and gives up at anything else: a
+//! problem, a repeated key, a key in a place it does not expect. A type
+//! object's `fields`, `items` or `values` that come before the members they
+//! depend on (`type`, `name`; keys sorted alphabetically, as serde_json
+//! writes them, put `fields` first) are skipped and read when the object
+//! ends, within a budget of twice the text, so nesting cannot make it
+//! quadratic. The full parser (`parse.rs`) then reads the text again and names
 //! the problem and its position, so every message and location stays the
 //! full parser's. It must never accept a text the full parser rejects, and
 //! must build the same model from any text it accepts (a test compares the
@@ -48,6 +50,8 @@ struct Direct {
     defaults: Vec<(NodeId, usize)>,
     /// The deepest nesting of arrays and objects read so far.
     nesting: usize,
+    /// How many more bytes of the document may be skipped to be read later.
+    skip_budget: usize,
 }
 
 /// The text being read and the position in it.
@@ -67,11 +71,13 @@ impl Direct {
             names: rustc_hash::FxHashMap::default(),
             defaults: Vec::new(),
             nesting: 0,
+            skip_budget: 0,
         }
     }
 
     fn document(&mut self, text: &str) -> Step<NodeId> {
         let mut reader = Reader { text, at: 0 };
+        self.skip_budget = text.len().saturating_mul(2);
         let root = self.parse_type(&mut reader, "", 0)?;
         if reader.peek().is_some() {
             return Err(GiveUp);
@@ -175,7 +181,44 @@ impl Direct {
                 }
             }
         }
+        if let Some(deferred) = object.deferred.take() {
+            let mut later = Reader {
+                text: reader.text,
+                at: deferred.start,
+            };
+            match deferred.member {
+                Deferred::Fields if object.kind == Some(Kind::Record) => {
+                    let full = qualify(
+                        object.name.as_deref().ok_or(GiveUp)?,
+                        &object_namespace(&object, enclosing),
+                    );
+                    object.record = Some(self.parse_fields(&mut later, full, inner)?);
+                }
+                Deferred::Items if object.kind == Some(Kind::Array) => {
+                    object.child = Some(self.parse_type(&mut later, enclosing, inner)?);
+                }
+                Deferred::Values if object.kind == Some(Kind::Map) => {
+                    object.child = Some(self.parse_type(&mut later, enclosing, inner)?);
+                }
+                // What was skipped was not checked, so the full parser must judge it.
+                _ => return Err(GiveUp),
+            }
+            if later.at != deferred.end {
+                return Err(GiveUp);
+            }
+        }
         self.finish_object(object, enclosing)
+    }
+
+    /// Skips the value at the reader, to be read when its object ends.
+    fn defer(&mut self, reader: &mut Reader<'_>, object: &mut TypeObject<'_>, member: Deferred) -> Step<()> {
+        if object.deferred.is_some() {
+            return Err(GiveUp);
+        }
+        let (start, end) = reader.skip_structure()?;
+        self.skip_budget = self.skip_budget.checked_sub(end - start).ok_or(GiveUp)?;
+        object.deferred = Some(Deferral { member, start, end });
+        Ok(())
     }
 
     /// Reads the value of `key` in a type object.
@@ -250,7 +293,13 @@ impl Direct {
                 object.size = Some(reader.number()?);
             }
             "fields" => {
-                if object.kind != Some(Kind::Record) || object.record.is_some() {
+                if object.record.is_some() {
+                    return Err(GiveUp);
+                }
+                if object.kind.is_none() || object.name.is_none() {
+                    return self.defer(reader, object, Deferred::Fields);
+                }
+                if object.kind != Some(Kind::Record) {
                     return Err(GiveUp);
                 }
                 let full = qualify(
@@ -260,7 +309,14 @@ impl Direct {
                 object.record = Some(self.parse_fields(reader, full, depth)?);
             }
             "items" | "values" => {
-                let wanted = if key == "items" { Kind::Array } else { Kind::Map };
+                let (wanted, member) = if key == "items" {
+                    (Kind::Array, Deferred::Items)
+                } else {
+                    (Kind::Map, Deferred::Values)
+                };
+                if object.kind.is_none() {
+                    return self.defer(reader, object, member);
+                }
                 if object.kind != Some(wanted) || object.child.is_some() {
                     return Err(GiveUp);
                 }
@@ -524,6 +580,23 @@ struct TypeObject<'t> {
     child: Option<NodeId>,
     record: Option<ParsedRecord<'t>>,
     properties: BTreeMap<String, Value>,
+    /// A member skipped until the object ends.
+    deferred: Option<Deferral>,
+}
+
+/// Which member of a type object was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deferred {
+    Fields,
+    Items,
+    Values,
+}
+
+/// A skipped member and where its value lies in the text.
+struct Deferral {
+    member: Deferred,
+    start: usize,
+    end: usize,
 }
 
 /// A record's node (a placeholder until the object ends) and its fields.
@@ -625,6 +698,52 @@ impl<'t> Reader<'t> {
         } else {
             Ok(Cow::Borrowed(&self.text[start..at]))
         }
+    }
+
+    /// Skips a string, array or object without reading it (it is read
+    /// later) and returns where it starts and ends.
+    fn skip_structure(&mut self) -> Step<(usize, usize)> {
+        let start = match self.peek() {
+            Some(b'"') => {
+                let start = self.at;
+                self.string()?;
+                return Ok((start, self.at));
+            }
+            Some(b'[' | b'{') => self.at,
+            _ => return Err(GiveUp),
+        };
+        let bytes = self.bytes();
+        let mut depth = 0usize;
+        let mut at = start;
+        while let Some(&byte) = bytes.get(at) {
+            match byte {
+                b'"' => {
+                    at += 1;
+                    loop {
+                        let found = memchr::memchr2(b'"', b'\\', &bytes[at..]).ok_or(GiveUp)?;
+                        at += found;
+                        if bytes[at] == b'"' {
+                            break;
+                        }
+                        at += 2;
+                        if at >= bytes.len() {
+                            return Err(GiveUp);
+                        }
+                    }
+                }
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.at = at + 1;
+                        return Ok((start, self.at));
+                    }
+                }
+                _ => {}
+            }
+            at += 1;
+        }
+        Err(GiveUp)
     }
 
     /// An object key and its colon.
@@ -911,6 +1030,37 @@ mod tests {
             }],
         };
         assert!(agrees(&with_reference), "the fast path reads references");
+    }
+
+    #[test]
+    fn the_fast_path_reads_keys_in_alphabetical_order() {
+        // serde_json writes a `Value`'s keys sorted: `fields` and `items` before `type`.
+        let sorted = [
+            r#"{"fields":[{"name":"a","type":{"items":{"fields":[{"name":"x","type":"int"}],"name":"I","type":"record"},"type":"array"}},{"default":null,"name":"b","type":["null","I"]}],"name":"R","namespace":"n.s","type":"record"}"#,
+            r#"{"items":{"type":"map","values":"long"},"type":"array"}"#,
+            r#"{"symbols":["A"],"name":"E","type":"enum"}"#,
+        ];
+        for text in sorted {
+            assert!(agrees(&SchemaText::new(text)), "the fast path takes {text}");
+        }
+        for text in [
+            r#"{"items":"int","type":"map"}"#,
+            r#"{"fields":[}],"name":"R","type":"record"}"#,
+            r#"{"fields":[],"name":"R","type":"int"}"#,
+            r#"{"fields":[{"name":"a","type":"int"}],"type":"record"}"#,
+            r#"{"fields":[{"name":"a","type":"int"}] ,"name":"R","type":"record","fields":[]}"#,
+            r#"{"fields":"x","name":"R","type":"record"}"#,
+            r#"{"fields":["x\"],"name":"R","type":"record"}"#,
+        ] {
+            agrees(&SchemaText::new(text));
+        }
+        let bench_shape = serde_json::json!({"type": "record", "name": "B", "namespace": "n", "fields": [
+            {"name": "f", "type": {"type": "array", "items": {"type": "record", "name": "I", "fields": [
+                {"name": "sku", "type": "string"}]}}},
+            {"name": "g", "type": "string", "default": ""},
+        ]})
+        .to_string();
+        assert!(agrees(&SchemaText::new(bench_shape)));
     }
 
     #[test]
