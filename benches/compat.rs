@@ -34,7 +34,15 @@
 //! `--format NAME` runs only the format whose name contains NAME (`Avro`,
 //! `JSON`, `Protobuf`), and the peers only with Avro, to profile one alone.
 //!
-//! `cargo bench --bench compat [-- --dump DIR] [--format NAME]`
+//! With Avro, the instructions of the `schemaops compat` binary on the peers'
+//! cases of 200 and 2,000 fields are counted under callgrind beside those of
+//! a baseline binary (`--baseline PATH`, see `compat/instructions.rs`), with
+//! their ratio; skipped, with a line saying why, without valgrind or a baseline.
+//!
+//! `--only SECTION` runs one section: `timing` (the medians per format),
+//! `peers` (Avro beside the crate and Java) or `instructions`.
+//!
+//! `cargo bench --bench compat [-- --dump DIR] [--format NAME] [--only SECTION] [--baseline PATH]`
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -48,6 +56,8 @@ use serde_json::{Value, json};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+#[path = "compat/instructions.rs"]
+mod instructions;
 #[path = "compat/peers.rs"]
 mod peers;
 
@@ -399,15 +409,34 @@ fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
 }
 
+/// Whether the section `name` runs: every one without `--only`.
+fn section(name: &str) -> bool {
+    option("--only").is_none_or(|only| only == name)
+}
+
 fn main() {
     let dump_to = option("--dump").map(PathBuf::from);
     let budget = Duration::from_secs(2);
-    for bench in BENCHES.iter().filter(|bench| selected(bench)) {
-        report(bench, budget, dump_to.as_deref());
-        println!();
+    if section("timing") {
+        for bench in BENCHES.iter().filter(|bench| selected(bench)) {
+            report(bench, budget, dump_to.as_deref());
+            println!();
+        }
     }
     if selected(&BENCHES[0]) {
-        peers::report(Duration::from_secs(1));
+        let cases = peers::cases();
+        if section("peers") {
+            peers::report(&cases, Duration::from_secs(1));
+            println!();
+        }
+        if section("instructions") {
+            let counted: Vec<peers::Case> = cases.into_iter().filter(|case| case.fields >= 200).collect();
+            let work = tempfile::tempdir().expect("a temporary folder");
+            let folder = dump_to
+                .as_ref()
+                .map_or_else(|| work.path().to_owned(), |dir| dir.join("instructions"));
+            instructions::report(&counted, &folder);
+        }
     }
     if let Some(dir) = dump_to {
         println!("schemas written to {}", dir.display());

@@ -22,16 +22,16 @@ use super::{AvroShape, FIELD_COUNTS, HISTORY, avro_record, measure, millis};
 const TARGET_OF_JAVA: f64 = 0.2;
 
 /// One case of the comparison.
-struct Case {
+pub(crate) struct Case {
     shape: AvroShape,
-    fields: usize,
-    broken: bool,
+    pub(crate) fields: usize,
+    pub(crate) broken: bool,
     /// Versions 1 to 51; the last is the candidate.
-    texts: Vec<String>,
+    pub(crate) texts: Vec<String>,
 }
 
 impl Case {
-    fn new(shape: AvroShape, fields: usize, broken: bool) -> Self {
+    pub(crate) fn new(shape: AvroShape, fields: usize, broken: bool) -> Self {
         let texts = (0..=HISTORY)
             .map(|extra| avro_record(shape, fields, extra, broken && extra == HISTORY))
             .collect();
@@ -44,7 +44,7 @@ impl Case {
     }
 
     /// A folder-safe name, e.g. `rich-2000-break`.
-    fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         let shape = match self.shape {
             AvroShape::Flat => "flat",
             AvroShape::Rich => "rich",
@@ -173,18 +173,22 @@ fn have(program: &str) -> bool {
     Command::new(program).arg("-version").output().is_ok()
 }
 
-/// Prints the comparison; `budget` is spent per measurement.
-pub fn report(budget: Duration) {
-    let cases: Vec<Case> = [AvroShape::Flat, AvroShape::Rich]
+/// Every case: flat and rich, each field count, compatible and broken.
+pub(crate) fn cases() -> Vec<Case> {
+    [AvroShape::Flat, AvroShape::Rich]
         .into_iter()
         .flat_map(|shape| {
             FIELD_COUNTS
                 .into_iter()
                 .flat_map(move |fields| [false, true].map(|broken| Case::new(shape, fields, broken)))
         })
-        .collect();
+        .collect()
+}
+
+/// Prints the comparison; `budget` is spent per measurement.
+pub fn report(cases: &[Case], budget: Duration) {
     let work = tempfile::tempdir().expect("a temporary folder");
-    let java = java(&cases, budget, work.path());
+    let java = java(cases, budget, work.path());
     match &java {
         Ok((version, _)) => println!(
             "Avro cold parse + check (every text parsed) beside the apache-avro crate and Apache Avro {version} (Java), median ms; ours/peer in brackets; target ours/Java at most {TARGET_OF_JAVA:.2}"
@@ -198,7 +202,7 @@ pub fn report(budget: Duration) {
         "case", "(a) ours", "crate", "Java", "(b) ours", "crate", "Java"
     );
     let mut worst_of_java: f64 = 0.0;
-    for case in &cases {
+    for case in cases {
         let mut cells = Vec::new();
         for (column, mode) in [Mode::Backward, Mode::FullTransitive].into_iter().enumerate() {
             let verdict = ours(case, mode);

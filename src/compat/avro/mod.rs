@@ -33,6 +33,8 @@
 
 mod canonical;
 mod defaults;
+mod digest;
+mod direct;
 pub(crate) mod model;
 mod parse;
 mod resolve;

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use super::digest::Digest;
+
 /// Index of a node in [`Types`].
 pub(crate) type NodeId = usize;
 
@@ -20,6 +22,8 @@ pub struct AvroSchema {
     /// How deep the JSON of the schema and its references nests: about as
     /// deep as a walk over the types goes, unless named types lead further.
     pub(crate) nesting: usize,
+    /// Each node's digest, where it has one (see `digest.rs`).
+    digests: Vec<Option<Digest>>,
 }
 
 /// The arena of type nodes, and the attributes Avro does not interpret
@@ -345,6 +349,24 @@ pub(crate) struct Fixed {
 }
 
 impl AvroSchema {
+    /// A schema of the finished `types`, with their digests.
+    pub(crate) fn new(types: Types, root: NodeId, first_own_node: NodeId, nesting: usize) -> Self {
+        let digests = super::digest::digests(&types, root);
+        Self {
+            types,
+            root,
+            first_own_node,
+            nesting,
+            digests,
+        }
+    }
+
+    /// Whether the subtrees at `id` here and at `other_id` in `other` are
+    /// known to be the same to schema resolution (equal digests).
+    pub(crate) fn same_as(&self, id: NodeId, other: &AvroSchema, other_id: NodeId) -> bool {
+        matches!((self.digests[id], other.digests[other_id]), (Some(mine), Some(theirs)) if mine == theirs)
+    }
+
     pub(crate) fn ty(&self, id: NodeId) -> &Type {
         self.types.ty(id)
     }

@@ -86,6 +86,17 @@ impl AvroSchema {
     /// # Errors
     /// [`ParseError`] naming the first problem and its position.
     pub fn parse(schema: &SchemaText) -> Result<Self, ParseError> {
+        // Most schemas take the one-pass reader; the rest, and every invalid
+        // one, the full parser, which names the problem and its position.
+        if let Some(parsed) = super::direct::parse(schema) {
+            return Ok(parsed);
+        }
+        Self::parse_in_full(schema)
+    }
+
+    /// Parses a schema and its references with the full parser: the JSON
+    /// tree first, then every rule checked on it in document order.
+    pub(super) fn parse_in_full(schema: &SchemaText) -> Result<Self, ParseError> {
         let mut parser = Parser::new();
         for reference in &schema.references {
             parser.parse_document(&reference.text).map_err(|error| ParseError {
@@ -95,12 +106,7 @@ impl AvroSchema {
         }
         let first_own_node = parser.types.len();
         let root = parser.parse_document(&schema.text)?;
-        Ok(AvroSchema {
-            types: parser.types,
-            root,
-            first_own_node,
-            nesting: parser.nesting,
-        })
+        Ok(AvroSchema::new(parser.types, root, first_own_node, parser.nesting))
     }
 }
 
@@ -136,7 +142,7 @@ struct Parser {
 }
 
 /// The node of each plain primitive, shared by every use: primitives have no identity.
-const PRIMITIVES: [Primitive; 8] = [
+pub(super) const PRIMITIVES: [Primitive; 8] = [
     Primitive::Null,
     Primitive::Boolean,
     Primitive::Int,
@@ -176,13 +182,6 @@ impl Parser {
         self.types.push(ty, properties)
     }
 
-    fn primitive(primitive: Primitive) -> NodeId {
-        PRIMITIVES
-            .iter()
-            .position(|known| *known == primitive)
-            .unwrap_or_default()
-    }
-
     /// One level of the walk over the document; every nested type comes back here.
     fn parse_type(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         deep(|| self.parse_type_here(value, namespace, location))
@@ -191,7 +190,7 @@ impl Parser {
     fn parse_type_here(&mut self, value: Json<'_>, namespace: &str, location: &Location<'_>) -> Parsed<NodeId> {
         match value {
             Json::String(name) => match Primitive::from_name(&name) {
-                Some(primitive) => Ok(Self::primitive(primitive)),
+                Some(primitive) => Ok(primitive_node(primitive)),
                 None => self.lookup(&name, namespace, location),
             },
             Json::Array(branches) => self.parse_union(branches, namespace, location),
@@ -276,7 +275,7 @@ impl Parser {
             // "int", "name": "foo"}` is `"int"` (Confluent finds one by the other).
             let properties = custom_properties(object);
             if properties.is_empty() {
-                return Ok(Self::primitive(primitive));
+                return Ok(primitive_node(primitive));
             }
             return Ok(self.push(Type::Primitive(primitive), properties));
         }
@@ -672,8 +671,16 @@ fn custom_properties<const N: usize>(object: Attributes<'_, N>) -> BTreeMap<Stri
         .collect()
 }
 
+/// The node of the plain primitive `primitive` (the first nodes of every schema).
+pub(super) fn primitive_node(primitive: Primitive) -> NodeId {
+    PRIMITIVES
+        .iter()
+        .position(|known| *known == primitive)
+        .unwrap_or_default()
+}
+
 /// The full name of `name` written inside `namespace`.
-fn qualify(name: &str, namespace: &str) -> String {
+pub(super) fn qualify(name: &str, namespace: &str) -> String {
     if name.contains('.') || namespace.is_empty() {
         name.to_owned()
     } else {
@@ -681,7 +688,7 @@ fn qualify(name: &str, namespace: &str) -> String {
     }
 }
 
-fn is_valid_name(name: &str) -> bool {
+pub(super) fn is_valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()
@@ -689,7 +696,7 @@ fn is_valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn is_valid_full_name(full: &str) -> bool {
+pub(super) fn is_valid_full_name(full: &str) -> bool {
     full.split('.').all(is_valid_name)
 }
 

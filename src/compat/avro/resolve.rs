@@ -90,8 +90,9 @@ struct Resolver<'s> {
     probes: FxHashMap<(NodeId, NodeId), Probe>,
     /// The reader unions met so far, indexed by branch name.
     unions: FxHashMap<NodeId, UnionIndex>,
-    /// The reader records (and fields) `collect` is inside, innermost last.
-    places: Vec<Place>,
+    /// The reader records (and field positions) `collect` is inside,
+    /// innermost last; a [`Place`] is built from them only for a finding.
+    places: Vec<(&'s Record, Option<usize>)>,
     found: Vec<(SchemaPath, Finding)>,
 }
 
@@ -107,7 +108,15 @@ struct UnionIndex {
     unnamed: Vec<usize>,
 }
 
-impl Resolver<'_> {
+impl<'s> Resolver<'s> {
+    /// Where `collect` is, for a finding.
+    fn place(&self) -> Option<Place> {
+        self.places.last().map(|(record, field)| Place {
+            record: record.name.full.clone(),
+            field: field.map(|position| record.field_name(position).to_owned()),
+        })
+    }
+
     fn report(&mut self, location: &Location<'_>, finding: Finding) {
         self.found.push((location.to_path(), finding));
     }
@@ -155,6 +164,10 @@ impl Resolver<'_> {
 
     fn collect_here(&mut self, reader: NodeId, writer: NodeId, location: &Location<'_>) {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
+        if reader_schema.same_as(reader, writer_schema, writer) {
+            // A type reads itself without a finding; most of two versions is the same.
+            return;
+        }
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) if r == w || promotes(*w, *r) => {}
             (Type::Array(r), Type::Array(w)) => self.collect(*r, *w, &location.key("items")),
@@ -208,7 +221,7 @@ impl Resolver<'_> {
                         let finding = Finding::MissingUnionBranch {
                             writer: writer_schema.describe(branch),
                             causes,
-                            place: self.places.last().cloned(),
+                            place: self.place(),
                         };
                         self.report(&branch_location, finding);
                     }
@@ -226,7 +239,7 @@ impl Resolver<'_> {
                     let finding = Finding::MissingUnionBranch {
                         writer: writer_schema.describe(writer),
                         causes,
-                        place: self.places.last().cloned(),
+                        place: self.place(),
                     };
                     self.report(location, finding);
                 }
@@ -235,7 +248,7 @@ impl Resolver<'_> {
                 let finding = Finding::TypeMismatch {
                     reader: reader_schema.describe(reader),
                     writer: writer_schema.describe(writer),
-                    place: self.places.last().cloned(),
+                    place: self.place(),
                 };
                 self.report(location, finding);
             }
@@ -247,18 +260,15 @@ impl Resolver<'_> {
             let finding = Finding::NameMismatch {
                 reader: reader.full.clone(),
                 writer: writer.full.clone(),
-                place: self.places.last().cloned(),
+                place: self.place(),
             };
             self.report(&location.key("name"), finding);
         }
     }
 
-    fn check_fields(&mut self, reader: &Record, writer: &Record, location: &Location<'_>) {
+    fn check_fields(&mut self, reader: &'s Record, writer: &'s Record, location: &Location<'_>) {
         let fields_location = location.key("fields");
-        self.places.push(Place {
-            record: reader.name.full.clone(),
-            field: None,
-        });
+        self.places.push((reader, None));
         for (index, field) in reader.fields.iter().enumerate() {
             let field_location = fields_location.index(index);
             match writer_fields(reader, index, writer) {
@@ -272,11 +282,11 @@ impl Resolver<'_> {
                 Matches::None => {}
                 Matches::One(only) => {
                     if let Some(place) = self.places.last_mut() {
-                        place.field = Some(reader.field_name(index).to_owned());
+                        place.1 = Some(index);
                     }
                     self.collect(field.ty, writer.fields[only].ty, &field_location.key("type"));
                     if let Some(place) = self.places.last_mut() {
-                        place.field = None;
+                        place.1 = None;
                     }
                 }
                 Matches::Several(several) => {
@@ -299,6 +309,9 @@ impl Resolver<'_> {
 
     fn probe_here(&mut self, reader: NodeId, writer: NodeId) -> bool {
         let (reader_schema, writer_schema) = (self.reader, self.writer);
+        if reader_schema.same_as(reader, writer_schema, writer) {
+            return true;
+        }
         match (reader_schema.ty(reader), writer_schema.ty(writer)) {
             (Type::Primitive(r), Type::Primitive(w)) => r == w || promotes(*w, *r),
             (Type::Array(r), Type::Array(w)) | (Type::Map(r), Type::Map(w)) => self.probe(*r, *w),
