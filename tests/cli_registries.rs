@@ -246,6 +246,31 @@ async fn two_connections_in_one_folder_are_checked_and_applied_each_against_its_
     assert_eq!(outcome_of("team-a", "local"), "unchanged", "{report:#}");
     assert_eq!(versions(&alpha.url, "orders-value").await, [1], "check writes nothing");
 
+    // Moving a subject between registries is not an edit: the ref is immutable, as in a cluster.
+    std::fs::write(
+        &edited,
+        schemas.concat().replacen(
+            "{kind: SchemaRegistry, name: team-registry}",
+            "{kind: ClusterSchemaRegistry, name: local}",
+            1,
+        ),
+    )
+    .unwrap();
+    let output = schemaops(&[
+        "apply",
+        "--data",
+        path(&data),
+        "--registry-credentials",
+        path(&credentials),
+        path(&manifests),
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("spec.registryRef is immutable: Schema orders is bound to SchemaRegistry/team-registry"),
+        "{stderr}"
+    );
+
     // The embedded connection and the unbound Schema live in the data folder's registry.
     let local = RegistryProcess::start(&data).await;
     assert_eq!(versions(&local.url, "local-value").await, [1]);

@@ -920,6 +920,10 @@ mod reading {
                 kind: "Deployment".to_owned()
             })
         );
+        assert_eq!(
+            kind("apiVersion: schemaops.dev/v1alpha1\nkind: ClusterSchemaRegistry"),
+            Ok(DocumentKind::Read(KindRead::ClusterSchemaRegistry))
+        );
         assert_eq!(kind("on: push\njobs: {}"), Ok(DocumentKind::NotAnObject));
         assert_eq!(kind("- a\n- b"), Ok(DocumentKind::NotAnObject));
         assert_eq!(kind("kind: Schema"), Err("apiVersion and kind are required".to_owned()));
@@ -927,7 +931,7 @@ mod reading {
             kind("apiVersion: schemaops.dev/v1alpha1\nkind: Shema"),
             Err(
                 "Shema is not a schemaops kind (did you mean Schema?): schemaops.dev/v1alpha1 serves Schema, \
-                 SubjectConfig and SchemaPolicy"
+                 SubjectConfig, SchemaPolicy, SchemaRegistry and ClusterSchemaRegistry"
                     .to_owned()
             )
         );
