@@ -6,7 +6,8 @@
 //! folder's registry. The passwords come from a `--registry-credentials`
 //! file, never from the Secrets the manifests name. Schemas of the same
 //! subject in both namespaces land in their own registries without a claim
-//! conflict; `check` judges each against its own registry; a ref that
+//! conflict; `check` judges each against its own registry; `export
+//! --registry-ref` writes objects bound to a connection; a ref that
 //! cannot be followed, a namespace a connection does not allow, and missing
 //! or wrong credentials are refused by name with nothing written.
 
@@ -214,6 +215,58 @@ async fn two_connections_in_one_folder_are_checked_and_applied_each_against_its_
             "the embedded one stays local"
         );
     }
+
+    // export --registry-ref writes objects bound to the connection; checked with it, beta's
+    // subject is unchanged (the round trip holds), and the objects name their connection.
+    let exported = work.path().join("exported");
+    let output = schemaops(&[
+        "export",
+        "--registry-url",
+        &beta.url,
+        "--namespace",
+        "team-b",
+        "--registry-ref",
+        "ClusterSchemaRegistry/shared",
+        "--out",
+        path(&exported),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let written = std::fs::read_to_string(exported.join("orders-value.yaml")).unwrap();
+    assert_eq!(
+        written.matches("registryRef:").count(),
+        1,
+        "the Schema is bound to the connection: {written}"
+    );
+    assert!(
+        written.contains("kind: ClusterSchemaRegistry") && written.contains("name: shared"),
+        "{written}"
+    );
+    let output = schemaops(&[
+        "check",
+        "--registry-credentials",
+        path(&credentials),
+        path(&manifests.join("connections.yaml")),
+        path(&exported),
+    ]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", text(&output.stderr));
+    assert!(stdout.contains("unchanged (version 1)"), "{stdout}");
+    let output = schemaops(&[
+        "export",
+        "--registry-url",
+        &beta.url,
+        "--registry-ref",
+        "Shared",
+        "--out",
+        path(&work.path().join("refused")),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr)
+            .contains("--registry-ref `Shared` is not SchemaRegistry/NAME or ClusterSchemaRegistry/NAME"),
+        "{}",
+        text(&output.stderr)
+    );
 
     // check again with an incompatible edit of team-a's Schema: judged against alpha, which holds
     // version 1, it is rejected; the same text was never in beta, so team-b is unaffected.

@@ -20,7 +20,15 @@ pub(super) const RECHECK: Duration = Duration::from_secs(60);
 
 /// A connection kind, as its controller handles it.
 pub(super) trait ConnectionObject:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + std::fmt::Debug + Send + Sync + 'static
+    super::InRegistry
+    + Resource<DynamicType = ()>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
 {
     /// The connection, as the rules read it.
     fn connection(&self) -> Connection;
