@@ -190,6 +190,48 @@ async fn two_connections_in_one_folder_are_checked_and_applied_each_against_its_
         "check writes nothing"
     );
 
+    // A policy that lets team-a use only the local connection: its Schema bound to team-registry
+    // is rejected by check, the others pass.
+    let policy = work.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaPolicy\nmetadata:\n  name: team-a-registries\nspec:\n  \
+         match:\n    namespaces: [team-a]\n  rules:\n    registries:\n      allowed: [{kind: ClusterSchemaRegistry, \
+         name: local}]\n",
+    )
+    .unwrap();
+    let output = schemaops(&[
+        "check",
+        "--registry-credentials",
+        path(&credentials),
+        "--policy",
+        path(&policy),
+        "-o",
+        "json",
+        path(&manifests),
+    ]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{}", text(&output.stderr));
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let rejected: Vec<&Value> = report["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|object| object["outcome"] == "rejected")
+        .collect();
+    assert_eq!(rejected.len(), 1, "{report:#}");
+    assert_eq!(
+        (rejected[0]["namespace"].as_str(), rejected[0]["name"].as_str()),
+        (Some("team-a"), Some("orders"))
+    );
+    assert!(
+        rejected[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("namespace team-a may not use SchemaRegistry/team-registry"),
+        "{report:#}"
+    );
+
     // apply: each Schema lands in its own registry.
     let output = schemaops(&[
         "apply",
