@@ -82,11 +82,15 @@ fn schema(namespace: &str, name: &str, subject: &str, text: &str, registry_ref: 
     )
 }
 
-/// The two external connections and the embedded one.
+/// Nothing listens there: connecting is refused at once.
+const DEAD_URL: &str = "http://127.0.0.1:1";
+
+/// The two external connections (team-registry's first URL is dead: it fails over to `alpha`)
+/// and the embedded one.
 fn connections(alpha: &str, beta: &str) -> String {
     format!(
         "---\napiVersion: schemaops.dev/v1alpha1\nkind: SchemaRegistry\nmetadata:\n  name: team-registry\n  \
-         namespace: team-a\nspec:\n  external:\n    urls: [\"{alpha}\"]\n    auth:\n      basic:\n        \
+         namespace: team-a\nspec:\n  external:\n    urls: [\"{DEAD_URL}\", \"{alpha}\"]\n    auth:\n      basic:\n        \
          username: ci\n        passwordSecretRef: {{name: alpha-credentials, key: password}}\n\
          ---\napiVersion: schemaops.dev/v1alpha1\nkind: ClusterSchemaRegistry\nmetadata:\n  name: shared\nspec:\n  \
          external:\n    urls: [\"{beta}\"]\n    auth:\n      basic:\n        username: ci\n        \
@@ -176,7 +180,7 @@ async fn two_connections_in_one_folder_are_checked_and_applied_each_against_its_
     let against = report["against"].as_str().unwrap_or_default();
     assert!(
         against.contains(&format!(
-            "SchemaRegistry/team-a/team-registry: the registry at {}",
+            "SchemaRegistry/team-a/team-registry: the registry at {DEAD_URL}, then {}",
             alpha.url
         )) && against.contains(&format!("ClusterSchemaRegistry/shared: the registry at {}", beta.url)),
         "{report:#}"

@@ -173,10 +173,18 @@ fn secret(namespace: &str, name: &str, password: &str) -> String {
     )
 }
 
-fn schema_registry(namespace: &str, name: &str, url: &str, secret: &str) -> String {
+/// Nothing listens there: connecting is refused at once.
+const DEAD_URL: &str = "http://127.0.0.1:1";
+
+fn schema_registry(namespace: &str, name: &str, urls: &[&str], secret: &str) -> String {
+    let urls = urls
+        .iter()
+        .map(|url| format!("\"{url}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaRegistry\nmetadata:\n  name: {name}\n  namespace: \
-         {namespace}\nspec:\n  external:\n    urls: [\"{url}\"]\n    auth:\n      basic:\n        username: ci\n        \
+         {namespace}\nspec:\n  external:\n    urls: [{urls}]\n    auth:\n      basic:\n        username: ci\n        \
          passwordSecretRef: {{name: {secret}, key: password}}\n    timeouts: {{attemptSeconds: 2, deadlineSeconds: \
          3}}\n"
     )
@@ -239,16 +247,17 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     // team-a's connection has the right password; team-b's Secret holds a stale one for now.
     cluster.apply(&secret("team-a", "alpha-credentials", "alpha-pw"));
     cluster.apply(&secret("team-b", "beta-credentials", "stale-pw"));
+    // team-a's first URL is dead: the connection fails over to alpha and reports it in use.
     cluster.apply(&schema_registry(
         "team-a",
         "team-registry",
-        &alpha.url,
+        &[DEAD_URL, &alpha.url],
         "alpha-credentials",
     ));
     cluster.apply(&schema_registry(
         "team-b",
         "team-registry",
-        &beta.url,
+        &[&beta.url],
         "beta-credentials",
     ));
     cluster.apply(

@@ -30,7 +30,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::manifests::{DEFAULT_NAMESPACE, Manifest, Origin};
 use super::objects::{Objects, ObjectsError};
 use super::policies::RunPolicies;
-use crate::connections::credentials::external_config;
+use crate::connections::credentials::failover_config;
 use crate::connections::rules::{self, Connection, Target};
 use crate::connections::{Fetched, RegistryScope};
 use crate::controller::judge::NamespaceLabels;
@@ -198,11 +198,18 @@ pub struct Binding {
 }
 
 impl Binding {
-    /// Where it points, in words: `the data folder's registry` or `the registry at URL`.
+    /// Where it points, in words: `the data folder's registry` or `the
+    /// registry at URL` (`URL, then URL` with fallbacks).
     pub fn describe(&self) -> String {
         match &self.target {
             BindingTarget::Embedded => format!("{}: the data folder's registry", self.key),
-            BindingTarget::External(config) => format!("{}: the registry at {}", self.key, config.display_url()),
+            BindingTarget::External(config) => {
+                format!(
+                    "{}: the registry at {}",
+                    self.key,
+                    config.display_urls().join(", then ")
+                )
+            }
         }
     }
 }
@@ -407,8 +414,7 @@ fn configure(connection: &Connection, key: &str, credentials: &Credentials) -> R
         server_name: Some(server_name),
         ..RegistryTls::default()
     });
-    let url = spec.urls.first().cloned().unwrap_or_default();
-    let mut config = external_config(connection, &spec, &url, &fetched).map_err(|error| error.to_string())?;
+    let mut config = failover_config(connection, &spec, &fetched).map_err(|error| error.to_string())?;
     if tls.ca.is_some() {
         config.ca_file = Some(given.ca_file.clone().ok_or_else(|| missing("CA (caFile)"))?);
     }
