@@ -2,8 +2,10 @@
 //! shared as an `Arc`, rendered on `/metrics` in the text format.
 //!
 //! Every label comes from a bounded set: a kind, a result, a `Reason`, an
-//! HTTP method and status, or an axum route *template*. Subject names, IDs,
-//! raw paths and error text never become labels. The reconcile core
+//! HTTP method and status, an axum route *template*, or the registry an
+//! object lives in (`default`, or one of the registry connections, which
+//! only their authors create). Subject names, IDs, raw paths and error text
+//! never become labels. The reconcile core
 //! (`controller::schema`) knows nothing of this module; the controller
 //! wrapper and an HTTP middleware record.
 
@@ -59,6 +61,7 @@ impl ReconcileResult {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReconcileLabels {
     kind: &'static str,
+    registry: String,
     result: &'static str,
 }
 
@@ -70,6 +73,7 @@ struct KindLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
     reason: &'static str,
+    registry: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -156,7 +160,7 @@ impl Metrics {
         let reconciles = Family::<ReconcileLabels, Counter>::default();
         registry.register(
             "schemaops_reconciles",
-            "Reconciles by kind and result",
+            "Reconciles by kind, registry and result",
             reconciles.clone(),
         );
         let reconcile_duration: HistogramFamily<KindLabels> = Family::new_with_constructor(latency_histogram);
@@ -168,7 +172,7 @@ impl Metrics {
         let rejections = Family::<ReasonLabels, Counter>::default();
         registry.register(
             "schemaops_rejections",
-            "Schemas newly stalled, by condition reason",
+            "Schemas newly stalled, by condition reason and registry",
             rejections.clone(),
         );
         let policy_violations = Family::<PolicyLabels, Counter>::default();
@@ -238,11 +242,13 @@ impl Metrics {
         self.admission.clone()
     }
 
-    /// Records one reconcile of `kind` that took `elapsed`.
-    pub fn reconciled(&self, kind: ResourceKind, result: ReconcileResult, elapsed: Duration) {
+    /// Records one reconcile of `kind` in `registry` (a
+    /// [`RegistryScope::label`](crate::connections::RegistryScope::label)) that took `elapsed`.
+    pub fn reconciled(&self, kind: ResourceKind, registry: &str, result: ReconcileResult, elapsed: Duration) {
         self.reconciles
             .get_or_create(&ReconcileLabels {
                 kind: kind.as_str(),
+                registry: registry.to_owned(),
                 result: result.as_str(),
             })
             .inc();
@@ -251,11 +257,12 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// Records a schema newly stalled for `reason`.
-    pub fn rejected(&self, reason: Reason) {
+    /// Records a schema of `registry` newly stalled for `reason`.
+    pub fn rejected(&self, registry: &str, reason: Reason) {
         self.rejections
             .get_or_create(&ReasonLabels {
                 reason: reason.as_str(),
+                registry: registry.to_owned(),
             })
             .inc();
     }
@@ -468,19 +475,25 @@ mod tests {
     #[test]
     fn reconciles_and_rejections_render_with_their_labels() {
         let metrics = Metrics::default();
-        metrics.reconciled(ResourceKind::Schema, ReconcileResult::Ok, Duration::from_millis(3));
+        metrics.reconciled(
+            ResourceKind::Schema,
+            "default",
+            ReconcileResult::Ok,
+            Duration::from_millis(3),
+        );
         metrics.reconciled(
             ResourceKind::SubjectConfig,
+            "ClusterSchemaRegistry/shared",
             ReconcileResult::Requeue,
             Duration::from_millis(3),
         );
-        metrics.rejected(Reason::IncompatibleSchema);
+        metrics.rejected("SchemaRegistry/team-a/main", Reason::IncompatibleSchema);
         let text = metrics.render();
         for expected in [
-            r#"schemaops_reconciles_total{kind="Schema",result="ok"} 1"#,
-            r#"schemaops_reconciles_total{kind="SubjectConfig",result="requeue"} 1"#,
+            r#"schemaops_reconciles_total{kind="Schema",registry="default",result="ok"} 1"#,
+            r#"schemaops_reconciles_total{kind="SubjectConfig",registry="ClusterSchemaRegistry/shared",result="requeue"} 1"#,
             r#"schemaops_reconcile_duration_seconds_count{kind="Schema"} 1"#,
-            r#"schemaops_rejections_total{reason="IncompatibleSchema"} 1"#,
+            r#"schemaops_rejections_total{reason="IncompatibleSchema",registry="SchemaRegistry/team-a/main"} 1"#,
         ] {
             assert!(line(&text, expected).is_some(), "missing {expected} in\n{text}");
         }

@@ -514,11 +514,11 @@ fn a_later_document_for_the_same_object_is_an_edit_of_it_across_files() {
     );
 }
 
-/// Issue 40: without a cluster there is no registry connection to follow, so a Schema or
-/// SubjectConfig with `spec.registryRef` is refused by name, never judged against or written
+/// Issue 40: a Schema or SubjectConfig whose `spec.registryRef` names a connection that is
+/// not among the manifests is refused by name, with its ref, never judged against or written
 /// to this command's registry; a plain Schema beside it is not written either.
 #[test]
-fn an_object_bound_to_a_registry_connection_is_refused_without_a_cluster() {
+fn an_object_bound_to_a_connection_not_among_the_manifests_is_refused() {
     let folder = tempfile::tempdir().unwrap();
     let bound = format!(
         "{}  registryRef:\n    kind: SchemaRegistry\n    name: team-registry\n",
@@ -537,14 +537,17 @@ fn an_object_bound_to_a_registry_connection_is_refused_without_a_cluster() {
     assert_refused_by_check_and_apply(
         &file,
         &format!(
-            "{name} (document 2): Schema default/orders names spec.registryRef SchemaRegistry/team-registry: \
-             objects bound to a registry connection are not supported without a cluster yet"
+            "{name} (document 2): Schema default/orders names spec.registryRef SchemaRegistry/team-registry: no \
+             such connection among the manifests (nor stored by an earlier apply): add a SchemaRegistry \
+             team-registry in namespace default to the files"
         ),
     );
     assert_refused_by_check_and_apply(
         &file,
         &format!(
-            "{name} (document 3): SubjectConfig team-b/payments names spec.registryRef ClusterSchemaRegistry/shared"
+            "{name} (document 3): SubjectConfig team-b/payments names spec.registryRef ClusterSchemaRegistry/shared: \
+             no such connection among the manifests (nor stored by an earlier apply): add a ClusterSchemaRegistry \
+             shared to the files"
         ),
     );
 }

@@ -85,6 +85,10 @@ fn scenarios() -> Vec<(&'static str, Value)> {
         ),
         ("namespaced", json!({"watchNamespace": "team-a"})),
         (
+            "connection-secrets",
+            json!({"connectionSecretNamespaces": ["team-a", "ns-connection-secrets"]}),
+        ),
+        (
             "postgres-ha",
             json!({"replicas": 3, "store": {"type": "postgres", "postgres": {"dsnSecret": {"name": "schemaops-postgres"}}}}),
         ),
@@ -142,6 +146,11 @@ const CUSTOM_KINDS: [&str; 6] = [
 fn invalid_values() -> Vec<(&'static str, Value, &'static str)> {
     vec![
         ("no-replicas", json!({"replicas": 0}), "/replicas"),
+        (
+            "secret-namespace-not-a-name",
+            json!({"connectionSecretNamespaces": ["Team_A"]}),
+            "/connectionSecretNamespaces/0",
+        ),
         ("two-replicas-on-sqlite", json!({"replicas": 2}), "/store/type"),
         ("unknown-store", json!({"store": {"type": "mysql"}}), "/store/type"),
         (
@@ -444,13 +453,15 @@ fn the_chart_ships_the_same_crds_as_the_crds_folder() {
     }
 }
 
-/// Secrets: `get` only, never `list` or `watch`: the operator reads the Secrets a registry
-/// connection names, by name, so it cannot enumerate them. The install's own Secrets (default
-/// registry credentials, PostgreSQL DSN, webhook certificate) still reach the pod through its spec.
+/// Secrets: `get` only, never `list` or `watch`, and only in the namespaces listed in
+/// `connectionSecretNamespaces` (and `watchNamespace`): one Role `<fullname>-connection-secrets`
+/// in each, never a cluster-wide grant. The operator reads the Secrets a registry connection
+/// names, by name, so it cannot enumerate them. The install's own Secrets (default registry
+/// credentials, PostgreSQL DSN, webhook certificate) still reach the pod through its spec.
 /// SchemaPolicies, ClusterSchemaRegistries and Namespaces are cluster-scoped: a ClusterRole
 /// `<fullname>-policy` grants what they need in every scenario, even when one namespace is watched.
 #[test]
-fn rbac_grants_exactly_what_the_operator_needs_and_only_get_on_secrets() {
+fn rbac_grants_exactly_what_the_operator_needs_and_secrets_only_in_listed_namespaces() {
     let Some(answer) = answer() else { return };
     let operator = expand(&[
         (
@@ -474,10 +485,10 @@ fn rbac_grants_exactly_what_the_operator_needs_and_only_get_on_secrets() {
         ),
         // Only the ConfigMaps a Schema names, by name: no list, no watch.
         (&[""], &["configmaps"], &["get"]),
-        // Only the Secrets a registry connection names, by name: no list, no watch.
-        (&[""], &["secrets"], &["get"]),
         (&["", "events.k8s.io"], &["events"], &["create", "patch"]),
     ]);
+    // Only the Secrets a registry connection names, by name: no list, no watch.
+    let secrets = expand(&[(&[""], &["secrets"], &["get"])]);
     let leases = expand(&[(&["coordination.k8s.io"], &["leases"], &["get", "create", "update"])]);
     let policy = expand(&[
         (&["schemaops.dev"], &["schemapolicies"], &["get", "list", "watch"]),
@@ -498,7 +509,41 @@ fn rbac_grants_exactly_what_the_operator_needs_and_only_get_on_secrets() {
     for (scenario, _) in scenarios() {
         let manifests = manifests(answer, scenario);
         let namespace = format!("ns-{scenario}");
-        let roles = find(&manifests, "Role");
+        let secrets_name = format!("{scenario}-schemaops-connection-secrets");
+        let (secret_roles, roles): (Vec<&Value>, Vec<&Value>) = find(&manifests, "Role")
+            .into_iter()
+            .partition(|role| role["metadata"]["name"] == secrets_name.as_str());
+        let secret_namespaces: BTreeSet<&str> = secret_roles
+            .iter()
+            .map(|role| role["metadata"]["namespace"].as_str().unwrap())
+            .collect();
+        let expected_namespaces: BTreeSet<&str> = match scenario {
+            "namespaced" => ["team-a"].into(),
+            "connection-secrets" => ["team-a", "ns-connection-secrets"].into(),
+            _ => BTreeSet::new(),
+        };
+        assert_eq!(secret_namespaces, expected_namespaces, "{scenario}");
+        assert_eq!(
+            secret_roles.len(),
+            expected_namespaces.len(),
+            "{scenario}: one Role each"
+        );
+        for role in &secret_roles {
+            assert_eq!(grants(role), secrets, "{scenario}");
+            let role_namespace = &role["metadata"]["namespace"];
+            let binding = find(&manifests, "RoleBinding")
+                .into_iter()
+                .find(|binding| {
+                    binding["metadata"]["name"] == secrets_name.as_str()
+                        && binding["metadata"]["namespace"] == *role_namespace
+                })
+                .unwrap_or_else(|| panic!("{scenario}: a RoleBinding for the Secrets Role in {role_namespace}"));
+            assert_eq!(
+                binding["roleRef"],
+                json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": secrets_name}),
+                "{scenario}"
+            );
+        }
         let policy_name = format!("{scenario}-schemaops-policy");
         let (policy_roles, cluster_roles): (Vec<&Value>, Vec<&Value>) = find(&manifests, "ClusterRole")
             .into_iter()
@@ -527,7 +572,9 @@ fn rbac_grants_exactly_what_the_operator_needs_and_only_get_on_secrets() {
                 .unwrap();
             let binding = find(&manifests, "RoleBinding")
                 .into_iter()
-                .find(|binding| binding["metadata"]["namespace"] == "team-a")
+                .find(|binding| {
+                    binding["metadata"]["namespace"] == "team-a" && binding["metadata"]["name"] != secrets_name.as_str()
+                })
                 .expect("a RoleBinding in the watched namespace");
             assert_eq!(binding["roleRef"]["kind"], "Role");
             (*operator_role, *lease_role)
@@ -539,12 +586,11 @@ fn rbac_grants_exactly_what_the_operator_needs_and_only_get_on_secrets() {
         };
         assert_eq!(grants(operator_role), operator, "{scenario}");
         assert_eq!(grants(lease_role), leases, "{scenario}");
-        // No other rule names Secrets (the exact grants above allow `get` in the operator's role).
+        // No other role names Secrets: there is no cluster-wide grant on them.
         for role in roles.iter().chain(&cluster_roles).chain(&policy_roles) {
             for rule in role["rules"].as_array().unwrap() {
-                if rule["resources"].as_array().unwrap().iter().any(|r| r == "secrets") {
-                    assert_eq!(rule["verbs"], json!(["get"]), "{scenario}: {rule}");
-                }
+                let resources = rule["resources"].as_array().unwrap();
+                assert!(!resources.iter().any(|r| r == "secrets"), "{scenario}: {rule}");
             }
         }
         // Every binding names the chart's ServiceAccount in the release namespace.

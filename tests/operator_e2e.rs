@@ -438,11 +438,11 @@ spec:
     let scrape = support::scrape(&health_url).await;
     let value = |series: &str| support::metric(&scrape, series).unwrap_or(0.0);
     assert!(
-        value(r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#) > 0.0,
+        value(r#"schemaops_reconciles_total{kind="Schema",registry="default",result="ok"}"#) > 0.0,
         "{scrape}"
     );
     assert!(
-        value(r#"schemaops_rejections_total{reason="IncompatibleSchema"}"#) >= 1.0,
+        value(r#"schemaops_rejections_total{reason="IncompatibleSchema",registry="default"}"#) >= 1.0,
         "{scrape}"
     );
     assert!(
@@ -961,7 +961,11 @@ async fn with_leader_election_one_replica_reconciles_and_the_other_takes_over_wh
     // Only the leader reconciled.
     let reconciles = |health_url: String| async move {
         let scrape = support::scrape(&health_url).await;
-        support::metric(&scrape, r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#).unwrap_or(0.0)
+        support::metric(
+            &scrape,
+            r#"schemaops_reconciles_total{kind="Schema",registry="default",result="ok"}"#,
+        )
+        .unwrap_or(0.0)
     };
     let first_health = cluster.operator().health_url.clone();
     let (leader_health, follower_health) = if first_leads {

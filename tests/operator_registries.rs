@@ -33,6 +33,7 @@ struct Cluster {
     // Fields drop in order: the operator stops before the API server does.
     _operator: OperatorProcess,
     default_registry: String,
+    health_url: String,
     _server: TestApiServer,
     kubeconfig: PathBuf,
     cache: tempfile::TempDir,
@@ -172,10 +173,18 @@ fn secret(namespace: &str, name: &str, password: &str) -> String {
     )
 }
 
-fn schema_registry(namespace: &str, name: &str, url: &str, secret: &str) -> String {
+/// Nothing listens there: connecting is refused at once.
+const DEAD_URL: &str = "http://127.0.0.1:1";
+
+fn schema_registry(namespace: &str, name: &str, urls: &[&str], secret: &str) -> String {
+    let urls = urls
+        .iter()
+        .map(|url| format!("\"{url}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaRegistry\nmetadata:\n  name: {name}\n  namespace: \
-         {namespace}\nspec:\n  external:\n    urls: [\"{url}\"]\n    auth:\n      basic:\n        username: ci\n        \
+         {namespace}\nspec:\n  external:\n    urls: [{urls}]\n    auth:\n      basic:\n        username: ci\n        \
          passwordSecretRef: {{name: {secret}, key: password}}\n    timeouts: {{attemptSeconds: 2, deadlineSeconds: \
          3}}\n"
     )
@@ -227,6 +236,7 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     operator.wait_ready(CONVERGE).await;
     let cluster = Cluster {
         default_registry: operator.registry_url.clone(),
+        health_url: operator.health_url.clone(),
         _operator: operator,
         _server: server,
         kubeconfig,
@@ -237,16 +247,17 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     // team-a's connection has the right password; team-b's Secret holds a stale one for now.
     cluster.apply(&secret("team-a", "alpha-credentials", "alpha-pw"));
     cluster.apply(&secret("team-b", "beta-credentials", "stale-pw"));
+    // team-a's first URL is dead: the connection fails over to alpha and reports it in use.
     cluster.apply(&schema_registry(
         "team-a",
         "team-registry",
-        &alpha.url,
+        &[DEAD_URL, &alpha.url],
         "alpha-credentials",
     ));
     cluster.apply(&schema_registry(
         "team-b",
         "team-registry",
-        &beta.url,
+        &[&beta.url],
         "beta-credentials",
     ));
     cluster.apply(
@@ -300,6 +311,38 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     cluster.wait_condition(Some("team-a"), "subjectconfig", "orders", "Ready", "True", "Configured");
     assert_eq!(subject_level(&alpha.url, "orders-value").await.as_deref(), Some("FULL"));
     assert_eq!(subject_level(&cluster.default_registry, "orders-value").await, None);
+
+    // Metrics count reconciles by the registry each object lives in.
+    let scrape = support::scrape(&cluster.health_url).await;
+    for series in [
+        r#"schemaops_reconciles_total{kind="Schema",registry="SchemaRegistry/team-a/team-registry",result="ok"}"#,
+        r#"schemaops_reconciles_total{kind="SubjectConfig",registry="SchemaRegistry/team-a/team-registry",result="ok"}"#,
+        r#"schemaops_reconciles_total{kind="Schema",registry="default",result="ok"}"#,
+    ] {
+        assert!(
+            support::metric(&scrape, series).unwrap_or(0.0) > 0.0,
+            "{series} in\n{scrape}"
+        );
+    }
+    // Events of a bound object name its connection, in the note and as the related object.
+    let events: Value =
+        serde_json::from_str(&cluster.kubectl_ok(&["get", "events", "-n", "team-a", "-o", "json"])).unwrap();
+    let registered = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|event| event["reason"] == "Registered" && event["involvedObject"]["name"] == "orders")
+        .unwrap_or_else(|| panic!("a Registered event for team-a/orders: {events:#}"));
+    assert!(
+        registered["message"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("(registry SchemaRegistry/team-registry)"),
+        "{registered:#}"
+    );
+    assert_eq!(registered["related"]["kind"], "SchemaRegistry", "{registered:#}");
+    assert_eq!(registered["related"]["name"], "team-registry", "{registered:#}");
+    assert_eq!(registered["related"]["namespace"], "team-a", "{registered:#}");
 
     let outsider = cluster.wait_condition(
         Some("team-c"),

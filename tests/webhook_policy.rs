@@ -501,3 +501,42 @@ async fn a_schema_under_a_level_below_the_floor_is_pointed_at_the_subject_config
          SubjectConfig team-a/orders sets for the subject is BACKWARD",
     );
 }
+
+/// Issue 40: a policy restricts the registries a namespace may use; the webhook refuses a
+/// Schema or SubjectConfig bound to another one, and lets those bound to an allowed one through.
+#[tokio::test]
+async fn a_registry_the_namespace_may_not_use_is_refused_at_admission() {
+    let folder = tempfile::tempdir().unwrap();
+    let spec: SchemaPolicySpec = serde_json::from_value(json!({
+        "match": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+        "rules": {"registries": {"allowed": [{"kind": "ClusterSchemaRegistry", "name": "shared"}]}},
+    }))
+    .unwrap();
+    let admission = admission(folder.path(), policies(Some(spec))).await;
+    let bound = review(
+        "Schema",
+        "team-b",
+        json!({"subject": "orders-value", "schema": ORDERS, "registryRef": {"kind": "SchemaRegistry", "name": "team-b-main"}}),
+    );
+    assert_denied(
+        &post(Arc::clone(&admission), bound).await,
+        "SchemaPolicy prod rule registries.allowed at spec.registryRef: namespace team-b may not use \
+         SchemaRegistry/team-b-main; use one of ClusterSchemaRegistry/shared",
+    );
+    let unbound = review(
+        "SubjectConfig",
+        "team-b",
+        json!({"subject": "orders-value", "compatibility": "FULL"}),
+    );
+    assert_denied(
+        &post(Arc::clone(&admission), unbound).await,
+        "namespace team-b may not use the default registry",
+    );
+    let allowed = review(
+        "SubjectConfig",
+        "team-b",
+        json!({"subject": "orders-value", "compatibility": "FULL", "registryRef": {"kind": "ClusterSchemaRegistry", "name": "shared"}}),
+    );
+    let response = post(admission, allowed).await;
+    assert_eq!(response["allowed"], true, "{response:#}");
+}

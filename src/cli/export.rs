@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::{EngineArgs, RegistryConnectionArgs};
 use crate::compat::Checker;
+use crate::crd::{RegistryKind, RegistryRef};
 use crate::export::Selection;
 use crate::policy::pattern::Pattern;
 use crate::registry::external::ExternalConfig;
@@ -43,6 +44,12 @@ pub struct ExportArgs {
     #[arg(long)]
     pub history: bool,
 
+    /// Bind every object written to this registry connection: `spec.registryRef` set to
+    /// `SchemaRegistry/NAME` (in `--namespace`) or `ClusterSchemaRegistry/NAME`. Without it the
+    /// objects use the install's default registry.
+    #[arg(long, value_name = "KIND/NAME")]
+    pub registry_ref: Option<String>,
+
     /// A running registry to export instead of the embedded one.
     #[command(flatten)]
     pub registry: RegistryConnectionArgs,
@@ -72,6 +79,8 @@ pub struct ExportConfig {
     pub selection: Selection,
     /// The namespace of the manifests.
     pub namespace: String,
+    /// The connection every object is bound to (`--registry-ref`).
+    pub registry_ref: Option<RegistryRef>,
     /// The engine the embedded registry is opened with.
     pub checker: Checker,
 }
@@ -100,6 +109,7 @@ impl ExportArgs {
                 self.namespace
             ));
         }
+        let registry_ref = self.registry_ref.as_deref().map(parse_registry_ref).transpose()?;
         let subjects = self
             .subjects
             .iter()
@@ -114,8 +124,29 @@ impl ExportArgs {
                 history: self.history,
             },
             namespace: self.namespace,
+            registry_ref,
         })
     }
+}
+
+/// `--registry-ref KIND/NAME` as a [`RegistryRef`].
+fn parse_registry_ref(text: &str) -> Result<RegistryRef, String> {
+    let wrong = || format!("--registry-ref `{text}` is not SchemaRegistry/NAME or ClusterSchemaRegistry/NAME");
+    let (kind, name) = text.split_once('/').ok_or_else(wrong)?;
+    let kind = match kind {
+        "SchemaRegistry" => RegistryKind::SchemaRegistry,
+        "ClusterSchemaRegistry" => RegistryKind::ClusterSchemaRegistry,
+        _ => return Err(wrong()),
+    };
+    // A connection's name is a DNS-1123 subdomain: labels of a DNS label's characters, joined by dots.
+    let valid = name.len() <= 253 && !name.is_empty() && name.split('.').all(is_dns_label);
+    if !valid {
+        return Err(wrong());
+    }
+    Ok(RegistryRef {
+        kind,
+        name: name.to_owned(),
+    })
 }
 
 /// Whether `name` is a DNS-1123 label, as namespace names are.

@@ -57,6 +57,14 @@ pub struct ApplyArgs {
     #[command(flatten)]
     pub namespaces: NamespaceContextArgs,
 
+    /// A local file holding the credentials of the registry connections (SchemaRegistry and
+    /// ClusterSchemaRegistry manifests) that objects name in `spec.registryRef`: a YAML mapping
+    /// of `SchemaRegistry/NAMESPACE/NAME` or `ClusterSchemaRegistry/NAME` to `password` or
+    /// `token` (and `caFile`, `clientCertFile`, `clientKeyFile`). The Secrets the manifests name
+    /// are never read.
+    #[arg(long, env = "SCHEMAOPS_REGISTRY_CREDENTIALS", value_name = "FILE")]
+    pub registry_credentials: Option<PathBuf>,
+
     /// A running registry to apply to instead of the embedded one under `--data`.
     #[command(flatten)]
     pub registry: RegistryConnectionArgs,
@@ -102,6 +110,8 @@ pub struct ApplyConfig {
     pub data: PathBuf,
     /// The registry to apply to; `None` for the embedded one in the data folder.
     pub registry: Option<ExternalConfig>,
+    /// The credentials file of the registry connections.
+    pub registry_credentials: Option<PathBuf>,
     /// How to print.
     pub output: ObjectOutput,
     /// The `--policy` paths.
@@ -123,6 +133,7 @@ impl ApplyArgs {
         Ok(ApplyConfig {
             checker: self.engine.checker()?,
             registry: self.registry.into_config()?,
+            registry_credentials: self.registry_credentials,
             paths: self.paths,
             data: self.data,
             output: self.output,
@@ -180,6 +191,14 @@ pub struct CheckArgs {
     /// The namespaces' labels that policies select on.
     #[command(flatten)]
     pub namespaces: NamespaceContextArgs,
+
+    /// A local file holding the credentials of the registry connections (SchemaRegistry and
+    /// ClusterSchemaRegistry manifests) that objects name in `spec.registryRef`: a YAML mapping
+    /// of `SchemaRegistry/NAMESPACE/NAME` or `ClusterSchemaRegistry/NAME` to `password` or
+    /// `token` (and `caFile`, `clientCertFile`, `clientKeyFile`). The Secrets the manifests name
+    /// are never read.
+    #[arg(long, env = "SCHEMAOPS_REGISTRY_CREDENTIALS", value_name = "FILE")]
+    pub registry_credentials: Option<PathBuf>,
 
     /// A registry to check against instead (only read: its subjects are copied into a scratch registry).
     #[command(flatten)]
@@ -242,6 +261,8 @@ pub struct CheckConfig {
     pub paths: Vec<PathBuf>,
     /// Where the scratch registry comes from.
     pub source: CheckSource,
+    /// The credentials file of the registry connections.
+    pub registry_credentials: Option<PathBuf>,
     /// How to print.
     pub output: CheckOutput,
     /// The `--policy` paths.
@@ -276,6 +297,7 @@ impl CheckArgs {
             checker: self.engine.checker()?,
             paths: self.paths,
             source,
+            registry_credentials: self.registry_credentials,
             output: self.output,
             policies: self.policies,
             namespaces: self.namespaces,

@@ -10,7 +10,8 @@ use k8s_openapi::jiff::Timestamp;
 use super::Verdict;
 use crate::cli::{ApplyConfig, ObjectOutput};
 use crate::crd::conditions::{ConditionType, Reason, find_condition};
-use crate::local::run::{Applied, ApplyError, Interruption};
+use crate::local::connections::{Binding, BindingTarget, Credentials};
+use crate::local::run::{Applied, ApplyError, BoundRegistry, Interruption, Registries};
 use crate::registry::Registry;
 use crate::registry::external::ExternalRegistry;
 
@@ -23,8 +24,8 @@ pub enum Error {
     /// The registry client could not be configured.
     #[error("failed to configure the registry client")]
     ExternalRegistry(#[source] crate::registry::external::ConfigError),
-    /// The registry named by `--registry-url` did not answer, or refused the
-    /// credentials, before anything was applied.
+    /// The registry named by `--registry-url` (or by a connection) did not
+    /// answer, or refused the credentials, before anything was applied.
     #[error("nothing was applied to {url}")]
     Unreachable {
         /// The registry's base URL.
@@ -72,11 +73,27 @@ pub async fn run(config: &ApplyConfig, out: &mut dyn Write) -> Result<Verdict, E
     .map_err(ApplyError::from)?;
     let loaded = super::read_manifests("apply", &config.paths, config.strictness).map_err(ApplyError::from)?;
     let skipped = crate::local::manifests::skip_summary(&loaded.skipped);
+    let credentials = Credentials::load(config.registry_credentials.as_deref()).map_err(ApplyError::from)?;
+    let bindings = crate::local::connections::plan(&config.data, &loaded.manifests, &policies, &credentials, &now)
+        .map_err(ApplyError::from)?;
+    let (data_registry, externals) = open_bound(config, &bindings).await?;
+    let embedded = data_registry.as_deref().unwrap_or(registry.as_ref());
+    let mut registries = Registries::single(registry.as_ref());
+    for (binding, external) in bindings.iter().zip(&externals) {
+        let registry: &dyn Registry = external.as_deref().unwrap_or(embedded);
+        registries.bound.insert(
+            binding.scope.clone(),
+            BoundRegistry {
+                registry,
+                read_only: binding.read_only,
+            },
+        );
+    }
     let outcome = crate::local::run::apply_loaded(
         loaded.manifests,
         &policies,
         &config.data,
-        registry.as_ref(),
+        &registries,
         &config.checker,
         &now,
     )
@@ -163,6 +180,41 @@ async fn open(config: &ApplyConfig) -> Result<Box<dyn Registry>, Error> {
         source,
     })?;
     Ok(Box::new(client))
+}
+
+/// The registries the connections of `bindings` need besides the default
+/// one: the data folder's embedded registry when some connection says
+/// `embedded: {}` and the default is `--registry-url`'s, and each external
+/// connection's client (in binding order; `None` for embedded ones). An
+/// external registry must answer before anything is applied.
+async fn open_bound(
+    config: &ApplyConfig,
+    bindings: &[Binding],
+) -> Result<(Option<Box<dyn Registry>>, Vec<Option<Box<dyn Registry>>>), Error> {
+    let embedded_needed = bindings.iter().any(|binding| binding.target == BindingTarget::Embedded);
+    let data_registry: Option<Box<dyn Registry>> = if embedded_needed && config.registry.is_some() {
+        let database = config.data.join("registry.db");
+        Some(Box::new(
+            super::registry::open_registry(&database, None, config.checker).await?,
+        ))
+    } else {
+        None
+    };
+    let mut externals = Vec::with_capacity(bindings.len());
+    for binding in bindings {
+        externals.push(match &binding.target {
+            BindingTarget::Embedded => None,
+            BindingTarget::External(external) => {
+                let client = ExternalRegistry::new(external, config.checker).map_err(Error::ExternalRegistry)?;
+                client.capabilities().await.map_err(|source| Error::Unreachable {
+                    url: format!("{} ({})", external.display_url(), binding.key),
+                    source,
+                })?;
+                Some(Box::new(client) as Box<dyn Registry>)
+            }
+        });
+    }
+    Ok((data_registry, externals))
 }
 
 /// Tells on standard error where the run stopped and what it left undone.

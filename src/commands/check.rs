@@ -9,12 +9,15 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::Verdict;
 use crate::cli::{CheckConfig, CheckOutput, CheckSource};
+use crate::connections::RegistryScope;
 use crate::local::check::{self, CheckError};
+use crate::local::connections::{self, BindingTarget, ConnectionError, Credentials};
 use crate::local::manifests::{self, ManifestError};
 use crate::local::policies::{self, PolicyError};
+use crate::local::run::{BoundRegistry, Registries};
 use crate::local::scratch::{Scratch, ScratchError};
-use crate::registry::SubjectName;
 use crate::registry::external::ExternalRegistry;
+use crate::registry::{Registry, SubjectName};
 
 /// Why `check` stopped.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +28,9 @@ pub enum Error {
     /// A `--policy` path could not be used.
     #[error(transparent)]
     Policies(#[from] PolicyError),
+    /// The registry connections could not be used.
+    #[error(transparent)]
+    Connections(#[from] ConnectionError),
     /// The scratch registry could not be made.
     #[error(transparent)]
     Scratch(#[from] ScratchError),
@@ -78,15 +84,71 @@ pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, E
         &config.namespaces.namespace_labels,
         config.namespaces.require_namespace_labels,
     )?;
+    let contracts_used = check::uses_contracts(&loaded.manifests);
     let scratch = scratch(
         &config.source,
-        &check::subjects_of(&loaded.manifests),
-        check::uses_contracts(&loaded.manifests),
+        &check::subjects_of(&loaded.manifests, &RegistryScope::Default),
+        contracts_used,
         config.checker,
     )
     .await?;
     let now = Time(Timestamp::now());
-    let run = check::check(&loaded.manifests, &policies, &scratch, &config.checker, &now).await?;
+    let credentials = Credentials::load(config.registry_credentials.as_deref())?;
+    let bindings = connections::plan(scratch.data(), &loaded.manifests, &policies, &credentials, &now)?;
+    // Each connection's registry is a scratch too: embedded ones share the data folder's copy,
+    // each external one is seeded from its registry with the subjects of its objects.
+    let embedded_needed = bindings.iter().any(|binding| binding.target == BindingTarget::Embedded);
+    let data_scratch = match &config.source {
+        CheckSource::Registry { objects, .. } if embedded_needed => Some(match objects {
+            Some(data) => Scratch::copy_of(data, config.checker).await?,
+            None => Scratch::empty(config.checker).await?,
+        }),
+        _ => None,
+    };
+    let mut external_scratches = Vec::with_capacity(bindings.len());
+    for binding in &bindings {
+        external_scratches.push(match &binding.target {
+            BindingTarget::Embedded => None,
+            BindingTarget::External(external) => {
+                let client = ExternalRegistry::new(external, config.checker).map_err(Error::ExternalRegistry)?;
+                let subjects = check::subjects_of(&loaded.manifests, &binding.scope);
+                Some(Scratch::seeded(&client, &subjects, contracts_used, config.checker).await?)
+            }
+        });
+    }
+    let default_view = scratch.view();
+    let data_view = data_scratch.as_ref().map(Scratch::view);
+    let external_views: Vec<_> = external_scratches
+        .iter()
+        .map(|scratch| scratch.as_ref().map(Scratch::view))
+        .collect();
+    let embedded: &dyn Registry = match &data_view {
+        Some(view) => view,
+        None => &default_view,
+    };
+    let mut registries = Registries::single(&default_view);
+    for (binding, view) in bindings.iter().zip(&external_views) {
+        let registry: &dyn Registry = match view {
+            Some(view) => view,
+            None => embedded,
+        };
+        registries.bound.insert(
+            binding.scope.clone(),
+            BoundRegistry {
+                registry,
+                read_only: binding.read_only,
+            },
+        );
+    }
+    let run = check::check(
+        &loaded.manifests,
+        &policies,
+        scratch.data(),
+        &registries,
+        &config.checker,
+        &now,
+    )
+    .await?;
     let checked = run.checked;
     if !run.unlabelled.is_empty() {
         let warning = crate::local::run::unlabelled_message(&run.unlabelled);
@@ -100,7 +162,10 @@ pub async fn run(config: &CheckConfig, out: &mut dyn Write) -> Result<Verdict, E
             .map_err(Error::Write)?;
         }
     }
-    let against = config.source.describe();
+    let mut against = config.source.describe();
+    for binding in &bindings {
+        against.push_str(&format!("; {}", binding.describe()));
+    }
     let text = match config.output {
         CheckOutput::Table => format!(
             "{}schemaops check: checked against {against}\n",

@@ -96,7 +96,7 @@ pub async fn run(config: &ExportConfig, out: &mut dyn Write) -> Result<Verdict, 
     let export = collect(registry.as_ref(), &config.selection)
         .await
         .map_err(Error::Collect)?;
-    let rendered = render(&export, &config.namespace)?;
+    let rendered = render(&export, &config.namespace, config.registry_ref.as_ref())?;
     let subjects: Vec<&str> = export.subjects.iter().map(|s| s.subject.as_str()).collect();
     replace(&config.out, &rendered, &subjects)?;
     let documents: usize = export.subjects.iter().map(|s| s.documents.len()).sum();

@@ -34,6 +34,31 @@ pub const TLS_CERT_KEY: &str = "tls.crt";
 /// The key of a `kubernetes.io/tls` Secret holding the private key.
 pub const TLS_KEY_KEY: &str = "tls.key";
 
+/// The configuration of the external `connection` for all of `spec.urls`:
+/// the first, then the others as fallbacks (each with the context applied),
+/// with the credentials and TLS material taken from `fetched`.
+///
+/// # Errors
+/// As [`external_config`].
+pub fn failover_config(
+    connection: &Connection,
+    spec: &ExternalRegistrySpec,
+    fetched: &BTreeMap<Source, Fetched>,
+) -> Result<ExternalConfig, ResolveError> {
+    let mut urls = spec.urls.iter();
+    let first = urls.next().ok_or_else(|| ResolveError::InvalidConnection {
+        reference: connection.reference.clone(),
+        problem: "spec.external.urls is empty".to_owned(),
+    })?;
+    let mut config = external_config(connection, spec, first, fetched)?;
+    for url in urls {
+        config
+            .fallback_urls
+            .push(external_config(connection, spec, url, fetched)?.url);
+    }
+    Ok(config)
+}
+
 /// The configuration for `url` (one of `spec.urls`) of the external
 /// connection `connection`, with the credentials and TLS material taken from
 /// `fetched` (every [`super::rules::sources`] entry that exists).

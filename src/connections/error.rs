@@ -81,6 +81,20 @@ pub enum ResolveError {
         /// The key.
         key: String,
     },
+    /// The operator may not read a Secret or ConfigMap the connection names: its RBAC grants
+    /// `get` on Secrets only in the namespaces the chart's `connectionSecretNamespaces` lists.
+    #[error(
+        "the operator may not read {source_kind} {namespace}/{name}: list namespace {namespace} in the chart's \
+         connectionSecretNamespaces (a Role granting get on Secrets there)"
+    )]
+    SourceForbidden {
+        /// `Secret` or `ConfigMap`.
+        source_kind: &'static str,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
     /// The TLS material (CA, client certificate or key) cannot be used.
     #[error("{reference}: the TLS settings cannot be used")]
     Tls {
@@ -125,6 +139,10 @@ impl ResolveError {
                 source_kind: "Secret", ..
             } => "SecretKeyMissing",
             ResolveError::KeyMissing { .. } => "ConfigMapKeyMissing",
+            ResolveError::SourceForbidden {
+                source_kind: "Secret", ..
+            } => "SecretForbidden",
+            ResolveError::SourceForbidden { .. } => "ConfigMapForbidden",
             ResolveError::Tls { .. } => "InvalidTlsMaterial",
             ResolveError::Read { .. } => "RegistryLookupFailed",
         }
@@ -141,7 +159,10 @@ impl ResolveError {
     pub fn is_credentials(&self) -> bool {
         matches!(
             self,
-            ResolveError::SourceNotFound { .. } | ResolveError::KeyMissing { .. } | ResolveError::Tls { .. }
+            ResolveError::SourceNotFound { .. }
+                | ResolveError::KeyMissing { .. }
+                | ResolveError::SourceForbidden { .. }
+                | ResolveError::Tls { .. }
         )
     }
 }

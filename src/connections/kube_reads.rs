@@ -1,6 +1,8 @@
 //! [`ClusterReads`] through the API server: targeted gets by name, never a
 //! list or a watch, so the ServiceAccount needs only `get` on Secrets and
-//! ConfigMaps and cannot enumerate them.
+//! ConfigMaps and cannot enumerate them. A get RBAC forbids (a Secret in a
+//! namespace the chart's `connectionSecretNamespaces` does not list) is
+//! [`ResolveError::SourceForbidden`], not a transient failure.
 
 use std::collections::BTreeMap;
 
@@ -51,12 +53,20 @@ impl ClusterReads for KubeReads {
 
     async fn source(&self, source: &Source) -> Result<Option<Fetched>, ResolveError> {
         let what = source.to_string();
+        let forbidden_or = |error: kube::Error| match error {
+            kube::Error::Api(status) if status.code == 403 => ResolveError::SourceForbidden {
+                source_kind: source.kind.as_str(),
+                namespace: source.namespace.clone(),
+                name: source.name.clone(),
+            },
+            other => read_failed(what.clone())(other),
+        };
         match source.kind {
             SourceKind::Secret => {
                 let secret = Api::<Secret>::namespaced(self.0.clone(), &source.namespace)
                     .get_opt(&source.name)
                     .await
-                    .map_err(read_failed(what))?;
+                    .map_err(forbidden_or)?;
                 Ok(secret.map(|secret| Fetched {
                     resource_version: secret.metadata.resource_version.unwrap_or_default(),
                     data: secret
@@ -71,7 +81,7 @@ impl ClusterReads for KubeReads {
                 let config_map = Api::<ConfigMap>::namespaced(self.0.clone(), &source.namespace)
                     .get_opt(&source.name)
                     .await
-                    .map_err(read_failed(what))?;
+                    .map_err(forbidden_or)?;
                 Ok(config_map.map(|config_map| {
                     let text = config_map
                         .data

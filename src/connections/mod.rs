@@ -284,8 +284,8 @@ impl Connections {
                 }
             },
             Target::External(spec) => {
-                // The first URL; failing over to the next is left to a later change.
-                let config = credentials::external_config(connection, spec, &spec.urls[0], &fetched)?;
+                // The first URL, failing over to the others in order.
+                let config = credentials::failover_config(connection, spec, &fetched)?;
                 let client = ExternalRegistry::new(&config, self.checker).map_err(|source| ResolveError::Tls {
                     reference: connection.reference.clone(),
                     source,
@@ -293,7 +293,7 @@ impl Connections {
                 tracing::info!(
                     connection = %connection.reference,
                     namespace = connection.namespace.as_deref().unwrap_or_default(),
-                    url = %config.display_url(),
+                    urls = %config.display_urls().join(", "),
                     generation = connection.generation,
                     "Built a registry client"
                 );

@@ -123,6 +123,17 @@ pub enum RegistryScope {
 }
 
 impl RegistryScope {
+    /// The scope in a metric label or a message: `default` (the install's
+    /// registry), `SchemaRegistry/NAMESPACE/NAME` or `ClusterSchemaRegistry/NAME`.
+    /// As many values as connections, which only their authors create.
+    pub fn label(&self) -> String {
+        match self {
+            RegistryScope::Default => "default".to_owned(),
+            RegistryScope::Namespaced { namespace, name } => format!("SchemaRegistry/{namespace}/{name}"),
+            RegistryScope::Cluster { name } => format!("ClusterSchemaRegistry/{name}"),
+        }
+    }
+
     /// The scope of an object in `namespace` with `registry_ref`.
     pub fn of(namespace: &str, registry_ref: Option<&RegistryRef>) -> Self {
         match registry_ref {

@@ -165,6 +165,24 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_rbac_forbids_is_credentials_resolved_false_naming_the_chart_value() {
+        let error = ResolveError::SourceForbidden {
+            source_kind: "Secret",
+            namespace: "platform".to_owned(),
+            name: "registry-credentials".to_owned(),
+        };
+        assert!(error.is_credentials() && !error.is_transient());
+        let status = render_status(&Check::Unresolved(error), Some(1), 0, None, &at(10));
+        let (state, reason, message) = condition(&status, ConditionType::CredentialsResolved);
+        assert_eq!((state.as_str(), reason.as_str()), ("False", "SecretForbidden"));
+        assert!(
+            message.contains("Secret platform/registry-credentials") && message.contains("connectionSecretNamespaces"),
+            "{message}"
+        );
+        assert_eq!(condition(&status, ConditionType::Ready).1, "SecretForbidden");
+    }
+
+    #[test]
     fn an_unreachable_registry_resolved_its_credentials_but_is_not_ready() {
         let check = Check::Unreachable {
             endpoint: "http://registry:8081".to_owned(),

@@ -13,8 +13,8 @@ use super::view::{Claimant, ObjectKey};
 use crate::compat::{Mode, SchemaSummary};
 use crate::crd::{ModeName, ResourceKind, Schema, SubjectConfig, SubjectMode};
 use crate::policy::{
-    LevelOrigin, NamespaceFacts, PolicySet, Proposal, ProposedLevel, ProposedMode, Rule, SharedPolicies, Target,
-    Verdict,
+    LevelOrigin, NamespaceFacts, PolicySet, Proposal, ProposedLevel, ProposedMode, ProposedRegistry, Rule,
+    SharedPolicies, Target, Verdict,
 };
 
 /// The labels of every namespace known, by name.
@@ -126,6 +126,7 @@ impl PolicyContext {
                 subject: Some(&schema.spec.subject),
                 schema_type: Some(schema.spec.schema_type),
                 deletion_policy: Some(schema.spec.deletion_policy),
+                registry: Some(ProposedRegistry::of(schema.spec.registry_ref.as_ref())),
                 level,
                 summary,
                 object: object.as_ref(),
@@ -169,6 +170,7 @@ impl PolicyContext {
             namespace,
             Proposal {
                 subject: Some(&config.spec.subject),
+                registry: Some(ProposedRegistry::of(config.spec.registry_ref.as_ref())),
                 level: level.as_ref(),
                 mode,
                 object: object.as_ref(),
@@ -192,6 +194,7 @@ impl PolicyContext {
             namespace,
             Proposal {
                 subject: Some(&config.spec.subject),
+                registry: Some(ProposedRegistry::of(config.spec.registry_ref.as_ref())),
                 level: Some(&level),
                 ..Proposal::new(Target::SubjectConfig)
             },

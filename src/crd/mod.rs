@@ -27,8 +27,8 @@ pub use schema::{
     SchemaFrom, SchemaReferenceSpec, SchemaSpec, SchemaStatus, SchemaType,
 };
 pub use schema_policy::{
-    CelValidation, CompatibilityRule, ModeName, NamingRule, PolicyMatch, PolicyRules, SchemaPolicy, SchemaPolicySpec,
-    SchemaPolicyStatus, SubjectsRule, ValidationAction,
+    CelValidation, CompatibilityRule, ModeName, NamingRule, PolicyMatch, PolicyRegistry, PolicyRegistryKind,
+    PolicyRules, RegistriesRule, SchemaPolicy, SchemaPolicySpec, SchemaPolicyStatus, SubjectsRule, ValidationAction,
 };
 pub use schema_registry::{
     AllowedNamespaces, ClusterSchemaRegistry, ClusterSchemaRegistrySpec, SchemaRegistry, SchemaRegistrySpec,

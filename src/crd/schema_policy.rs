@@ -78,6 +78,46 @@ pub struct PolicyMatch {
     /// are matched whatever this says.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schema_types: Vec<SchemaType>,
+    /// The registries the objects matched live in (`spec.registryRef`, or the install's default
+    /// registry). Empty: any. Not consulted by the registry's REST API.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub registries: Vec<PolicyRegistry>,
+}
+
+/// A registry as a policy names it: a registry connection by kind and name (a pattern), or the
+/// install's default registry (`kind: Default`, no name).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, KubeSchema)]
+#[x_kube(validation = Rule::new("self.kind == 'Default' ? !has(self.name) : has(self.name)").message("name is required for SchemaRegistry and ClusterSchemaRegistry, and not allowed for Default"))]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyRegistry {
+    /// `SchemaRegistry` (in the object's own namespace), `ClusterSchemaRegistry`, or `Default`.
+    pub kind: PolicyRegistryKind,
+    /// The connection's name: `*` matches any run of characters, `?` one character, and
+    /// `{namespace}` the object's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub name: Option<String>,
+}
+
+/// What kind of registry a policy names.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
+pub enum PolicyRegistryKind {
+    /// The install's default registry: objects without `spec.registryRef`.
+    Default,
+    /// A namespaced SchemaRegistry.
+    SchemaRegistry,
+    /// A ClusterSchemaRegistry.
+    ClusterSchemaRegistry,
+}
+
+/// The registries the matched namespaces may use.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq, Eq, schemars::JsonSchema)]
+pub struct RegistriesRule {
+    /// The registries allowed; an object bound to any other (or, without `Default` here, to the
+    /// default registry) is refused.
+    #[schemars(length(max = 64))]
+    pub allowed: Vec<PolicyRegistry>,
 }
 
 /// The rules of a policy; a rule left out allows anything.
@@ -100,6 +140,9 @@ pub struct PolicyRules {
     /// The schema types a Schema may use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_types: Option<Vec<SchemaType>>,
+    /// The registries the matched namespaces may use (`spec.registryRef`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registries: Option<RegistriesRule>,
     /// Patterns the names inside a schema must match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub naming: Option<NamingRule>,

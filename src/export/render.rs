@@ -15,7 +15,8 @@ use super::{Export, SubjectExport};
 use crate::compat::Format;
 use crate::controller::level::level_of;
 use crate::crd::{
-    DeletionPolicy, Schema, SchemaReferenceSpec, SchemaSpec, SchemaType, SubjectConfig, SubjectConfigSpec, SubjectMode,
+    DeletionPolicy, RegistryRef, Schema, SchemaReferenceSpec, SchemaSpec, SchemaType, SubjectConfig, SubjectConfigSpec,
+    SubjectMode,
 };
 use crate::registry::{RegistryMode, Version, VersionedSchema};
 
@@ -44,18 +45,19 @@ pub struct Rendered {
     pub subject_files: BTreeMap<String, String>,
 }
 
-/// Every file of the export.
+/// Every file of the export: its objects in `namespace`, bound to
+/// `registry_ref` when given (`export --registry-ref`).
 ///
 /// # Errors
 /// [`RenderError`] when a manifest cannot be serialized.
-pub fn render(export: &Export, namespace: &str) -> Result<Rendered, RenderError> {
+pub fn render(export: &Export, namespace: &str, registry_ref: Option<&RegistryRef>) -> Result<Rendered, RenderError> {
     let names = object_names(export.subjects.iter().map(|s| s.subject.as_str()));
     let mut files = BTreeMap::new();
     let mut subject_files = BTreeMap::new();
     for subject in &export.subjects {
         let name = names.get(subject.subject.as_str()).cloned().unwrap_or_default();
         let file = file_name(&name);
-        files.insert(file.clone(), manifests(subject, &name, namespace)?);
+        files.insert(file.clone(), manifests(subject, &name, namespace, registry_ref)?);
         subject_files.insert(subject.subject.to_string(), file);
     }
     files.insert(INDEX_FILE.to_owned(), index(export, &names));
@@ -63,7 +65,12 @@ pub fn render(export: &Export, namespace: &str) -> Result<Rendered, RenderError>
 }
 
 /// The documents of one subject's file.
-fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<String, RenderError> {
+fn manifests(
+    subject: &SubjectExport,
+    name: &str,
+    namespace: &str,
+    registry_ref: Option<&RegistryRef>,
+) -> Result<String, RenderError> {
     let failed = |error: serde_saphyr::ser::Error| RenderError {
         subject: subject.subject.to_string(),
         message: error.to_string(),
@@ -80,7 +87,7 @@ fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<Str
             metadata: metadata(),
             spec: SubjectConfigSpec {
                 subject: subject.subject.to_string(),
-                registry_ref: None,
+                registry_ref: registry_ref.cloned(),
                 compatibility: subject.level.map(level_of),
                 contract: subject.settings.clone(),
                 mode,
@@ -94,7 +101,10 @@ fn manifests(subject: &SubjectExport, name: &str, namespace: &str) -> Result<Str
     for version in &subject.documents {
         let schema = Schema {
             metadata: metadata(),
-            spec: schema_spec(version),
+            spec: SchemaSpec {
+                registry_ref: registry_ref.cloned(),
+                ..schema_spec(version)
+            },
             status: None,
         };
         text.push_str("---\n");
@@ -275,7 +285,7 @@ mod tests {
             global_level: Mode::Backward,
             global_mode: RegistryMode::ReadWrite,
         };
-        let rendered = render(&export, "ns").unwrap();
+        let rendered = render(&export, "ns", None).unwrap();
         let files = &rendered.files;
         assert_eq!(rendered.subject_files["A"], "a.yaml");
         assert_eq!(files.keys().collect::<Vec<_>>(), ["a.yaml", "b.yaml", "index.md"]);
@@ -300,6 +310,6 @@ mod tests {
             "{index}"
         );
         assert!(index.contains("not exported): `gone`."), "{index}");
-        assert_eq!(render(&export, "ns").unwrap(), rendered, "deterministic");
+        assert_eq!(render(&export, "ns", None).unwrap(), rendered, "deterministic");
     }
 }

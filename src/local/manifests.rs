@@ -1,6 +1,7 @@
 //! Reading manifests: files and folders (in name order) or standard input
-//! (`-`), multi-document YAML or JSON, each document a Schema, SubjectConfig
-//! or ConfigMap, or a cluster-scoped SchemaPolicy or Namespace.
+//! (`-`), multi-document YAML or JSON, each document a Schema, SubjectConfig,
+//! SchemaRegistry or ConfigMap, or a cluster-scoped SchemaPolicy,
+//! ClusterSchemaRegistry or Namespace.
 //!
 //! A GitOps repository holds more than that, and reading it is never an
 //! error for it: documents of other kinds are [`Skipped`] and counted, and so
@@ -18,7 +19,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use serde_json::Value;
 
 use crate::crd::validate::{self, Segment, Violation};
-use crate::crd::{API_GROUP, API_VERSION, Schema, SchemaPolicy, SubjectConfig};
+use crate::crd::{API_GROUP, API_VERSION, ClusterSchemaRegistry, Schema, SchemaPolicy, SchemaRegistry, SubjectConfig};
 
 /// The namespace of a manifest that names none.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -168,6 +169,10 @@ pub enum Manifest {
     SchemaPolicy(Box<SchemaPolicy>),
     /// A Namespace (cluster-scoped): its labels are what policies select on.
     Namespace(Box<Namespace>),
+    /// A registry connection of one namespace.
+    SchemaRegistry(Box<SchemaRegistry>),
+    /// A registry connection for the namespaces it allows (cluster-scoped).
+    ClusterSchemaRegistry(Box<ClusterSchemaRegistry>),
 }
 
 /// Where a manifest came from: the file, the 1-based document number, and
@@ -234,13 +239,6 @@ pub enum ManifestError {
         /// Each field's message, with its file, document and line.
         problems: Vec<String>,
     },
-    /// Schemas or SubjectConfigs name a registry connection (`spec.registryRef`),
-    /// which `apply` and `check` cannot follow yet; one line per object.
-    #[error("{}", problems.join("\n"))]
-    RegistryRef {
-        /// Each object's message, with its file and document.
-        problems: Vec<String>,
-    },
     /// No manifest was found.
     #[error(
         "no manifests found in {}{}",
@@ -253,32 +251,6 @@ pub enum ManifestError {
         /// What was skipped there.
         skipped: Vec<Skipped>,
     },
-}
-
-/// A message for each Schema and SubjectConfig among `manifests` that names a
-/// registry connection. Without a cluster there is no connection to resolve,
-/// and judging such an object against this command's registry would be
-/// judging it against the wrong one, so it is refused, never applied there.
-fn bound_to_connections(manifests: &[(Origin, Manifest)]) -> Vec<String> {
-    manifests
-        .iter()
-        .filter_map(|(origin, manifest)| {
-            let (kind, metadata, registry_ref) = match manifest {
-                Manifest::Schema(schema) => ("Schema", &schema.metadata, schema.spec.registry_ref.as_ref()?),
-                Manifest::SubjectConfig(config) => {
-                    ("SubjectConfig", &config.metadata, config.spec.registry_ref.as_ref()?)
-                }
-                _ => return None,
-            };
-            Some(format!(
-                "{origin}: {kind} {}/{} names spec.registryRef {registry_ref}: objects bound to a registry \
-                 connection are not supported without a cluster yet (apply them to the operator with kubectl, \
-                 or remove registryRef to use this command's registry)",
-                metadata.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
-                metadata.name.as_deref().unwrap_or_default(),
-            ))
-        })
-        .collect()
 }
 
 /// Reads every manifest under `paths`, strictly, keeping only the objects
@@ -409,10 +381,6 @@ pub fn read(paths: &[PathBuf], strictness: Strictness) -> Result<Loaded, Manifes
     }
     if !problems.is_empty() {
         return Err(ManifestError::Fields { problems });
-    }
-    let bound = bound_to_connections(&loaded.manifests);
-    if !bound.is_empty() {
-        return Err(ManifestError::RegistryRef { problems: bound });
     }
     if loaded.manifests.is_empty() {
         let named = |path: &PathBuf| {
@@ -700,15 +668,19 @@ enum KindRead {
     Schema,
     SubjectConfig,
     SchemaPolicy,
+    SchemaRegistry,
+    ClusterSchemaRegistry,
     ConfigMap,
     Namespace,
 }
 
 impl KindRead {
-    const ALL: [KindRead; 5] = [
+    const ALL: [KindRead; 7] = [
         KindRead::Schema,
         KindRead::SubjectConfig,
         KindRead::SchemaPolicy,
+        KindRead::SchemaRegistry,
+        KindRead::ClusterSchemaRegistry,
         KindRead::ConfigMap,
         KindRead::Namespace,
     ];
@@ -719,6 +691,8 @@ impl KindRead {
             KindRead::Schema => "Schema",
             KindRead::SubjectConfig => "SubjectConfig",
             KindRead::SchemaPolicy => "SchemaPolicy",
+            KindRead::SchemaRegistry => "SchemaRegistry",
+            KindRead::ClusterSchemaRegistry => "ClusterSchemaRegistry",
             KindRead::ConfigMap => "ConfigMap",
             KindRead::Namespace => "Namespace",
         }
@@ -727,7 +701,11 @@ impl KindRead {
     /// The `apiVersion` it is read under.
     fn api_version(self) -> &'static str {
         match self {
-            KindRead::Schema | KindRead::SubjectConfig | KindRead::SchemaPolicy => "schemaops.dev/v1alpha1",
+            KindRead::Schema
+            | KindRead::SubjectConfig
+            | KindRead::SchemaPolicy
+            | KindRead::SchemaRegistry
+            | KindRead::ClusterSchemaRegistry => "schemaops.dev/v1alpha1",
             KindRead::ConfigMap | KindRead::Namespace => "v1",
         }
     }
@@ -791,7 +769,8 @@ fn kind_of(document: &Value) -> Result<DocumentKind, String> {
             .map(|meant| format!(" (did you mean {meant}?)"))
             .unwrap_or_default();
         return Err(format!(
-            "{kind} is not a schemaops kind{meant}: {served} serves Schema, SubjectConfig and SchemaPolicy"
+            "{kind} is not a schemaops kind{meant}: {served} serves Schema, SubjectConfig, SchemaPolicy, SchemaRegistry and \
+             ClusterSchemaRegistry"
         ));
     }
     Ok(DocumentKind::Other { api_version, kind })
@@ -804,6 +783,8 @@ fn parse_document(document: Value, kind: KindRead) -> Result<Manifest, String> {
         KindRead::Schema => Manifest::Schema(Box::new(typed(document, name)?)),
         KindRead::SubjectConfig => Manifest::SubjectConfig(Box::new(typed(document, name)?)),
         KindRead::SchemaPolicy => Manifest::SchemaPolicy(Box::new(typed(document, name)?)),
+        KindRead::SchemaRegistry => Manifest::SchemaRegistry(Box::new(typed(document, name)?)),
+        KindRead::ClusterSchemaRegistry => Manifest::ClusterSchemaRegistry(Box::new(typed(document, name)?)),
         KindRead::ConfigMap => Manifest::ConfigMap(Box::new(typed(document, name)?)),
         KindRead::Namespace => Manifest::Namespace(Box::new(typed(document, name)?)),
     };
@@ -813,6 +794,8 @@ fn parse_document(document: Value, kind: KindRead) -> Result<Manifest, String> {
         Manifest::ConfigMap(config_map) => (&mut config_map.metadata, false),
         Manifest::SchemaPolicy(policy) => (&mut policy.metadata, true),
         Manifest::Namespace(namespace) => (&mut namespace.metadata, true),
+        Manifest::SchemaRegistry(connection) => (&mut connection.metadata, false),
+        Manifest::ClusterSchemaRegistry(connection) => (&mut connection.metadata, true),
     };
     if metadata.name.as_deref().is_none_or(str::is_empty) {
         return Err("metadata.name is required".to_owned());
@@ -937,6 +920,10 @@ mod reading {
                 kind: "Deployment".to_owned()
             })
         );
+        assert_eq!(
+            kind("apiVersion: schemaops.dev/v1alpha1\nkind: ClusterSchemaRegistry"),
+            Ok(DocumentKind::Read(KindRead::ClusterSchemaRegistry))
+        );
         assert_eq!(kind("on: push\njobs: {}"), Ok(DocumentKind::NotAnObject));
         assert_eq!(kind("- a\n- b"), Ok(DocumentKind::NotAnObject));
         assert_eq!(kind("kind: Schema"), Err("apiVersion and kind are required".to_owned()));
@@ -944,7 +931,7 @@ mod reading {
             kind("apiVersion: schemaops.dev/v1alpha1\nkind: Shema"),
             Err(
                 "Shema is not a schemaops kind (did you mean Schema?): schemaops.dev/v1alpha1 serves Schema, \
-                 SubjectConfig and SchemaPolicy"
+                 SubjectConfig, SchemaPolicy, SchemaRegistry and ClusterSchemaRegistry"
                     .to_owned()
             )
         );

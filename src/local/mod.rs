@@ -3,6 +3,7 @@
 //! registry, and the controller's reconcile core judges and registers.
 
 pub mod check;
+pub mod connections;
 pub mod lock;
 pub mod manifests;
 pub mod objects;

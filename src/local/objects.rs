@@ -1,7 +1,7 @@
 //! The objects `apply` keeps between runs (`objects.json` in the data
-//! folder): every Schema, SubjectConfig, ConfigMap, SchemaPolicy and
-//! Namespace applied so far, with metadata and status, as the API server
-//! would keep them.
+//! folder): every Schema, SubjectConfig, ConfigMap, SchemaPolicy, Namespace
+//! and registry connection applied so far, with metadata and status, as the
+//! API server would keep them.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,7 @@ use kube::api::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 use super::manifests::Manifest;
-use crate::crd::{Schema, SchemaPolicy, SubjectConfig};
+use crate::crd::{ClusterSchemaRegistry, RegistryRef, Schema, SchemaPolicy, SchemaRegistry, SubjectConfig};
 
 /// The file name inside the data folder.
 pub const FILE_NAME: &str = "objects.json";
@@ -60,6 +60,12 @@ pub struct Objects {
     /// The Namespaces (cluster-scoped), for their labels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub namespaces: Vec<Namespace>,
+    /// The SchemaRegistries: later runs follow the refs of stored objects to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schema_registries: Vec<SchemaRegistry>,
+    /// The ClusterSchemaRegistries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_schema_registries: Vec<ClusterSchemaRegistry>,
 }
 
 impl Objects {
@@ -113,6 +119,10 @@ impl Objects {
             Manifest::ConfigMap(config_map) => upsert(&mut self.config_maps, *config_map, now),
             Manifest::SchemaPolicy(policy) => upsert(&mut self.schema_policies, *policy, now),
             Manifest::Namespace(namespace) => upsert(&mut self.namespaces, *namespace, now),
+            Manifest::SchemaRegistry(connection) => upsert(&mut self.schema_registries, *connection, now),
+            Manifest::ClusterSchemaRegistry(connection) => {
+                upsert(&mut self.cluster_schema_registries, *connection, now)
+            }
         }
     }
 
@@ -134,6 +144,10 @@ trait Kept {
     fn metadata_mut(&mut self) -> &mut ObjectMeta;
     /// The immutable subject, for the kinds that have one.
     fn subject(&self) -> Option<&str>;
+    /// The immutable `spec.registryRef`, for the kinds that have one.
+    fn registry_ref(&self) -> Option<&RegistryRef> {
+        None
+    }
     /// Takes the desired state (spec or data) of `applied`; true when it changed.
     fn take_desired(&mut self, applied: Self) -> bool;
     /// Forgets any status a manifest carried: only reconciles write it.
@@ -143,7 +157,7 @@ trait Kept {
 /// The kinds with a spec and a status: Schema and SubjectConfig (whose
 /// subject is immutable), SchemaPolicy and Namespace (which have none).
 macro_rules! kept_with_spec {
-    ($($kind:ident => $subject:expr),* $(,)?) => {$(
+    ($($kind:ident => $subject:expr $(, $registry_ref:expr)?);* $(;)?) => {$(
         impl Kept for $kind {
             const KIND: &'static str = stringify!($kind);
             fn metadata(&self) -> &ObjectMeta {
@@ -156,6 +170,10 @@ macro_rules! kept_with_spec {
                 let subject: fn(&$kind) -> Option<&str> = $subject;
                 subject(self)
             }
+            $(fn registry_ref(&self) -> Option<&RegistryRef> {
+                let registry_ref: fn(&$kind) -> Option<&RegistryRef> = $registry_ref;
+                registry_ref(self)
+            })?
             fn take_desired(&mut self, applied: Self) -> bool {
                 let changed = self.spec != applied.spec;
                 self.spec = applied.spec;
@@ -169,10 +187,12 @@ macro_rules! kept_with_spec {
 }
 
 kept_with_spec!(
-    Schema => |schema| Some(&schema.spec.subject),
-    SubjectConfig => |config| Some(&config.spec.subject),
-    SchemaPolicy => |_| None,
-    Namespace => |_| None,
+    Schema => |schema| Some(&schema.spec.subject), |schema| schema.spec.registry_ref.as_ref();
+    SubjectConfig => |config| Some(&config.spec.subject), |config| config.spec.registry_ref.as_ref();
+    SchemaPolicy => |_| None;
+    Namespace => |_| None;
+    SchemaRegistry => |_| None;
+    ClusterSchemaRegistry => |_| None;
 );
 
 impl Kept for ConfigMap {
@@ -212,6 +232,16 @@ fn upsert<T: Kept>(kept: &mut Vec<T>, mut applied: T, now: &Time) -> Result<(), 
             T::KIND,
             stored.metadata().name.as_deref().unwrap_or_default(),
             stored.subject().unwrap_or_default()
+        ));
+    }
+    if stored.registry_ref() != applied.registry_ref() {
+        let named = |reference: Option<&RegistryRef>| reference.map_or_else(|| "none".to_owned(), ToString::to_string);
+        return Err(format!(
+            "spec.registryRef is immutable: {} {} is bound to {} (moving a subject between registries is not an \
+             edit; delete the object and create it anew)",
+            T::KIND,
+            stored.metadata().name.as_deref().unwrap_or_default(),
+            named(stored.registry_ref())
         ));
     }
     let metadata = applied.metadata().clone();

@@ -85,6 +85,8 @@ pub fn load_with(
                 Manifest::Schema(_) => return Err(not_a_policy(origin, "Schema")),
                 Manifest::SubjectConfig(_) => return Err(not_a_policy(origin, "SubjectConfig")),
                 Manifest::ConfigMap(_) => return Err(not_a_policy(origin, "ConfigMap")),
+                Manifest::SchemaRegistry(_) => return Err(not_a_policy(origin, "SchemaRegistry")),
+                Manifest::ClusterSchemaRegistry(_) => return Err(not_a_policy(origin, "ClusterSchemaRegistry")),
             }
         }
     }
@@ -206,7 +208,7 @@ pub fn unlabelled<'a>(
 /// Every namespace known: the Namespaces with their labels (`extra`'s
 /// replacing stored ones of the same name), then the namespaces of the
 /// stored objects.
-fn namespaces(objects: &Objects, extra: &[Namespace]) -> NamespaceLabels {
+pub(crate) fn namespaces(objects: &Objects, extra: &[Namespace]) -> NamespaceLabels {
     let mut known: NamespaceLabels = objects
         .namespaces
         .iter()

@@ -7,6 +7,7 @@
 //! it, nor of any other object, is tried: nothing is judged against a
 //! history that skipped a version. [`Interruption`] says what was left.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -15,12 +16,70 @@ use super::manifests::{Manifest, ManifestError, Origin};
 use super::objects::{Objects, ObjectsError};
 use super::policies::{self, PolicyError, RunPolicies};
 use crate::compat::Checker;
+use crate::connections::RegistryScope;
 use crate::controller::judge::PolicyContext;
 use crate::controller::view::{ObjectKey, SubjectView};
 use crate::controller::{schema, subject_config};
 use crate::crd::conditions::ConditionType;
-use crate::crd::{ResourceKind, Schema, SubjectConfig};
+use crate::crd::{ManagementPolicy, ResourceKind, Schema, SubjectConfig};
 use crate::registry::Registry;
+
+/// The registries of one run: the command's own for objects without a
+/// `registryRef`, and one for each connection an object is bound to.
+pub struct Registries<'a> {
+    /// For objects without a `registryRef`.
+    pub default: &'a dyn Registry,
+    /// Each bound connection's registry, by the scope of its objects. An
+    /// object whose scope is missing (a stored object whose connection
+    /// cannot be followed in this run) is left as it is.
+    pub bound: BTreeMap<RegistryScope, BoundRegistry<'a>>,
+}
+
+/// A connection's registry in one run.
+#[derive(Clone, Copy)]
+pub struct BoundRegistry<'a> {
+    /// The registry.
+    pub registry: &'a dyn Registry,
+    /// The connection is `readOnly`: its objects are observed, never written.
+    pub read_only: bool,
+}
+
+impl<'a> Registries<'a> {
+    /// Only `registry`, for runs where no object names a connection.
+    pub fn single(registry: &'a dyn Registry) -> Self {
+        Self {
+            default: registry,
+            bound: BTreeMap::new(),
+        }
+    }
+
+    /// The registry of `scope`; `None` for a connection not followed in this run.
+    pub fn of(&self, scope: &RegistryScope) -> Option<BoundRegistry<'a>> {
+        match scope {
+            RegistryScope::Default => Some(BoundRegistry {
+                registry: self.default,
+                read_only: false,
+            }),
+            bound => self.bound.get(bound).copied(),
+        }
+    }
+}
+
+/// The registry scope of a Schema.
+pub fn schema_scope(schema: &Schema) -> RegistryScope {
+    RegistryScope::of(
+        schema.metadata.namespace.as_deref().unwrap_or_default(),
+        schema.spec.registry_ref.as_ref(),
+    )
+}
+
+/// The registry scope of a SubjectConfig.
+pub fn config_scope(config: &SubjectConfig) -> RegistryScope {
+    RegistryScope::of(
+        config.metadata.namespace.as_deref().unwrap_or_default(),
+        config.spec.registry_ref.as_ref(),
+    )
+}
 
 /// How many passes over the Schemas at most: a Schema whose references name
 /// a subject registered later in the same run succeeds on the next pass.
@@ -38,6 +97,9 @@ pub enum ApplyError {
     /// The policies cannot be used.
     #[error(transparent)]
     Policies(#[from] PolicyError),
+    /// The registry connections cannot be used.
+    #[error(transparent)]
+    Connections(#[from] super::connections::ConnectionError),
     /// A manifest is an edit the API server would refuse.
     #[error("{origin}: {problem}")]
     Refused {
@@ -127,7 +189,8 @@ pub struct Outcome {
 }
 
 /// Applies the manifests `loaded` (as [`super::manifests::read`] gives
-/// them) to the objects kept in `data` and reconciles, judged by the stored
+/// them) to the objects kept in `data` and reconciles each object against
+/// the registry of its scope in `registries`, judged by the stored
 /// SchemaPolicies and `policies` (from `--policy` files, in force for this
 /// run only), saves, and returns what the run did.
 ///
@@ -143,7 +206,7 @@ pub async fn apply_loaded(
     loaded: Vec<(Origin, Manifest)>,
     policies: &RunPolicies,
     data: &std::path::Path,
-    registry: &dyn Registry,
+    registries: &Registries<'_>,
     checker: &Checker,
     now: &Time,
 ) -> Result<Outcome, ApplyError> {
@@ -171,7 +234,7 @@ pub async fn apply_loaded(
     let mut run = Run {
         objects,
         policy,
-        registry,
+        registries,
         checker,
         now,
         applied: Vec::new(),
@@ -221,7 +284,7 @@ struct Run<'a> {
     objects: Objects,
     /// The policies in force and the namespaces known.
     policy: PolicyContext,
-    registry: &'a dyn Registry,
+    registries: &'a Registries<'a>,
     checker: &'a Checker,
     now: &'a Time,
     /// The objects applied, with the manifest that last set each.
@@ -260,22 +323,36 @@ impl Run<'_> {
         });
     }
 
-    /// What the stored objects say about `subject`; a claim a policy
-    /// refuses never wins it.
-    fn view(&self, subject: &str) -> SubjectView {
+    /// What the stored objects of the registry `scope` say about `subject`
+    /// (claims are per registry); a claim a policy refuses never wins it.
+    fn view(&self, scope: &RegistryScope, subject: &str) -> SubjectView {
         SubjectView::of_claimable(
             subject,
-            &self.objects.schemas,
-            &self.objects.subject_configs,
+            self.objects
+                .schemas
+                .iter()
+                .filter(|schema| schema_scope(schema) == *scope),
+            self.objects
+                .subject_configs
+                .iter()
+                .filter(|config| config_scope(config) == *scope),
             |claimant| self.policy.may_claim(claimant, subject),
         )
     }
 
     async fn reconcile_configs(&mut self) {
         for index in 0..self.objects.subject_configs.len() {
-            let config = &self.objects.subject_configs[index];
-            let view = self.view(&config.spec.subject);
-            match subject_config::reconcile(config, &view, self.registry, &self.policy, self.now).await {
+            let scope = config_scope(&self.objects.subject_configs[index]);
+            let Some(bound) = self.registries.of(&scope) else {
+                continue;
+            };
+            let mut config = self.objects.subject_configs[index].clone();
+            // A read-only connection: its objects are observed, never written (as the operator does).
+            if bound.read_only && config.spec.management_policy.is_manage() {
+                config.spec.management_policy = ManagementPolicy::Observe;
+            }
+            let view = self.view(&scope, &config.spec.subject);
+            match subject_config::reconcile(&config, &view, bound.registry, &self.policy, self.now).await {
                 Ok(reconciled) => self.objects.subject_configs[index].status = Some(reconciled.status),
                 Err(error) => {
                     let key = ObjectKey::of(&config.metadata);
@@ -289,8 +366,17 @@ impl Run<'_> {
     /// Reconciles one stored Schema; true when its status changed. A
     /// transient failure interrupts the run.
     async fn reconcile_schema(&mut self, index: usize) -> bool {
-        let schema = &self.objects.schemas[index];
-        let view = self.view(&schema.spec.subject);
+        let scope = schema_scope(&self.objects.schemas[index]);
+        let Some(bound) = self.registries.of(&scope) else {
+            return false;
+        };
+        let mut observed = self.objects.schemas[index].clone();
+        // A read-only connection: its objects are observed, never written (as the operator does).
+        if bound.read_only {
+            observed.spec.management_policy = ManagementPolicy::Observe;
+        }
+        let schema = &observed;
+        let view = self.view(&scope, &schema.spec.subject);
         let namespace = schema.metadata.namespace.as_deref().unwrap_or_default();
         let config_map = schema
             .spec
@@ -301,7 +387,7 @@ impl Run<'_> {
             schema,
             &view,
             config_map,
-            self.registry,
+            bound.registry,
             self.checker,
             &self.policy,
             self.now,

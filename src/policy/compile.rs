@@ -9,7 +9,21 @@ use super::level;
 use super::pattern::Pattern;
 use super::selector::Selector;
 use super::verdict::Actions;
-use crate::crd::{CompatibilityLevel, DeletionPolicy, ModeName, SchemaPolicySpec, SchemaType, ValidationAction};
+use crate::crd::{
+    CompatibilityLevel, DeletionPolicy, ModeName, PolicyRegistry, PolicyRegistryKind, SchemaPolicySpec, SchemaType,
+    ValidationAction,
+};
+
+/// A registry a policy names, compiled: the default registry, or a connection kind with a name pattern.
+#[derive(Debug)]
+pub(super) enum RegistryPattern {
+    /// The install's default registry.
+    Default,
+    /// A SchemaRegistry whose name matches.
+    Namespaced(Pattern),
+    /// A ClusterSchemaRegistry whose name matches.
+    Cluster(Pattern),
+}
 
 /// A policy ready to evaluate.
 #[derive(Debug)]
@@ -20,6 +34,12 @@ pub struct CompiledPolicy {
     pub(super) namespaces: Vec<String>,
     pub(super) subjects: Vec<Pattern>,
     pub(super) schema_types: Vec<SchemaType>,
+    /// `match.registries`: empty matches any.
+    pub(super) registries: Vec<RegistryPattern>,
+    /// `rules.registries.allowed`, when there is the rule.
+    pub(super) allowed_registries: Option<Vec<RegistryPattern>>,
+    /// The same as written, for messages.
+    pub(super) allowed_registry_names: Vec<String>,
     pub(super) allowed_subjects: Option<Vec<Pattern>>,
     /// The levels the compatibility rule allows, when there is one.
     pub(super) levels: Option<Vec<CompatibilityLevel>>,
@@ -91,6 +111,41 @@ impl CompiledPolicy {
         let protobuf_package = one("spec.rules.naming.protobufPackage", &naming.protobuf_package);
         let json_id = one("spec.rules.naming.jsonId", &naming.json_id);
 
+        let mut registries = |field: &str, sources: &[PolicyRegistry]| -> Vec<RegistryPattern> {
+            sources
+                .iter()
+                .enumerate()
+                .filter_map(|(index, source)| {
+                    let compiled = match (source.kind, source.name.as_deref()) {
+                        (PolicyRegistryKind::Default, None) => Ok(RegistryPattern::Default),
+                        (PolicyRegistryKind::Default, Some(_)) => Err("a Default registry has no name".to_owned()),
+                        (_, None) => Err("name is required".to_owned()),
+                        (kind, Some(name)) => Pattern::new(name)
+                            .map(|pattern| match kind {
+                                PolicyRegistryKind::SchemaRegistry => RegistryPattern::Namespaced(pattern),
+                                _ => RegistryPattern::Cluster(pattern),
+                            })
+                            .map_err(|error| error.to_string()),
+                    };
+                    compiled
+                        .map_err(|problem| problems.push(format!("{field}[{index}]: {problem}")))
+                        .ok()
+                })
+                .collect()
+        };
+        let match_registries = registries("spec.match.registries", &spec.match_.registries);
+        let allowed_registries = spec
+            .rules
+            .registries
+            .as_ref()
+            .map(|rule| registries("spec.rules.registries.allowed", &rule.allowed));
+        let allowed_registry_names = spec
+            .rules
+            .registries
+            .as_ref()
+            .map(|rule| rule.allowed.iter().map(registry_name).collect())
+            .unwrap_or_default();
+
         let namespace_selector = match spec.match_.namespace_selector.as_ref().map(Selector::new) {
             Some(Ok(selector)) => Some(selector),
             Some(Err(error)) => {
@@ -140,6 +195,9 @@ impl CompiledPolicy {
             namespaces: spec.match_.namespaces.clone(),
             subjects,
             schema_types: spec.match_.schema_types.clone(),
+            registries: match_registries,
+            allowed_registries,
+            allowed_registry_names,
             allowed_subjects,
             levels,
             deletion_policies: spec.rules.deletion_policies.clone(),
@@ -196,4 +254,13 @@ fn actions(listed: &[ValidationAction], problems: &mut Vec<String>) -> Actions {
             .push("spec.validationActions: Deny and Warn cannot be combined (a denial already says why)".to_owned());
     }
     actions
+}
+
+/// A registry as a policy writes it, for messages: `Default`, `SchemaRegistry/NAME`.
+fn registry_name(registry: &PolicyRegistry) -> String {
+    match (registry.kind, registry.name.as_deref()) {
+        (PolicyRegistryKind::Default, _) | (_, None) => "the default registry".to_owned(),
+        (PolicyRegistryKind::SchemaRegistry, Some(name)) => format!("SchemaRegistry/{name}"),
+        (PolicyRegistryKind::ClusterSchemaRegistry, Some(name)) => format!("ClusterSchemaRegistry/{name}"),
+    }
 }

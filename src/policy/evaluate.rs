@@ -4,16 +4,33 @@
 use serde_json::Value;
 
 use super::cel::{Bindings, Variables};
-use super::compile::CompiledPolicy;
+use super::compile::{CompiledPolicy, RegistryPattern};
 use super::level;
 use super::pattern::Pattern;
-use super::proposal::{NamespaceFacts, Proposal, Target};
+use super::proposal::{NamespaceFacts, Proposal, ProposedRegistry, Target};
 use super::verdict::{Rule, Violation};
 use crate::compat::SchemaSummary;
 use crate::crd::SchemaType;
 
 /// How many undocumented fields a violation names before it counts the rest.
 const LISTED_FIELDS: usize = 5;
+
+impl RegistryPattern {
+    /// Whether `registry` (of an object in `namespace`) is one this names.
+    pub(super) fn matches(&self, registry: ProposedRegistry<'_>, namespace: Option<&str>) -> bool {
+        use crate::crd::RegistryKind;
+        match (self, registry) {
+            (RegistryPattern::Default, ProposedRegistry::Default) => true,
+            (RegistryPattern::Namespaced(name), ProposedRegistry::Connection(reference)) => {
+                reference.kind == RegistryKind::SchemaRegistry && name.matches(&reference.name, namespace)
+            }
+            (RegistryPattern::Cluster(name), ProposedRegistry::Connection(reference)) => {
+                reference.kind == RegistryKind::ClusterSchemaRegistry && name.matches(&reference.name, namespace)
+            }
+            _ => false,
+        }
+    }
+}
 
 impl CompiledPolicy {
     /// Whether the policy matches `namespace` (by name and labels).
@@ -39,7 +56,18 @@ impl CompiledPolicy {
             Some(schema_type) => self.schema_types.is_empty() || self.schema_types.contains(&schema_type),
             None => true,
         };
-        subject_matches && type_matches
+        // At the REST API the registry is not known: not consulted, as the namespace is not.
+        let registry_matches = match proposal.registry {
+            Some(registry) => {
+                self.registries.is_empty()
+                    || self
+                        .registries
+                        .iter()
+                        .any(|pattern| pattern.matches(registry, namespace))
+            }
+            None => true,
+        };
+        subject_matches && type_matches && registry_matches
     }
 
     /// Whether the policy applies to `proposal`. At the REST API (no
@@ -84,6 +112,18 @@ impl CompiledPolicy {
                 "spec.subject",
                 format!("namespace {namespace} may not manage subject `{subject}`"),
                 format!("use a subject matching {}", listed(allowed, Some(namespace))),
+            );
+        }
+        if proposal.target != Target::Registry
+            && let (Some(allowed), Some(registry), Some(namespace)) =
+                (&self.allowed_registries, proposal.registry, namespace)
+            && !allowed.iter().any(|pattern| pattern.matches(registry, Some(namespace)))
+        {
+            violate(
+                Rule::Registries,
+                "spec.registryRef",
+                format!("namespace {namespace} may not use {registry}"),
+                format!("use one of {}", or_nothing(&self.allowed_registry_names)),
             );
         }
         if let (Some(levels), Some(proposed)) = (&self.levels, proposal.level)

@@ -23,7 +23,7 @@ mod verdict;
 use std::sync::Arc;
 
 pub use compile::{CompiledPolicy, InvalidPolicy};
-pub use proposal::{LevelOrigin, NamespaceFacts, Proposal, ProposedLevel, ProposedMode, Target};
+pub use proposal::{LevelOrigin, NamespaceFacts, Proposal, ProposedLevel, ProposedMode, ProposedRegistry, Target};
 pub use selector::Selector;
 pub use shared::SharedPolicies;
 pub use verdict::{Actions, Rule, Verdict, Violation};

@@ -8,7 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::compat::SchemaSummary;
-use crate::crd::{CompatibilityLevel, DeletionPolicy, ModeName, SchemaType};
+use crate::crd::{CompatibilityLevel, DeletionPolicy, ModeName, RegistryRef, SchemaType};
 
 /// The kind of change judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +108,31 @@ pub struct ProposedMode {
     pub path: &'static str,
 }
 
+/// The registry an object lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProposedRegistry<'a> {
+    /// The install's default registry (no `spec.registryRef`).
+    Default,
+    /// The connection its `spec.registryRef` names.
+    Connection(&'a RegistryRef),
+}
+
+impl<'a> ProposedRegistry<'a> {
+    /// The registry of an object with `registry_ref`.
+    pub fn of(registry_ref: Option<&'a RegistryRef>) -> Self {
+        registry_ref.map_or(ProposedRegistry::Default, ProposedRegistry::Connection)
+    }
+}
+
+impl fmt::Display for ProposedRegistry<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProposedRegistry::Default => f.write_str("the default registry"),
+            ProposedRegistry::Connection(reference) => write!(f, "{reference}"),
+        }
+    }
+}
+
 /// One proposed change, as plain facts.
 #[derive(Debug, Clone, Copy)]
 pub struct Proposal<'a> {
@@ -125,6 +150,8 @@ pub struct Proposal<'a> {
     pub level: Option<&'a ProposedLevel>,
     /// The mode the change sets.
     pub mode: Option<ProposedMode>,
+    /// The registry the object lives in; `None` at the REST API.
+    pub registry: Option<ProposedRegistry<'a>>,
     /// The parsed schema's names.
     pub summary: Option<&'a SchemaSummary>,
     /// The object as JSON, for CEL validations.
@@ -148,6 +175,7 @@ impl<'a> Proposal<'a> {
             deletion_policy: None,
             level: None,
             mode: None,
+            registry: None,
             summary: None,
             object: None,
             old_object: None,

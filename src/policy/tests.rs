@@ -451,3 +451,87 @@ fn the_avro_namespace_rule_judges_the_named_types_at_the_top_and_passes_a_primit
     assert_eq!(judged(&order("org.other")), ["the Avro namespace is `org.other`"]);
     assert_eq!(summary_of(r#""string""#).schema_type, "AVRO");
 }
+
+#[test]
+fn a_registries_rule_refuses_a_connection_the_namespace_may_not_use_and_matches_by_registry() {
+    use crate::crd::{RegistryKind, RegistryRef};
+    let set = set(&[
+        policy(
+            "registries",
+            json!({
+                "match": {"namespaceSelector": {"matchLabels": {"env": "prod"}}},
+                "rules": {"registries": {"allowed": [
+                    {"kind": "SchemaRegistry", "name": "{namespace}-*"},
+                    {"kind": "ClusterSchemaRegistry", "name": "shared"},
+                ]}},
+            }),
+        ),
+        // Applies only to objects bound to the shared registry.
+        policy(
+            "shared-types",
+            json!({
+                "match": {"registries": [{"kind": "ClusterSchemaRegistry", "name": "shared"}]},
+                "rules": {"schemaTypes": ["PROTOBUF"]},
+            }),
+        ),
+    ]);
+    let prod = labels("prod");
+    let bound = |kind, name: &str| RegistryRef {
+        kind,
+        name: name.to_owned(),
+    };
+    let own = bound(RegistryKind::SchemaRegistry, "team-a-main");
+    let other = bound(RegistryKind::SchemaRegistry, "team-b-main");
+    let shared = bound(RegistryKind::ClusterSchemaRegistry, "shared");
+    let in_registry = |registry| Proposal {
+        registry: Some(registry),
+        ..schema_in("team-a", &prod, "orders-value")
+    };
+    assert!(
+        set.evaluate(&in_registry(ProposedRegistry::Connection(&own)))
+            .violations
+            .is_empty()
+    );
+    let verdict = set.evaluate(&in_registry(ProposedRegistry::Connection(&other)));
+    assert_eq!(
+        verdict.denial_message().unwrap(),
+        "SchemaPolicy registries rule registries.allowed at spec.registryRef: namespace team-a may not use \
+         SchemaRegistry/team-b-main; use one of SchemaRegistry/{namespace}-*, ClusterSchemaRegistry/shared"
+    );
+    // Without Default among the allowed, the default registry is refused too.
+    let verdict = set.evaluate(&in_registry(ProposedRegistry::Default));
+    assert!(
+        verdict
+            .denial_message()
+            .unwrap()
+            .contains("namespace team-a may not use the default registry"),
+        "{verdict:?}"
+    );
+    // The shared registry is allowed, and the policy matched by registry applies there only.
+    let verdict = set.evaluate(&in_registry(ProposedRegistry::Connection(&shared)));
+    assert_eq!(verdict.violations.len(), 1, "{verdict:?}");
+    assert_eq!(verdict.violations[0].policy, "shared-types");
+    assert_eq!(verdict.violations[0].rule, Rule::SchemaTypes);
+    // At the REST API the registry is not known: neither the rule nor the match is consulted.
+    let rest = Proposal {
+        subject: Some("orders-value"),
+        ..Proposal::new(Target::Registry)
+    };
+    assert!(set.evaluate(&rest).violations.is_empty());
+}
+
+#[test]
+fn a_registry_without_the_name_its_kind_needs_makes_the_policy_invalid() {
+    let (name, spec) = policy(
+        "broken",
+        json!({"rules": {"registries": {"allowed": [{"kind": "SchemaRegistry"}, {"kind": "Default", "name": "x"}]}}}),
+    );
+    let set = PolicySet::compile([(name.as_str(), &spec)]);
+    assert_eq!(
+        set.invalid()[0].problems,
+        [
+            "spec.rules.registries.allowed[0]: name is required",
+            "spec.rules.registries.allowed[1]: a Default registry has no name"
+        ]
+    );
+}

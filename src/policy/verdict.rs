@@ -16,6 +16,8 @@ pub enum Rule {
     Modes,
     /// `rules.schemaTypes`.
     SchemaTypes,
+    /// `rules.registries.allowed`.
+    Registries,
     /// `rules.naming.avroNamespace`.
     AvroNamespace,
     /// `rules.naming.protobufPackage`.
@@ -36,6 +38,7 @@ impl fmt::Display for Rule {
             Rule::DeletionPolicies => f.write_str("deletionPolicies"),
             Rule::Modes => f.write_str("modes"),
             Rule::SchemaTypes => f.write_str("schemaTypes"),
+            Rule::Registries => f.write_str("registries.allowed"),
             Rule::AvroNamespace => f.write_str("naming.avroNamespace"),
             Rule::ProtobufPackage => f.write_str("naming.protobufPackage"),
             Rule::JsonId => f.write_str("naming.jsonId"),

@@ -416,17 +416,50 @@ fn bound_registry(request: &AdmissionRequest<DynamicObject>) -> Option<RegistryR
 }
 
 impl Admission {
-    /// Judges an object bound to a registry connection: a ref its namespace
-    /// may not use, or to a connection being deleted, is denied; otherwise it
-    /// is allowed with a warning (the webhook judges against the default
-    /// registry only, so the controller judges this one against its own, and
-    /// a connection missing or not ready yet makes it wait, not fail).
+    /// The policies' verdict on a bound object's spec alone (its subject,
+    /// type, deletion policy, level and mode as written, and its registry):
+    /// what needs no registry. `None` when the object cannot be read.
+    fn judge_bound_spec(&self, request: &AdmissionRequest<DynamicObject>) -> Option<crate::policy::Verdict> {
+        let policy = self.policies.context();
+        if policy.policies.is_empty() {
+            return None;
+        }
+        let with_namespace = |metadata: &mut kube::api::ObjectMeta| {
+            if metadata.namespace.is_none() {
+                metadata.namespace.clone_from(&request.namespace);
+            }
+        };
+        if request.kind.kind == KIND {
+            let (mut schema, previous) = objects_of::<Schema>(request, KIND).ok()?;
+            with_namespace(&mut schema.metadata);
+            Some(policy.judge_schema(&schema, previous.as_ref(), None, None))
+        } else {
+            let (mut config, previous) = objects_of::<SubjectConfig>(request, SUBJECT_CONFIG_KIND).ok()?;
+            with_namespace(&mut config.metadata);
+            Some(policy.judge_subject_config(&config, previous.as_ref(), None))
+        }
+    }
+
+    /// Judges an object bound to a registry connection: a policy its spec
+    /// breaks (a registry its namespace may not use, among others), a ref its
+    /// namespace may not use, or to a connection being deleted, is denied;
+    /// otherwise it is allowed with a warning (the webhook judges against the
+    /// default registry only, so the controller judges this one against its
+    /// own, and a connection missing or not ready yet makes it wait, not fail).
     async fn review_bound(
         &self,
         request: &AdmissionRequest<DynamicObject>,
-        response: AdmissionResponse,
+        mut response: AdmissionResponse,
         registry_ref: &RegistryRef,
     ) -> AdmissionResponse {
+        if let Some(verdict) = self.judge_bound_spec(request) {
+            if let Some(message) = verdict.denial_message() {
+                return deny(response, CODE_FORBIDDEN, "Forbidden", message);
+            }
+            for warning in verdict.warnings() {
+                response = warn(response, warning.to_string());
+            }
+        }
         let unjudged = format!(
             "spec.registryRef names {registry_ref}: the admission webhook does not judge objects bound to a \
              registry connection yet; the controller checks this one against that registry and reports in its \

@@ -292,8 +292,8 @@ fn sampled_metrics() -> String {
         .unwrap();
     let metrics = schemaops::metrics::Metrics::new(Some(Arc::new(registry)));
     let elapsed = std::time::Duration::from_millis(1);
-    metrics.reconciled(ResourceKind::Schema, ReconcileResult::Ok, elapsed);
-    metrics.rejected(Reason::IncompatibleSchema);
+    metrics.reconciled(ResourceKind::Schema, "default", ReconcileResult::Ok, elapsed);
+    metrics.rejected("default", Reason::IncompatibleSchema);
     metrics.policy_violation("floor", "Deny");
     metrics.request(
         "/subjects",

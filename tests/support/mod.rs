@@ -40,7 +40,7 @@ pub async fn scrape(base_url: &str) -> String {
 }
 
 /// The value of one series in a Prometheus text scrape, e.g.
-/// `metric(text, r#"schemaops_reconciles_total{kind="Schema",result="ok"}"#)`.
+/// `metric(text, r#"schemaops_reconciles_total{kind="Schema",registry="default",result="ok"}"#)`.
 pub fn metric(scrape: &str, series: &str) -> Option<f64> {
     scrape.lines().find_map(|line| {
         let value = line.strip_prefix(series)?.strip_prefix(' ')?;

@@ -8,11 +8,12 @@ use crate::crd::conditions::truncate_message;
 #[tracing::instrument(skip_all, fields(namespace = config.namespace(), name = config.name_any(), generation = config.metadata.generation))]
 pub(super) async fn reconcile_config(config: Arc<SubjectConfig>, context: Arc<Context>) -> Result<Action, Error> {
     let started = Instant::now();
+    let registry = config.registry_scope().label();
     let outcome = finalize_config(config, &context).await;
     let result = reconcile_result(&outcome, context.resync);
     context
         .metrics
-        .reconciled(ResourceKind::SubjectConfig, result, started.elapsed());
+        .reconciled(ResourceKind::SubjectConfig, &registry, result, started.elapsed());
     outcome
 }
 

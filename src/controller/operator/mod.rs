@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ListParams, Patch, PatchParams};
@@ -26,7 +27,9 @@ use crate::compat::Checker;
 use crate::connections::{Connections, RegistryScope, ResolveError};
 use crate::controller::judge::{PolicyContext, PolicySource};
 use crate::crd::conditions::{ConditionType, Reason, find_condition, set_condition};
-use crate::crd::{ClusterSchemaRegistry, RegistryRef, ResourceKind, Schema, SchemaRegistry, SubjectConfig};
+use crate::crd::{
+    ClusterSchemaRegistry, RegistryKind, RegistryRef, ResourceKind, Schema, SchemaRegistry, SubjectConfig,
+};
 use crate::metrics::{Metrics, ReconcileResult};
 use crate::registry::SubjectName;
 use registries::ConnectionObject as _;
@@ -690,7 +693,7 @@ fn set_waiting(
 /// Counts every violation in a new generation of `object` (the reconciles
 /// of one generation judge it again and again), and records an event for
 /// each audited one: denials and warnings have events of their own.
-async fn record_policy<K: Resource<DynamicType = ()>>(
+async fn record_policy<K: InRegistry>(
     context: &Context,
     object: &K,
     observed_before: Option<i64>,
@@ -715,19 +718,58 @@ async fn record_policy<K: Resource<DynamicType = ()>>(
     }
 }
 
-async fn publish<K: Resource<DynamicType = ()>>(
-    context: &Context,
-    object: &K,
-    reason: &str,
-    warning: bool,
-    note: String,
-) {
+/// What events about an object say of the registry it lives in.
+pub(super) trait InRegistry: Resource<DynamicType = ()> {
+    /// The connection the object is bound to; `None` for the install's default registry, and
+    /// for the connections themselves.
+    fn bound_to(&self) -> Option<&RegistryRef> {
+        None
+    }
+}
+
+impl InRegistry for Schema {
+    fn bound_to(&self) -> Option<&RegistryRef> {
+        self.spec.registry_ref.as_ref()
+    }
+}
+
+impl InRegistry for SubjectConfig {
+    fn bound_to(&self) -> Option<&RegistryRef> {
+        self.spec.registry_ref.as_ref()
+    }
+}
+
+impl InRegistry for SchemaRegistry {}
+
+impl InRegistry for ClusterSchemaRegistry {}
+
+/// The connection `reference` of an object in `namespace`, as an event's related object.
+fn connection_object(namespace: Option<&str>, reference: &RegistryRef) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(format!("{}/{}", crate::crd::API_GROUP, crate::crd::API_VERSION)),
+        kind: Some(reference.kind.as_str().to_owned()),
+        name: Some(reference.name.clone()),
+        namespace: match reference.kind {
+            RegistryKind::SchemaRegistry => namespace.map(str::to_owned),
+            RegistryKind::ClusterSchemaRegistry => None,
+        },
+        ..ObjectReference::default()
+    }
+}
+
+/// Records an event about `object`. An object bound to a connection names it: in the note, and
+/// as the event's related object.
+async fn publish<K: InRegistry>(context: &Context, object: &K, reason: &str, warning: bool, note: String) {
+    let bound = object.bound_to();
     let event = Event {
         type_: if warning { EventType::Warning } else { EventType::Normal },
         reason: reason.to_owned(),
-        note: Some(note),
+        note: Some(match bound {
+            Some(reference) => format!("{note} (registry {reference})"),
+            None => note,
+        }),
         action: "Reconcile".to_owned(),
-        secondary: None,
+        secondary: bound.map(|reference| connection_object(object.meta().namespace.as_deref(), reference)),
     };
     if let Err(error) = context.events.publish(&event, &object.object_ref(&())).await {
         // An event is a courtesy; the status already says what happened.

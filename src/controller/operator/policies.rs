@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use super::*;
 use crate::crd::conditions::{MAX_MESSAGE_BYTES, truncate_message};
 use crate::crd::{SchemaPolicy, SchemaPolicyStatus};
-use crate::policy::{CompiledPolicy, NamespaceFacts, PolicySet, Proposal, Target};
+use crate::policy::{CompiledPolicy, NamespaceFacts, PolicySet, Proposal, ProposedRegistry, Target};
 
 /// How often a policy's counts are refreshed.
 const RECOUNT: Duration = Duration::from_secs(30);
@@ -153,6 +153,7 @@ fn count(context: &Context, policy: CompiledPolicy) -> (i64, i64) {
             }),
             subject: Some(&schema.spec.subject),
             schema_type: Some(schema.spec.schema_type),
+            registry: Some(ProposedRegistry::of(schema.spec.registry_ref.as_ref())),
             ..Proposal::new(Target::Schema)
         };
         if !policy.applies_to(&proposal) {
@@ -176,6 +177,7 @@ fn count(context: &Context, policy: CompiledPolicy) -> (i64, i64) {
                 labels: &labels,
             }),
             subject: Some(&config.spec.subject),
+            registry: Some(ProposedRegistry::of(config.spec.registry_ref.as_ref())),
             ..Proposal::new(Target::SubjectConfig)
         };
         if !policy.applies_to(&proposal) {

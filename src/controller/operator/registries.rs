@@ -20,7 +20,15 @@ pub(super) const RECHECK: Duration = Duration::from_secs(60);
 
 /// A connection kind, as its controller handles it.
 pub(super) trait ConnectionObject:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + std::fmt::Debug + Send + Sync + 'static
+    super::InRegistry
+    + Resource<DynamicType = ()>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + std::fmt::Debug
+    + Send
+    + Sync
+    + 'static
 {
     /// The connection, as the rules read it.
     fn connection(&self) -> Connection;
@@ -157,12 +165,13 @@ async fn check_connection<K: ConnectionObject>(object: &K, context: &Context) ->
 
 /// What asking the registry of `connection` through `client` finds.
 async fn probe(connection: &Connection, client: &crate::connections::Client) -> Check {
-    let endpoint = match &connection.spec.external {
-        // The first URL is the one in use; failing over is left to a later change.
-        Some(external) => external.urls.first().cloned().unwrap_or_default(),
+    let answered = client.registry.compatibility(None, true).await;
+    // After the call: an external client reports the URL in use, which a failed connection moves on.
+    let endpoint = match &client.external {
+        Some(external) => external.endpoint().to_owned(),
         None => "embedded".to_owned(),
     };
-    if let Err(error) = client.registry.compatibility(None, true).await {
+    if let Err(error) = answered {
         let message = error.to_string();
         return if error.is_unanswered() {
             Check::Unreachable { endpoint, message }

@@ -7,11 +7,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 #[tracing::instrument(skip_all, fields(namespace = schema.namespace(), name = schema.name_any(), generation = schema.metadata.generation))]
 pub(super) async fn reconcile_schema(schema: Arc<Schema>, context: Arc<Context>) -> Result<Action, Error> {
     let started = Instant::now();
+    let registry = schema.registry_scope().label();
     let outcome = finalize_schema(schema, &context).await;
     let result = reconcile_result(&outcome, context.resync);
     context
         .metrics
-        .reconciled(ResourceKind::Schema, result, started.elapsed());
+        .reconciled(ResourceKind::Schema, &registry, result, started.elapsed());
     outcome
 }
 
@@ -85,7 +86,7 @@ async fn apply_schema(schema: &Schema, context: &Context) -> Result<Action, Erro
                 && let Some(reason) = find_condition(&reconciled.status.conditions, ConditionType::Stalled)
                     .and_then(|stalled| Reason::parse(&stalled.reason))
             {
-                context.metrics.rejected(reason);
+                context.metrics.rejected(&schema.registry_scope().label(), reason);
             }
             publish(context, schema, transition.reason, transition.warning, transition.note).await;
         }

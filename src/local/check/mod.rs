@@ -17,9 +17,9 @@ use serde::Serialize;
 use super::manifests::{Manifest, Origin};
 use super::objects::Objects;
 use super::policies::RunPolicies;
-use super::run::{Applied, ApplyError};
-use super::scratch::Scratch;
+use super::run::{Applied, ApplyError, Registries, config_scope, schema_scope};
 use crate::compat::{Checker, Mode};
+use crate::connections::RegistryScope;
 use crate::controller::view::ObjectKey;
 use crate::crd::{IncompatibilityStatus, ResourceKind};
 pub use classify::{classify_schema, classify_subject_config};
@@ -249,13 +249,15 @@ pub fn verdict(checked: &[Checked]) -> Verdict {
     }
 }
 
-/// The subjects the Schemas and SubjectConfigs of `loaded` name (valid names only), sorted.
+/// The subjects the Schemas and SubjectConfigs of `loaded` in the registry
+/// `scope` name (valid names only), sorted.
 ///
-/// These are the subjects a scratch registry seeded from a remote registry needs.
-pub fn subjects_of(loaded: &[(Origin, Manifest)]) -> Vec<SubjectName> {
+/// These are the subjects a scratch registry seeded from that registry needs.
+pub fn subjects_of(loaded: &[(Origin, Manifest)], scope: &RegistryScope) -> Vec<SubjectName> {
     subject_names(loaded)
         .iter()
-        .filter_map(|subject| SubjectName::new(subject.as_str()).ok())
+        .filter(|(of, _)| of == scope)
+        .filter_map(|(_, subject)| SubjectName::new(subject.as_str()).ok())
         .collect()
 }
 
@@ -265,18 +267,19 @@ pub fn uses_contracts(loaded: &[(Origin, Manifest)]) -> bool {
     loaded.iter().any(|(_, manifest)| match manifest {
         Manifest::Schema(schema) => schema.spec.metadata.is_some() || schema.spec.rule_set.is_some(),
         Manifest::SubjectConfig(config) => !config.spec.contract.is_empty(),
-        Manifest::ConfigMap(_) | Manifest::SchemaPolicy(_) | Manifest::Namespace(_) => false,
+        _ => false,
     })
 }
 
-/// The subjects the Schemas and SubjectConfigs of `loaded` name, as written, sorted.
-fn subject_names(loaded: &[(Origin, Manifest)]) -> Vec<String> {
-    let mut subjects: Vec<String> = loaded
+/// The subjects the Schemas and SubjectConfigs of `loaded` name, as
+/// written, each with its registry scope, sorted.
+fn subject_names(loaded: &[(Origin, Manifest)]) -> Vec<(RegistryScope, String)> {
+    let mut subjects: Vec<(RegistryScope, String)> = loaded
         .iter()
         .filter_map(|(_, manifest)| match manifest {
-            Manifest::Schema(schema) => Some(schema.spec.subject.clone()),
-            Manifest::SubjectConfig(config) => Some(config.spec.subject.clone()),
-            Manifest::ConfigMap(_) | Manifest::SchemaPolicy(_) | Manifest::Namespace(_) => None,
+            Manifest::Schema(schema) => Some((schema_scope(schema), schema.spec.subject.clone())),
+            Manifest::SubjectConfig(config) => Some((config_scope(config), config.spec.subject.clone())),
+            _ => None,
         })
         .collect();
     subjects.sort();
@@ -327,28 +330,40 @@ pub struct CheckRun {
     pub unlabelled: Vec<(String, Vec<String>)>,
 }
 
-/// Applies the manifests `loaded` to the scratch folder and registry, and
-/// says what each Schema and SubjectConfig would do, in the order `apply`
-/// reports them, judged by the stored policies and `policies`.
+/// The state of `subject` in the registry of `scope`, as far as this run can see it.
+async fn observe_in(
+    registries: &Registries<'_>,
+    scope: &RegistryScope,
+    subject: &str,
+) -> Result<SubjectState, CheckError> {
+    match registries.of(scope) {
+        Some(bound) => observe(bound.registry, subject).await,
+        None => Ok(SubjectState::default()),
+    }
+}
+
+/// Applies the manifests `loaded` to the scratch objects in `data` and the
+/// scratch `registries` (one per registry scope), and says what each Schema
+/// and SubjectConfig would do, in the order `apply` reports them, judged by
+/// the stored policies and `policies`.
 ///
 /// # Errors
 /// [`CheckError`] when a manifest is refused, or the scratch fails.
 pub async fn check(
     loaded: &[(Origin, Manifest)],
     policies: &RunPolicies,
-    scratch: &Scratch,
+    data: &std::path::Path,
+    registries: &Registries<'_>,
     checker: &Checker,
     now: &Time,
 ) -> Result<CheckRun, CheckError> {
-    let view = scratch.view();
-    let registry: &dyn Registry = &view;
-    let objects_before = Objects::load(scratch.data()).map_err(ApplyError::from)?;
+    let objects_before = Objects::load(data).map_err(ApplyError::from)?;
     let subjects = subject_names(loaded);
     let mut before = Vec::with_capacity(subjects.len());
-    for subject in &subjects {
-        before.push(observe(registry, subject).await?);
+    for (scope, subject) in &subjects {
+        before.push(observe_in(registries, scope, subject).await?);
     }
-    let outcome = super::run::apply_loaded(loaded.to_vec(), policies, scratch.data(), registry, checker, now).await?;
+    let outcome = super::run::apply_loaded(loaded.to_vec(), policies, data, registries, checker, now).await?;
     if let Some(interruption) = outcome.interrupted {
         return Err(CheckError::Interrupted {
             pending: interruption.pending.to_string(),
@@ -358,13 +373,13 @@ pub async fn check(
     let applied = outcome.applied;
     let unlabelled = outcome.unlabelled;
     let mut after = Vec::with_capacity(subjects.len());
-    for subject in &subjects {
-        after.push(observe(registry, subject).await?);
+    for (scope, subject) in &subjects {
+        after.push(observe_in(registries, scope, subject).await?);
     }
-    let state = |states: &[SubjectState], subject: &str| {
+    let state = |states: &[SubjectState], scope: &RegistryScope, subject: &str| {
         subjects
             .iter()
-            .position(|known| known == subject)
+            .position(|(in_scope, known)| in_scope == scope && known == subject)
             .map(|index| states[index].clone())
             .unwrap_or_default()
     };
@@ -388,7 +403,9 @@ pub async fn check(
             Applied::Schema(schema) => {
                 let key = ObjectKey::of(&schema.metadata);
                 let subject = schema.spec.subject.clone();
-                let (before_subject, after_subject) = (state(&before, &subject), state(&after, &subject));
+                let scope = schema_scope(schema);
+                let (before_subject, after_subject) =
+                    (state(&before, &scope, &subject), state(&after, &scope, &subject));
                 let status = schema.status.as_ref();
                 let previous = objects_before
                     .schemas
@@ -411,13 +428,14 @@ pub async fn check(
             Applied::SubjectConfig(config) => {
                 let key = ObjectKey::of(&config.metadata);
                 let subject = config.spec.subject.clone();
+                let scope = config_scope(config);
                 Checked {
                     kind: ResourceKind::SubjectConfig,
                     origin: origin_of(ResourceKind::SubjectConfig, &key),
                     outcome: classify_subject_config(
                         config.status.as_ref(),
-                        &state(&before, &subject),
-                        &state(&after, &subject),
+                        &state(&before, &scope, &subject),
+                        &state(&after, &scope, &subject),
                     ),
                     version: None,
                     previous_version: None,
@@ -485,6 +503,7 @@ pub(crate) mod tests {
     async fn a_check_seeded_from_another_registry_numbers_versions_as_that_registry_would() {
         use std::sync::Arc;
 
+        use crate::local::scratch::Scratch;
         use crate::registry::embedded::EmbeddedRegistry;
         use crate::registry::embedded::sqlite::SqliteStore;
         use crate::registry::{NewSchema, RegisterOptions, Version};
@@ -526,14 +545,28 @@ pub(crate) mod tests {
         )
         .unwrap();
         let loaded = super::super::manifests::load(std::slice::from_ref(&manifests)).unwrap();
-        let scratch = Scratch::seeded(&source, &subjects_of(&loaded), false, Checker::default())
-            .await
-            .unwrap();
+        let scratch = Scratch::seeded(
+            &source,
+            &subjects_of(&loaded, &RegistryScope::Default),
+            false,
+            Checker::default(),
+        )
+        .await
+        .unwrap();
         let now = Time(Timestamp::now());
-        let checked = check(&loaded, &RunPolicies::default(), &scratch, &Checker::default(), &now)
-            .await
-            .unwrap()
-            .checked;
+        let view = scratch.view();
+        let registries = Registries::single(&view);
+        let checked = check(
+            &loaded,
+            &RunPolicies::default(),
+            scratch.data(),
+            &registries,
+            &Checker::default(),
+            &now,
+        )
+        .await
+        .unwrap()
+        .checked;
         assert_eq!(checked[0].outcome, Outcome::Register { version: 6 });
         assert_eq!(
             observe(&source, "orders-value").await.unwrap().versions,

@@ -41,6 +41,9 @@ pub struct ExternalConfig {
     /// The base URL, with any path prefix (`https://host/apis/ccompat/v7`).
     /// User info in it is ignored (never sent, never shown): use `auth`.
     pub url: reqwest::Url,
+    /// Further base URLs of the same registry, in order: a request that cannot connect to the
+    /// one in use moves on to the next (a registry connection's `urls` after the first).
+    pub fallback_urls: Vec<reqwest::Url>,
     /// Credentials.
     pub auth: ExternalAuth,
     /// A PEM file of CA certificates to trust instead of the system's roots.
@@ -91,6 +94,7 @@ impl ExternalConfig {
     pub fn new(url: reqwest::Url) -> Self {
         Self {
             url,
+            fallback_urls: Vec::new(),
             auth: ExternalAuth::None,
             ca_file: None,
             client_cert_file: None,
@@ -108,17 +112,31 @@ impl ExternalConfig {
     /// The base URL without user info or a trailing slash: what requests
     /// start with and what errors and logs show.
     pub fn display_url(&self) -> String {
-        let mut url = self.url.clone();
-        let _ = url.set_username("");
-        let _ = url.set_password(None);
-        url.as_str().trim_end_matches('/').to_owned()
+        shown(&self.url)
     }
+
+    /// Every base URL, as [`ExternalConfig::display_url`] shows the first: the URL, then the
+    /// fallbacks, in order.
+    pub fn display_urls(&self) -> Vec<String> {
+        std::iter::once(&self.url)
+            .chain(&self.fallback_urls)
+            .map(shown)
+            .collect()
+    }
+}
+
+/// `url` without user info or a trailing slash.
+fn shown(url: &reqwest::Url) -> String {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.as_str().trim_end_matches('/').to_owned()
 }
 
 impl fmt::Debug for ExternalConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExternalConfig")
-            .field("url", &self.display_url())
+            .field("urls", &self.display_urls())
             .field("auth", &self.auth)
             .field("ca_file", &self.ca_file)
             .field("client_cert_file", &self.client_cert_file)

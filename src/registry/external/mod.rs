@@ -76,6 +76,12 @@ impl ExternalRegistry {
         })
     }
 
+    /// The base URL in use: the first of the configured URLs, or the
+    /// fallback the last connection failure moved on to.
+    pub fn endpoint(&self) -> &str {
+        self.transport.base()
+    }
+
     /// What the registry supports, probed on first use and then cached.
     ///
     /// # Errors

@@ -4,6 +4,7 @@
 //! turned into [`Error`] values. Knows paths and status codes, not the
 //! meaning of the Confluent API.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -115,10 +116,13 @@ pub struct About<'a> {
     pub version: Option<VersionSelector>,
 }
 
-/// The reqwest client, the base URL and the retry policy.
+/// The reqwest client, the base URLs and the retry policy.
 pub struct Transport {
     client: reqwest::Client,
-    base: String,
+    /// The base URLs, in order of preference; at least one.
+    bases: Vec<String>,
+    /// The index in `bases` of the one in use: it moves on when a connection fails.
+    current: AtomicUsize,
     auth: ExternalAuth,
     deadline: Duration,
     max_retries: u32,
@@ -158,7 +162,8 @@ impl Transport {
             .map_err(ConfigError::Client)?;
         Ok(Self {
             client,
-            base: config.display_url(),
+            bases: config.display_urls(),
+            current: AtomicUsize::new(0),
             auth: config.auth.clone(),
             deadline: config.deadline,
             max_retries: config.max_retries,
@@ -167,14 +172,17 @@ impl Transport {
         })
     }
 
-    /// The base URL, as errors show it.
+    /// The base URL in use, as errors show it.
     pub fn base(&self) -> &str {
-        &self.base
+        &self.bases[self.current.load(Ordering::Relaxed) % self.bases.len()]
     }
 
     /// Sends a request, retrying connection errors, timeouts, 408, 429 and
     /// 5xx with exponential backoff, all within the configured deadline;
-    /// returns whatever answer came last otherwise. Each failed attempt is
+    /// returns whatever answer came last otherwise. With several base URLs,
+    /// one that cannot be connected to hands over to the next at once
+    /// (each URL once per call before backing off), and the next calls stay
+    /// on the one that answered. Each failed attempt is
     /// logged (a warning: one line on standard error for the commands)
     /// with its number, why it failed, and what happens next.
     ///
@@ -190,20 +198,40 @@ impl Transport {
         query: &[(&str, String)],
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, Error> {
-        let url = format!("{}{path}", self.base);
         let started = tokio::time::Instant::now();
         let deadline = started + self.deadline;
         let mut attempt = 0u32;
+        let mut failed_over = 0;
         loop {
+            let index = self.current.load(Ordering::Relaxed) % self.bases.len();
+            let url = format!("{}{path}", self.bases[index]);
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let outcome = tokio::time::timeout(left, self.attempt(method.clone(), &url, query, body)).await;
             let reason = match outcome {
                 Ok(Ok(answer)) if !retryable(answer.status) => return Ok(answer),
                 Ok(Ok(answer)) => format!("HTTP {}: {}", answer.status.as_u16(), answer.message()),
+                Ok(Err(AttemptError::Http(error))) if error.is_connect() && self.bases.len() > 1 => {
+                    let next = (index + 1) % self.bases.len();
+                    // Another call may have moved on already; then keep its choice.
+                    let _ = self
+                        .current
+                        .compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);
+                    if failed_over + 1 < self.bases.len() {
+                        failed_over += 1;
+                        tracing::warn!(
+                            "{method} {path}: {} cannot be connected to ({}); trying {}",
+                            self.bases[index],
+                            describe(&error),
+                            self.bases[next]
+                        );
+                        continue;
+                    }
+                    describe(&error)
+                }
                 Ok(Err(AttemptError::Http(error))) => describe(&error),
                 Ok(Err(AttemptError::TooLarge)) => {
                     return Err(Error::AnswerTooLarge {
-                        url: self.base.clone(),
+                        url: self.base().to_owned(),
                         method: method.to_string(),
                         path: path.to_owned(),
                         limit: self.max_response_bytes,
@@ -225,7 +253,7 @@ impl Transport {
                     started.elapsed().as_secs_f64()
                 );
                 return Err(Error::Unavailable {
-                    url: self.base.clone(),
+                    url: self.base().to_owned(),
                     reason: format!(
                         "{reason} (after {number} attempts in {:.1} s; deadline {} s)",
                         started.elapsed().as_secs_f64(),
@@ -267,7 +295,7 @@ impl Transport {
     /// is not the expected JSON.
     pub fn decode<T: DeserializeOwned>(&self, answer: &Answer, about: About<'_>) -> Result<T, Error> {
         if !answer.status.is_success() {
-            return Err(error_from(answer, about, &self.base));
+            return Err(error_from(answer, about, self.base()));
         }
         serde_json::from_slice(&answer.body).map_err(|error| Error::Remote {
             status: 502,
