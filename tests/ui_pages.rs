@@ -263,6 +263,27 @@ async fn the_diff_page_marks_edges_as_breaking_backward_and_not_forward() {
 }
 
 #[tokio::test]
+async fn the_diff_page_shows_both_texts_in_the_authors_key_order() {
+    let (app, _dir) = app(None).await;
+    history(&app).await;
+    let answer = get(&app, "/ui/subjects/solid/diff?from=1&to=2").await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let texts = &answer.body[answer.body.find("<h2>Texts</h2>").expect("a texts section")..];
+    for side in texts.split("<section>").skip(1) {
+        let at = |line: &str| side.find(line).unwrap_or_else(|| panic!("no line {line}: {side}"));
+        assert!(
+            at("&quot;type&quot;: &quot;record&quot;") < at("&quot;name&quot;: &quot;PlatonicSolid&quot;")
+                && at("&quot;name&quot;: &quot;PlatonicSolid&quot;") < at("&quot;fields&quot;: ["),
+            "type, name, fields as the author wrote them: {side}"
+        );
+    }
+    assert!(
+        texts.contains("<span class=\"added\" data-mark=\"+\">      &quot;name&quot;: &quot;faces&quot;,</span>"),
+        "the added field is marked, inside its object: {texts}"
+    );
+}
+
+#[tokio::test]
 async fn the_sandbox_judges_a_draft_and_registers_nothing() {
     let (app, _dir) = app(None).await;
     history(&app).await;

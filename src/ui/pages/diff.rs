@@ -14,6 +14,7 @@ use crate::registry::api::history::diff_versions;
 use crate::registry::{SubjectName, Version, VersionFilter, VersionSelector};
 use crate::ui::html::{Html, segment};
 use crate::ui::layout::{Page, Place, page};
+use crate::ui::schema_text::laid_out;
 use crate::ui::textdiff::{Mark, mark_lines};
 
 /// `?from=&to=`: version numbers or `latest`; by default the latest and
@@ -271,18 +272,8 @@ fn reasons(html: &mut Html, direction: &str, reasons: &[Break]) {
     html.raw("</ul>");
 }
 
-/// A schema's text laid out one element per line where the format allows it.
-fn laid_out(format: Format, text: &str) -> String {
-    match format {
-        Format::Avro | Format::Json => serde_json::from_str::<serde_json::Value>(text)
-            .ok()
-            .and_then(|value| serde_json::to_string_pretty(&value).ok())
-            .unwrap_or_else(|| text.to_owned()),
-        Format::Protobuf => text.to_owned(),
-    }
-}
-
-/// The two texts side by side, changed lines marked.
+/// The two texts side by side, each laid out in its author's key order
+/// (as the version page shows it), changed lines marked.
 fn texts(html: &mut Html, format: Format, before: &str, after: &str, from: u32, to: u32) {
     let (before, after) = (laid_out(format, before), laid_out(format, after));
     html.raw("<h2>Texts</h2>");
