@@ -283,6 +283,111 @@ async fn the_diff_page_shows_both_texts_in_the_authors_key_order() {
     );
 }
 
+/// The spec of a manifest in `examples/`.
+fn example_spec(path: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(path);
+    let manifest: Value = serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["spec"].clone()
+}
+
+/// The registration a Schema manifest of `examples/` asks for: its text, metadata and rules.
+fn example_registration(path: &str) -> Value {
+    let spec = example_spec(path);
+    let mut body = json!({ "schema": spec["schema"] });
+    for key in ["metadata", "ruleSet"] {
+        if let Some(value) = spec.get(key) {
+            body[key] = value.clone();
+        }
+    }
+    body
+}
+
+/// The orders story of `examples/contracts/`: lineages by major version,
+/// version 1 of major version 2, version 2 of major version 3.
+async fn orders_in_lineages(app: &Router) {
+    let config = example_spec("contracts/10-orders-config.yaml");
+    let body = json!({"compatibility": config["compatibility"], "compatibilityGroup": config["compatibilityGroup"]});
+    api(app, "PUT", "/config/orders-value", body).await;
+    for file in ["contracts/11-orders-v2.yaml", "contracts/12-orders-v3.yaml"] {
+        api(
+            app,
+            "POST",
+            "/subjects/orders-value/versions",
+            example_registration(file),
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn the_matrix_and_the_diff_judge_a_version_only_within_its_lineage() {
+    let (app, _dir) = app(None).await;
+    orders_in_lineages(&app).await;
+    let matrix = get(&app, "/ui/subjects/orders-value/matrix").await;
+    assert_eq!(matrix.status, StatusCode::OK, "{}", matrix.body);
+    assert!(
+        matrix
+            .body
+            .contains("data-mode=\"BACKWARD\" data-verdict=\"compatible\""),
+        "major version 3 starts a lineage of its own: {}",
+        matrix.body
+    );
+    assert!(
+        matrix.body.contains(
+            "Compatibility group <code>application.major_version</code>: version 2 is in lineage \
+             <code class=\"lineage\">3</code>"
+        ),
+        "{}",
+        matrix.body
+    );
+    let row = &matrix.body[matrix
+        .body
+        .find("<tr data-version=\"1\">")
+        .expect("a row for version 1")..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(row.contains("<code class=\"lineage\">2</code>"), "{row}");
+    assert_eq!(row.matches(">other lineage</span>").count(), 2, "{row}");
+    assert!(!row.contains("verdict breaks"), "{row}");
+
+    let diff = get(&app, "/ui/subjects/orders-value/diff?from=1&to=2").await;
+    assert_eq!(diff.status, StatusCode::OK, "{}", diff.body);
+    let summary = &diff.body[diff.body.find("id=\"summary\"").unwrap()..];
+    let summary = &summary[..summary.find("</p>").unwrap()];
+    assert!(summary.contains(">other lineage</span>"), "{summary}");
+    assert!(
+        summary.contains("Version 2 is in lineage <code class=\"lineage\">3</code> and version 1 is in lineage <code class=\"lineage\">2</code>"),
+        "{summary}"
+    );
+    assert!(!summary.contains("verdict breaks"), "{summary}");
+    assert!(
+        diff.body.contains("data-backward=\"breaks\""),
+        "the changes still say what breaks across lineages"
+    );
+
+    let subject = get(&app, "/ui/subjects/orders-value").await;
+    assert!(
+        subject
+            .body
+            .contains("<th scope=\"col\">Lineage (<code>application.major_version</code>)</th>"),
+        "{}",
+        subject.body
+    );
+    assert!(
+        subject
+            .body
+            .contains("matrix</a></td><td class=\"keep\"><code class=\"lineage\">3</code></td></tr>")
+    );
+
+    let json = get(&app, "/compatibility/subjects/orders-value/versions/latest/matrix").await;
+    let json: Value = serde_json::from_str(&json.body).unwrap();
+    assert_eq!(json["compatibilityGroup"], "application.major_version");
+    assert_eq!(json["lineage"], "3");
+    assert_eq!(json["rows"][0]["otherLineage"], true, "{json}");
+    assert_eq!(json["rows"][0]["lineage"], "2", "{json}");
+}
+
 #[tokio::test]
 async fn the_sandbox_judges_a_draft_and_registers_nothing() {
     let (app, _dir) = app(None).await;

@@ -174,11 +174,17 @@ impl DiffBody {
 
 /// One earlier version's row of the matrix.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct MatrixRowBody {
     /// The earlier version.
     pub version: u32,
     /// Its schema ID.
     pub id: u32,
+    /// Its lineage (its value of the compatibility group's property), when the subject has a group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<String>,
+    /// True when it is of another lineage than the schema tested: not checked, and in no mode's verdict.
+    pub other_lineage: bool,
     /// Why the schema cannot read its data.
     pub backward: Vec<CheckFinding>,
     /// Why it cannot read the schema's data.
@@ -212,6 +218,12 @@ pub struct MatrixBody {
     pub version: Option<VersionRef>,
     /// The subject's level in force.
     pub level: String,
+    /// The metadata property naming lineages, when the subject has a compatibility group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility_group: Option<String>,
+    /// The tested schema's lineage (its value of that property), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<String>,
     /// True when only the newest 100 earlier versions were compared.
     pub truncated: bool,
     /// One row per earlier live version, oldest first.
@@ -227,6 +239,8 @@ impl MatrixBody {
             subject: subject.to_string(),
             version: version.map(VersionRef::of),
             level: matrix.level.to_string(),
+            compatibility_group: matrix.compatibility_group.clone(),
+            lineage: matrix.lineage.clone(),
             truncated: matrix.truncated,
             rows: matrix
                 .rows
@@ -234,6 +248,8 @@ impl MatrixBody {
                 .map(|row| MatrixRowBody {
                     version: row.version.get(),
                     id: row.id.get(),
+                    lineage: row.lineage.clone(),
+                    other_lineage: row.other_lineage,
                     backward: findings(&row.backward),
                     forward: findings(&row.forward),
                 })

@@ -11,8 +11,9 @@ use serde::Deserialize;
 use super::{Problem, SubjectPath};
 use crate::compat::Format;
 use crate::registry::api::ApiState;
-use crate::registry::api::history::matrix_of_text;
-use crate::registry::{Error, SubjectName, VersionSelector};
+use crate::registry::api::history::matrix_of_draft;
+use crate::registry::contract::Contract;
+use crate::registry::{Error, NewSchema, SubjectName, VersionSelector};
 use crate::ui::html::{Html, segment};
 use crate::ui::layout::{Page, Place, page};
 
@@ -59,7 +60,13 @@ pub async fn try_draft(
         Err(error) => return Err(Problem::bad_request(error.to_string())),
     };
     form(&mut html, &subject, &draft.schema, format);
-    let status = match matrix_of_text(state.registry.as_ref(), &subject, format, &draft.schema).await {
+    let new_schema = NewSchema {
+        format,
+        text: draft.schema.clone(),
+        references: Vec::new(),
+        contract: Contract::default(),
+    };
+    let status = match matrix_of_draft(state.registry.as_ref(), &subject, &new_schema).await {
         Ok(matrix) => {
             let level_breaks = matrix
                 .modes
