@@ -422,6 +422,157 @@ async fn the_sandbox_judges_a_draft_and_registers_nothing() {
     assert_eq!(answer.headers["content-type"], "text/html; charset=utf-8");
 }
 
+/// A form post to a subject's sandbox.
+fn draft(subject: &str, fields: &[(&str, &str)]) -> Request<Body> {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(name, value)| format!("{name}={}", schemaops::ui::html::segment(value)))
+        .collect();
+    Request::post(format!("/ui/subjects/{subject}/sandbox"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from(body.join("&")))
+        .unwrap()
+}
+
+/// The text of a textarea of a page, unescaped.
+fn textarea(body: &str, id: &str) -> String {
+    let start = body
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}: {body}"));
+    let start = start + body[start..].find('>').unwrap() + 1;
+    let end = start + body[start..].find("</textarea>").unwrap();
+    body[start..end]
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+#[tokio::test]
+async fn the_sandbox_checks_with_the_latest_versions_references_and_the_drafts_metadata() {
+    let (app, _dir) = app(None).await;
+    let money = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evolution/30-money-proto.yaml"),
+    )
+    .unwrap();
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&money).unwrap();
+    let money = documents[0]["data"]["money.proto"].clone();
+    api(
+        &app,
+        "POST",
+        "/subjects/shop-money/versions",
+        json!({"schemaType": "PROTOBUF", "schema": money}),
+    )
+    .await;
+    let order = example_spec("evolution/31-order-proto-v1.yaml");
+    let body = json!({"schemaType": "PROTOBUF", "schema": order["schema"], "references": order["references"]});
+    api(&app, "POST", "/subjects/order-proto-value/versions", body).await;
+
+    // The latest Protobuf order, as the form holds it, checks: its import is carried over.
+    let form = get(&app, "/ui/subjects/order-proto-value/sandbox").await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.body);
+    let references = textarea(&form.body, "references");
+    let listed: Value = serde_json::from_str(&references).unwrap();
+    assert_eq!(
+        listed,
+        json!([{"name": "shop/money.proto", "subject": "shop-money", "version": 1}])
+    );
+    let text = textarea(&form.body, "draft");
+    let fields = [
+        ("schema_type", "PROTOBUF"),
+        ("schema", text.as_str()),
+        ("references", references.as_str()),
+    ];
+    let answer = send(&app, draft("order-proto-value", &fields)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(
+        answer.body.contains("BACKWARD, the draft would be accepted"),
+        "{}",
+        answer.body
+    );
+    assert_eq!(
+        textarea(&answer.body, "references"),
+        references,
+        "the form keeps what was sent"
+    );
+    let dropped = [
+        ("schema_type", "PROTOBUF"),
+        ("schema", text.as_str()),
+        ("references", ""),
+    ];
+    let answer = send(&app, draft("order-proto-value", &dropped)).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "without its import it cannot be read"
+    );
+    let garbled = [
+        ("schema_type", "PROTOBUF"),
+        ("schema", text.as_str()),
+        ("references", "[{"),
+    ];
+    let answer = send(&app, draft("order-proto-value", &garbled)).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        answer.body.contains("the references are not a JSON array"),
+        "{}",
+        answer.body
+    );
+
+    // The draft's metadata picks its lineage.
+    orders_in_lineages(&app).await;
+    let breaking = example_spec("contracts/13-orders-v2-breaking.yaml");
+    let breaking = breaking["schema"].as_str().unwrap();
+    let in_lineage = |major: &str| format!(r#"{{"properties": {{"application.major_version": "{major}"}}}}"#);
+    let lineage_2 = in_lineage("2");
+    let answer = send(
+        &app,
+        draft("orders-value", &[("schema", breaking), ("metadata", &lineage_2)]),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(
+        answer.body.contains("BACKWARD, the draft is incompatible"),
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer
+            .body
+            .contains("the draft is in lineage <code class=\"lineage\">2</code>"),
+        "{}",
+        answer.body
+    );
+    let row = &answer.body[answer
+        .body
+        .find("<tr data-version=\"1\">")
+        .expect("a row for version 1")..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains("<code class=\"lineage\">2</code></td><td><span class=\"verdict breaks\">"),
+        "version 1, of lineage 2, is what it breaks: {row}"
+    );
+    let lineage_4 = in_lineage("4");
+    let answer = send(
+        &app,
+        draft("orders-value", &[("schema", breaking), ("metadata", &lineage_4)]),
+    )
+    .await;
+    assert!(
+        answer.body.contains("BACKWARD, the draft would be accepted"),
+        "a new lineage: {}",
+        answer.body
+    );
+    assert_eq!(
+        answer.body.matches(">other lineage</span>").count(),
+        4,
+        "both versions, both directions"
+    );
+    let versions = get(&app, "/subjects/orders-value/versions").await;
+    assert_eq!(versions.body, "[1,2]", "a draft is never registered");
+}
+
 async fn get_accepting(app: &Router, uri: &str, accept: &str) -> Answer {
     send(
         app,
