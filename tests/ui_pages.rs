@@ -686,7 +686,8 @@ async fn a_version_page_shows_the_authors_text_references_and_contract() {
             "references": [{"name": "Customer", "subject": "customer", "version": 1}],
             "metadata": {"tags": {"Order.card": ["PII"]}, "properties": {"owner": "payments-team"}},
             "ruleSet": {"domainRules": [{"name": "cardIsMasked", "kind": "CONDITION", "mode": "WRITE",
-                "type": "CEL", "expr": "message.card.size() == 4"}]}
+                "type": "CEL", "expr": "message.card.size() == 4", "params": {"strict": "<yes>"},
+                "onSuccess": "NONE", "onFailure": "DLQ"}]}
         }),
     )
     .await;
@@ -711,9 +712,34 @@ async fn a_version_page_shows_the_authors_text_references_and_contract() {
     assert!(page.body.contains("data-copies=\"schema-text\""));
     assert!(page.body.contains("href=\"/ui/subjects/orders/versions/1/text\""));
     assert!(page.body.contains("id=\"schema-guid\""));
-    assert!(page.body.contains("<span class=\"tag\">PII</span>"), "{}", page.body);
-    assert!(page.body.contains("payments-team") && page.body.contains("cardIsMasked"));
-    assert!(page.body.contains("message.card.size() == 4"));
+    assert!(
+        page.body.contains("<span class=\"tag pii\">PII</span>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<dt>Owner</dt><dd id=\"owner\">payments-team</dd>"),
+        "the owner among the facts: {}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("<dd id=\"pii\"><span class=\"tag pii\">PII</span> <code>Order.card</code></dd>"),
+        "the elements tagged PII among the facts"
+    );
+    let rule = &page.body[page
+        .body
+        .find("<tr data-rule=\"cardIsMasked\">")
+        .expect("a row for the rule")..];
+    let rule = &rule[..rule.find("</tr>").unwrap()];
+    for cell in [
+        "<td>Domain</td><td>CONDITION</td><td>WRITE</td><td><code>CEL</code></td>",
+        "<td><code>message.card.size() == 4</code></td>",
+        "<td><code>strict</code> = <code>&lt;yes&gt;</code><br></td>",
+        "<td><code>NONE</code></td><td><code>DLQ</code></td>",
+    ] {
+        assert!(rule.contains(cell), "{cell} in {rule}");
+    }
     assert!(
         page.body
             .contains("href=\"/ui/subjects/customer/versions/1\">customer v1</a>")
