@@ -380,12 +380,42 @@ async fn the_matrix_and_the_diff_judge_a_version_only_within_its_lineage() {
             .contains("matrix</a></td><td class=\"keep\"><code class=\"lineage\">3</code></td></tr>")
     );
 
+    let pair = get(&app, "/subjects/orders-value/versions/1/diff/2").await;
+    let pair: Value = serde_json::from_str(&pair.body).unwrap();
+    assert_eq!(pair["otherLineage"], true, "{pair}");
+    assert_eq!(
+        pair["compatible"]["BACKWARD"], false,
+        "what would break across lineages: {pair}"
+    );
+
     let json = get(&app, "/compatibility/subjects/orders-value/versions/latest/matrix").await;
     let json: Value = serde_json::from_str(&json.body).unwrap();
     assert_eq!(json["compatibilityGroup"], "application.major_version");
     assert_eq!(json["lineage"], "3");
     assert_eq!(json["rows"][0]["otherLineage"], true, "{json}");
     assert_eq!(json["rows"][0]["lineage"], "2", "{json}");
+
+    // A third version in lineage 3 is judged against the second, and says so.
+    let mut third = example_registration("contracts/12-orders-v3.yaml");
+    let text = third["schema"].as_str().unwrap().replace(
+        r#"{"name": "currency", "type": "string", "default": "EUR"}"#,
+        r#"{"name": "currency", "type": "string", "default": "EUR"}, {"name": "note", "type": ["null", "string"], "default": null}"#,
+    );
+    assert!(text.contains("\"note\""), "{text}");
+    third["schema"] = json!(text);
+    api(&app, "POST", "/subjects/orders-value/versions", third).await;
+    let diff = get(&app, "/ui/subjects/orders-value/diff?from=2&to=3").await;
+    assert!(
+        diff.body
+            .contains("Both are in lineage <code class=\"lineage\">3</code> of compatibility group"),
+        "{}",
+        diff.body
+    );
+    assert!(
+        diff.body.contains("FULL <span class=\"verdict ok\">compatible</span>"),
+        "{}",
+        diff.body
+    );
 }
 
 #[tokio::test]

@@ -140,6 +140,10 @@ pub struct DiffBody {
     pub to: VersionRef,
     /// The later version against the earlier one.
     pub compatible: PairVerdict,
+    /// True when the subject has a compatibility group and the two versions
+    /// are of different lineages: the registry never checks one against the
+    /// other, so `compatible` only says what would break if one read the other's data.
+    pub other_lineage: bool,
     /// The changes, compatible or not: every one, or the first 1,000 (`changesTotal` counts them all).
     pub changes: Vec<ChangeBody>,
     /// How many changes there are in all, listed or not.
@@ -166,6 +170,7 @@ impl DiffBody {
                 forward,
                 full: backward && forward,
             },
+            other_lineage: !found.same_lineage(),
             changes,
             changes_total: found.changes.len(),
         }

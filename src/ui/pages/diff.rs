@@ -90,6 +90,13 @@ pub async fn show(
     let (backward, forward) = (breaks(Direction::Backward), breaks(Direction::Forward));
     if found.same_lineage() {
         summary(&mut html, from_number, to_number, backward, forward);
+        if let Some(group) = &found.compatibility_group {
+            html.raw("<p class=\"muted\" id=\"lineage\">Both are in lineage ");
+            super::lineage(&mut html, lineage(Some(group), &found.to.contract));
+            html.raw(" of compatibility group <code>")
+                .text(group)
+                .raw("</code>.</p>");
+        }
     } else {
         other_lineages(&mut html, &found);
     }
