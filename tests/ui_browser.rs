@@ -214,9 +214,11 @@ async fn seed_fixtures(url: &str) {
     }
 }
 
+/// The WebDriver session, the registry's address, and where screenshots go.
 struct Browser {
     client: Client,
     base: String,
+    /// `docs/src/images/ui/`, where the book and the README show them.
     shots: PathBuf,
 }
 
