@@ -263,6 +263,162 @@ async fn the_diff_page_marks_edges_as_breaking_backward_and_not_forward() {
 }
 
 #[tokio::test]
+async fn the_diff_page_shows_both_texts_in_the_authors_key_order() {
+    let (app, _dir) = app(None).await;
+    history(&app).await;
+    let answer = get(&app, "/ui/subjects/solid/diff?from=1&to=2").await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let texts = &answer.body[answer.body.find("<h2>Texts</h2>").expect("a texts section")..];
+    for side in texts.split("<section>").skip(1) {
+        let at = |line: &str| side.find(line).unwrap_or_else(|| panic!("no line {line}: {side}"));
+        assert!(
+            at("&quot;type&quot;: &quot;record&quot;") < at("&quot;name&quot;: &quot;PlatonicSolid&quot;")
+                && at("&quot;name&quot;: &quot;PlatonicSolid&quot;") < at("&quot;fields&quot;: ["),
+            "type, name, fields as the author wrote them: {side}"
+        );
+    }
+    assert!(
+        texts.contains("<span class=\"added\" data-mark=\"+\">      &quot;name&quot;: &quot;faces&quot;,</span>"),
+        "the added field is marked, inside its object: {texts}"
+    );
+}
+
+/// The spec of a manifest in `examples/`.
+fn example_spec(path: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(path);
+    let manifest: Value = serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["spec"].clone()
+}
+
+/// The registration a Schema manifest of `examples/` asks for: its text, metadata and rules.
+fn example_registration(path: &str) -> Value {
+    let spec = example_spec(path);
+    let mut body = json!({ "schema": spec["schema"] });
+    for key in ["metadata", "ruleSet"] {
+        if let Some(value) = spec.get(key) {
+            body[key] = value.clone();
+        }
+    }
+    body
+}
+
+/// The orders story of `examples/contracts/`: lineages by major version,
+/// version 1 of major version 2, version 2 of major version 3.
+async fn orders_in_lineages(app: &Router) {
+    let config = example_spec("contracts/10-orders-config.yaml");
+    let body = json!({"compatibility": config["compatibility"], "compatibilityGroup": config["compatibilityGroup"]});
+    api(app, "PUT", "/config/orders-value", body).await;
+    for file in ["contracts/11-orders-v2.yaml", "contracts/12-orders-v3.yaml"] {
+        api(
+            app,
+            "POST",
+            "/subjects/orders-value/versions",
+            example_registration(file),
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn the_matrix_and_the_diff_judge_a_version_only_within_its_lineage() {
+    let (app, _dir) = app(None).await;
+    orders_in_lineages(&app).await;
+    let matrix = get(&app, "/ui/subjects/orders-value/matrix").await;
+    assert_eq!(matrix.status, StatusCode::OK, "{}", matrix.body);
+    assert!(
+        matrix
+            .body
+            .contains("data-mode=\"BACKWARD\" data-verdict=\"compatible\""),
+        "major version 3 starts a lineage of its own: {}",
+        matrix.body
+    );
+    assert!(
+        matrix.body.contains(
+            "Compatibility group <code>application.major_version</code>: version 2 is in lineage \
+             <code class=\"lineage\">3</code>"
+        ),
+        "{}",
+        matrix.body
+    );
+    let row = &matrix.body[matrix
+        .body
+        .find("<tr data-version=\"1\">")
+        .expect("a row for version 1")..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(row.contains("<code class=\"lineage\">2</code>"), "{row}");
+    assert_eq!(row.matches(">other lineage</span>").count(), 2, "{row}");
+    assert!(!row.contains("verdict breaks"), "{row}");
+
+    let diff = get(&app, "/ui/subjects/orders-value/diff?from=1&to=2").await;
+    assert_eq!(diff.status, StatusCode::OK, "{}", diff.body);
+    let summary = &diff.body[diff.body.find("id=\"summary\"").unwrap()..];
+    let summary = &summary[..summary.find("</p>").unwrap()];
+    assert!(summary.contains(">other lineage</span>"), "{summary}");
+    assert!(
+        summary.contains("Version 2 is in lineage <code class=\"lineage\">3</code> and version 1 is in lineage <code class=\"lineage\">2</code>"),
+        "{summary}"
+    );
+    assert!(!summary.contains("verdict breaks"), "{summary}");
+    assert!(
+        diff.body.contains("data-backward=\"breaks\""),
+        "the changes still say what breaks across lineages"
+    );
+
+    let subject = get(&app, "/ui/subjects/orders-value").await;
+    assert!(
+        subject
+            .body
+            .contains("<th scope=\"col\">Lineage (<code>application.major_version</code>)</th>"),
+        "{}",
+        subject.body
+    );
+    assert!(
+        subject
+            .body
+            .contains("matrix</a></td><td class=\"keep\"><code class=\"lineage\">3</code></td></tr>")
+    );
+
+    let pair = get(&app, "/subjects/orders-value/versions/1/diff/2").await;
+    let pair: Value = serde_json::from_str(&pair.body).unwrap();
+    assert_eq!(pair["otherLineage"], true, "{pair}");
+    assert_eq!(
+        pair["compatible"]["BACKWARD"], false,
+        "what would break across lineages: {pair}"
+    );
+
+    let json = get(&app, "/compatibility/subjects/orders-value/versions/latest/matrix").await;
+    let json: Value = serde_json::from_str(&json.body).unwrap();
+    assert_eq!(json["compatibilityGroup"], "application.major_version");
+    assert_eq!(json["lineage"], "3");
+    assert_eq!(json["rows"][0]["otherLineage"], true, "{json}");
+    assert_eq!(json["rows"][0]["lineage"], "2", "{json}");
+
+    // A third version in lineage 3 is judged against the second, and says so.
+    let mut third = example_registration("contracts/12-orders-v3.yaml");
+    let text = third["schema"].as_str().unwrap().replace(
+        r#"{"name": "currency", "type": "string", "default": "EUR"}"#,
+        r#"{"name": "currency", "type": "string", "default": "EUR"}, {"name": "note", "type": ["null", "string"], "default": null}"#,
+    );
+    assert!(text.contains("\"note\""), "{text}");
+    third["schema"] = json!(text);
+    api(&app, "POST", "/subjects/orders-value/versions", third).await;
+    let diff = get(&app, "/ui/subjects/orders-value/diff?from=2&to=3").await;
+    assert!(
+        diff.body
+            .contains("Both are in lineage <code class=\"lineage\">3</code> of compatibility group"),
+        "{}",
+        diff.body
+    );
+    assert!(
+        diff.body.contains("FULL <span class=\"verdict ok\">compatible</span>"),
+        "{}",
+        diff.body
+    );
+}
+
+#[tokio::test]
 async fn the_sandbox_judges_a_draft_and_registers_nothing() {
     let (app, _dir) = app(None).await;
     history(&app).await;
@@ -294,6 +450,157 @@ async fn the_sandbox_judges_a_draft_and_registers_nothing() {
     assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
     assert!(answer.body.contains("missing field `schema`"), "{}", answer.body);
     assert_eq!(answer.headers["content-type"], "text/html; charset=utf-8");
+}
+
+/// A form post to a subject's sandbox.
+fn draft(subject: &str, fields: &[(&str, &str)]) -> Request<Body> {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(name, value)| format!("{name}={}", schemaops::ui::html::segment(value)))
+        .collect();
+    Request::post(format!("/ui/subjects/{subject}/sandbox"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from(body.join("&")))
+        .unwrap()
+}
+
+/// The text of a textarea of a page, unescaped.
+fn textarea(body: &str, id: &str) -> String {
+    let start = body
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}: {body}"));
+    let start = start + body[start..].find('>').unwrap() + 1;
+    let end = start + body[start..].find("</textarea>").unwrap();
+    body[start..end]
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+#[tokio::test]
+async fn the_sandbox_checks_with_the_latest_versions_references_and_the_drafts_metadata() {
+    let (app, _dir) = app(None).await;
+    let money = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/evolution/30-money-proto.yaml"),
+    )
+    .unwrap();
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&money).unwrap();
+    let money = documents[0]["data"]["money.proto"].clone();
+    api(
+        &app,
+        "POST",
+        "/subjects/shop-money/versions",
+        json!({"schemaType": "PROTOBUF", "schema": money}),
+    )
+    .await;
+    let order = example_spec("evolution/31-order-proto-v1.yaml");
+    let body = json!({"schemaType": "PROTOBUF", "schema": order["schema"], "references": order["references"]});
+    api(&app, "POST", "/subjects/order-proto-value/versions", body).await;
+
+    // The latest Protobuf order, as the form holds it, checks: its import is carried over.
+    let form = get(&app, "/ui/subjects/order-proto-value/sandbox").await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.body);
+    let references = textarea(&form.body, "references");
+    let listed: Value = serde_json::from_str(&references).unwrap();
+    assert_eq!(
+        listed,
+        json!([{"name": "shop/money.proto", "subject": "shop-money", "version": 1}])
+    );
+    let text = textarea(&form.body, "draft");
+    let fields = [
+        ("schema_type", "PROTOBUF"),
+        ("schema", text.as_str()),
+        ("references", references.as_str()),
+    ];
+    let answer = send(&app, draft("order-proto-value", &fields)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(
+        answer.body.contains("BACKWARD, the draft would be accepted"),
+        "{}",
+        answer.body
+    );
+    assert_eq!(
+        textarea(&answer.body, "references"),
+        references,
+        "the form keeps what was sent"
+    );
+    let dropped = [
+        ("schema_type", "PROTOBUF"),
+        ("schema", text.as_str()),
+        ("references", ""),
+    ];
+    let answer = send(&app, draft("order-proto-value", &dropped)).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "without its import it cannot be read"
+    );
+    let garbled = [
+        ("schema_type", "PROTOBUF"),
+        ("schema", text.as_str()),
+        ("references", "[{"),
+    ];
+    let answer = send(&app, draft("order-proto-value", &garbled)).await;
+    assert_eq!(answer.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        answer.body.contains("the references are not a JSON array"),
+        "{}",
+        answer.body
+    );
+
+    // The draft's metadata picks its lineage.
+    orders_in_lineages(&app).await;
+    let breaking = example_spec("contracts/13-orders-v2-breaking.yaml");
+    let breaking = breaking["schema"].as_str().unwrap();
+    let in_lineage = |major: &str| format!(r#"{{"properties": {{"application.major_version": "{major}"}}}}"#);
+    let lineage_2 = in_lineage("2");
+    let answer = send(
+        &app,
+        draft("orders-value", &[("schema", breaking), ("metadata", &lineage_2)]),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(
+        answer.body.contains("BACKWARD, the draft is incompatible"),
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer
+            .body
+            .contains("the draft is in lineage <code class=\"lineage\">2</code>"),
+        "{}",
+        answer.body
+    );
+    let row = &answer.body[answer
+        .body
+        .find("<tr data-version=\"1\">")
+        .expect("a row for version 1")..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains("<code class=\"lineage\">2</code></td><td><span class=\"verdict breaks\">"),
+        "version 1, of lineage 2, is what it breaks: {row}"
+    );
+    let lineage_4 = in_lineage("4");
+    let answer = send(
+        &app,
+        draft("orders-value", &[("schema", breaking), ("metadata", &lineage_4)]),
+    )
+    .await;
+    assert!(
+        answer.body.contains("BACKWARD, the draft would be accepted"),
+        "a new lineage: {}",
+        answer.body
+    );
+    assert_eq!(
+        answer.body.matches(">other lineage</span>").count(),
+        4,
+        "both versions, both directions"
+    );
+    let versions = get(&app, "/subjects/orders-value/versions").await;
+    assert_eq!(versions.body, "[1,2]", "a draft is never registered");
 }
 
 async fn get_accepting(app: &Router, uri: &str, accept: &str) -> Answer {
@@ -409,7 +716,8 @@ async fn a_version_page_shows_the_authors_text_references_and_contract() {
             "references": [{"name": "Customer", "subject": "customer", "version": 1}],
             "metadata": {"tags": {"Order.card": ["PII"]}, "properties": {"owner": "payments-team"}},
             "ruleSet": {"domainRules": [{"name": "cardIsMasked", "kind": "CONDITION", "mode": "WRITE",
-                "type": "CEL", "expr": "message.card.size() == 4"}]}
+                "type": "CEL", "expr": "message.card.size() == 4", "params": {"strict": "<yes>"},
+                "onSuccess": "NONE", "onFailure": "DLQ"}]}
         }),
     )
     .await;
@@ -434,9 +742,34 @@ async fn a_version_page_shows_the_authors_text_references_and_contract() {
     assert!(page.body.contains("data-copies=\"schema-text\""));
     assert!(page.body.contains("href=\"/ui/subjects/orders/versions/1/text\""));
     assert!(page.body.contains("id=\"schema-guid\""));
-    assert!(page.body.contains("<span class=\"tag\">PII</span>"), "{}", page.body);
-    assert!(page.body.contains("payments-team") && page.body.contains("cardIsMasked"));
-    assert!(page.body.contains("message.card.size() == 4"));
+    assert!(
+        page.body.contains("<span class=\"tag pii\">PII</span>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<dt>Owner</dt><dd id=\"owner\">payments-team</dd>"),
+        "the owner among the facts: {}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("<dd id=\"pii\"><span class=\"tag pii\">PII</span> <code>Order.card</code></dd>"),
+        "the elements tagged PII among the facts"
+    );
+    let rule = &page.body[page
+        .body
+        .find("<tr data-rule=\"cardIsMasked\">")
+        .expect("a row for the rule")..];
+    let rule = &rule[..rule.find("</tr>").unwrap()];
+    for cell in [
+        "<td>Domain</td><td>CONDITION</td><td>WRITE</td><td><code>CEL</code></td>",
+        "<td><code>message.card.size() == 4</code></td>",
+        "<td><code>strict</code> = <code>&lt;yes&gt;</code><br></td>",
+        "<td><code>NONE</code></td><td><code>DLQ</code></td>",
+    ] {
+        assert!(rule.contains(cell), "{cell} in {rule}");
+    }
     assert!(
         page.body
             .contains("href=\"/ui/subjects/customer/versions/1\">customer v1</a>")

@@ -140,6 +140,10 @@ pub struct DiffBody {
     pub to: VersionRef,
     /// The later version against the earlier one.
     pub compatible: PairVerdict,
+    /// True when the subject has a compatibility group and the two versions
+    /// are of different lineages: the registry never checks one against the
+    /// other, so `compatible` only says what would break if one read the other's data.
+    pub other_lineage: bool,
     /// The changes, compatible or not: every one, or the first 1,000 (`changesTotal` counts them all).
     pub changes: Vec<ChangeBody>,
     /// How many changes there are in all, listed or not.
@@ -166,6 +170,7 @@ impl DiffBody {
                 forward,
                 full: backward && forward,
             },
+            other_lineage: !found.same_lineage(),
             changes,
             changes_total: found.changes.len(),
         }
@@ -174,11 +179,17 @@ impl DiffBody {
 
 /// One earlier version's row of the matrix.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct MatrixRowBody {
     /// The earlier version.
     pub version: u32,
     /// Its schema ID.
     pub id: u32,
+    /// Its lineage (its value of the compatibility group's property), when the subject has a group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<String>,
+    /// True when it is of another lineage than the schema tested: not checked, and in no mode's verdict.
+    pub other_lineage: bool,
     /// Why the schema cannot read its data.
     pub backward: Vec<CheckFinding>,
     /// Why it cannot read the schema's data.
@@ -212,6 +223,12 @@ pub struct MatrixBody {
     pub version: Option<VersionRef>,
     /// The subject's level in force.
     pub level: String,
+    /// The metadata property naming lineages, when the subject has a compatibility group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compatibility_group: Option<String>,
+    /// The tested schema's lineage (its value of that property), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<String>,
     /// True when only the newest 100 earlier versions were compared.
     pub truncated: bool,
     /// One row per earlier live version, oldest first.
@@ -227,6 +244,8 @@ impl MatrixBody {
             subject: subject.to_string(),
             version: version.map(VersionRef::of),
             level: matrix.level.to_string(),
+            compatibility_group: matrix.compatibility_group.clone(),
+            lineage: matrix.lineage.clone(),
             truncated: matrix.truncated,
             rows: matrix
                 .rows
@@ -234,6 +253,8 @@ impl MatrixBody {
                 .map(|row| MatrixRowBody {
                     version: row.version.get(),
                     id: row.id.get(),
+                    lineage: row.lineage.clone(),
+                    other_lineage: row.other_lineage,
                     backward: findings(&row.backward),
                     forward: findings(&row.forward),
                 })

@@ -5,11 +5,16 @@
 //!
 //! Reads through any [`Registry`]; parses and compares on a blocking
 //! thread, with the default [`Checker`] (the STRICT JSON Schema policy).
+//!
+//! With a compatibility group in force, a matrix judges the schema only
+//! against the versions of its own lineage, as a registration would: the
+//! rows of other lineages are listed, marked, and left unchecked.
 
 use crate::compat::diff::{Change, diff};
 use crate::compat::{
     Checker, Direction, Format, Incompatibility, Mode, ParsedSchema, Report, SchemaRole, SchemaText, error_chain,
 };
+use crate::registry::contract::{Contract, ContractConfig};
 use crate::registry::external::reference_texts;
 use crate::registry::{
     Error, NewSchema, Registry, SchemaId, SubjectName, Version, VersionFilter, VersionSelector, VersionedSchema,
@@ -27,6 +32,23 @@ pub struct VersionDiff {
     pub to: VersionedSchema,
     /// Every change, with the check's findings per direction.
     pub changes: Vec<Change>,
+    /// The metadata property naming lineages, when the subject has a compatibility group.
+    pub compatibility_group: Option<String>,
+}
+
+impl VersionDiff {
+    /// Whether the registry checks one side against the other: always
+    /// without a compatibility group, else when both are of one lineage.
+    pub fn same_lineage(&self) -> bool {
+        lineage(self.compatibility_group.as_deref(), &self.from.contract)
+            == lineage(self.compatibility_group.as_deref(), &self.to.contract)
+    }
+}
+
+/// The lineage a version with `contract` belongs to under `group`: the
+/// value of the group's metadata property (`None` without a group, or unset).
+pub fn lineage<'a>(group: Option<&str>, contract: &'a Contract) -> Option<&'a str> {
+    group.and_then(|group| contract.property(group))
 }
 
 /// What one earlier version says about the schema under test, per direction.
@@ -36,6 +58,11 @@ pub struct MatrixRow {
     pub version: Version,
     /// Its schema ID.
     pub id: SchemaId,
+    /// Its lineage: the value of the compatibility group's property.
+    pub lineage: Option<String>,
+    /// True when it is of another lineage than the schema under test, and
+    /// so not checked (both lists empty).
+    pub other_lineage: bool,
     /// Why the schema cannot read that version's data (empty: it can).
     pub backward: Vec<Incompatibility>,
     /// Why that version cannot read the schema's data (empty: it can).
@@ -60,9 +87,13 @@ pub struct ModeVerdict {
 pub struct Matrix {
     /// The subject's compatibility level in force.
     pub level: Mode,
+    /// The metadata property naming lineages, when the subject has a compatibility group.
+    pub compatibility_group: Option<String>,
+    /// The lineage of the schema under test (its merged contract's value of that property).
+    pub lineage: Option<String>,
     /// One row per earlier live version, oldest first.
     pub rows: Vec<MatrixRow>,
-    /// One verdict per mode, in [`Mode::ALL`] order.
+    /// One verdict per mode, in [`Mode::ALL`] order, each over the rows of the schema's lineage.
     pub modes: Vec<ModeVerdict>,
     /// True when the subject has more earlier versions than [`MATRIX_VERSIONS`].
     pub truncated: bool,
@@ -121,13 +152,19 @@ pub async fn diff_versions(
 ) -> Result<VersionDiff, Error> {
     let (from, from_text) = read(registry, subject, from).await?;
     let (to, to_text) = read(registry, subject, to).await?;
+    let compatibility_group = registry.contract_config_in_scope(subject).await?.compatibility_group;
     blocking(move || {
         let checker = Checker::default();
         let previous = parse_stored(&checker, &from, &from_text)?;
         let candidate = parse_stored(&checker, &to, &to_text)?;
         let changes = diff(&checker, &previous, &candidate, from.version.get() as usize)
             .map_err(|error| Error::from_check(&error))?;
-        Ok(VersionDiff { from, to, changes })
+        Ok(VersionDiff {
+            from,
+            to,
+            changes,
+            compatibility_group,
+        })
     })
     .await
 }
@@ -142,7 +179,8 @@ pub async fn matrix_of_version(
     version: VersionSelector,
 ) -> Result<(VersionedSchema, Matrix), Error> {
     let (stored, text) = read(registry, subject, version).await?;
-    let matrix = matrix(registry, subject, stored.format, text, Some(stored.version)).await?;
+    let tested = Tested::Stored(stored.version, stored.contract.clone());
+    let matrix = matrix(registry, subject, stored.format, text, tested).await?;
     Ok((stored, matrix))
 }
 
@@ -160,21 +198,35 @@ pub async fn matrix_of_draft(
         text: draft.text.clone(),
         references: reference_texts(registry, &draft.references).await?,
     };
-    matrix(registry, subject, draft.format, text, None).await
+    let tested = Tested::Draft(draft.contract.clone());
+    matrix(registry, subject, draft.format, text, tested).await
 }
 
-/// A draft without references, given as its format and text, against
-/// every live version of `subject`.
-///
-/// # Errors
-/// As [`matrix_of_draft`].
-pub async fn matrix_of_text(
-    registry: &dyn Registry,
-    subject: &SubjectName,
-    format: Format,
-    text: &str,
-) -> Result<Matrix, Error> {
-    matrix(registry, subject, format, SchemaText::new(text), None).await
+/// The schema a matrix tests, and the contract that places it in a lineage.
+enum Tested {
+    /// A stored version, with its contract as registered.
+    Stored(Version, Contract),
+    /// A draft, with its contract as sent: merged with the subject's
+    /// defaults, overrides and latest version as a registration would be.
+    Draft(Contract),
+}
+
+impl Tested {
+    /// The version the earlier rows come before (none for a draft: every version).
+    fn before(&self) -> Option<Version> {
+        match self {
+            Tested::Stored(version, _) => Some(*version),
+            Tested::Draft(_) => None,
+        }
+    }
+
+    /// The contract whose group property is its lineage.
+    fn contract(self, config: &ContractConfig, latest: Option<&Contract>) -> Contract {
+        match self {
+            Tested::Stored(_, contract) => contract,
+            Tested::Draft(asked) => config.merge(&asked.or_inherited(latest)),
+        }
+    }
 }
 
 async fn matrix(
@@ -182,9 +234,11 @@ async fn matrix(
     subject: &SubjectName,
     format: Format,
     text: SchemaText,
-    before: Option<Version>,
+    tested: Tested,
 ) -> Result<Matrix, Error> {
+    let before = tested.before();
     let level = registry.compatibility(Some(subject), true).await?;
+    let config = registry.contract_config_in_scope(subject).await?;
     let mut versions = match registry.versions(subject, VersionFilter::Live).await {
         Ok(versions) => versions,
         // A draft for a subject that does not exist yet has nothing to break.
@@ -198,20 +252,42 @@ async fn matrix(
     for version in versions {
         earlier.push(read(registry, subject, VersionSelector::Exact(version)).await?);
     }
+    let mine = tested.contract(&config, earlier.last().map(|(stored, _)| &stored.contract));
+    let group = config.compatibility_group.clone();
+    let owned_lineage = |contract: &Contract| lineage(group.as_deref(), contract).map(str::to_owned);
+    let tested_lineage = owned_lineage(&mine);
+    let earlier: Vec<_> = earlier
+        .into_iter()
+        .map(|(stored, text)| {
+            let other_lineage = !config.same_lineage(&mine, &stored.contract);
+            (owned_lineage(&stored.contract), other_lineage, stored, text)
+        })
+        .collect();
     blocking(move || {
         let checker = Checker::default();
         let candidate = checker
             .parse(format, SchemaRole::Candidate, &text)
             .map_err(|error| Error::from_check(&error))?;
         let mut rows = Vec::with_capacity(earlier.len());
-        for (stored, text) in &earlier {
+        for (lineage, other_lineage, stored, text) in earlier {
+            if other_lineage {
+                rows.push(MatrixRow {
+                    version: stored.version,
+                    id: stored.id,
+                    lineage,
+                    other_lineage,
+                    backward: Vec::new(),
+                    forward: Vec::new(),
+                });
+                continue;
+            }
             if stored.format != format {
                 return Err(Error::SchemaTypeChanged {
                     earlier: stored.format,
                     candidate: format,
                 });
             }
-            let parsed = parse_stored(&checker, stored, text)?;
+            let parsed = parse_stored(&checker, &stored, &text)?;
             let number = stored.version.get() as usize;
             let one = |mode: Mode| {
                 checker
@@ -222,13 +298,18 @@ async fn matrix(
             rows.push(MatrixRow {
                 version: stored.version,
                 id: stored.id,
+                lineage,
+                other_lineage,
                 backward: one(Mode::Backward)?,
                 forward: one(Mode::Forward)?,
             });
         }
-        let modes = Mode::ALL.iter().map(|&mode| verdict(mode, &rows)).collect();
+        let own: Vec<&MatrixRow> = rows.iter().filter(|row| !row.other_lineage).collect();
+        let modes = Mode::ALL.iter().map(|&mode| verdict(mode, &own)).collect();
         Ok(Matrix {
             level,
+            compatibility_group: group,
+            lineage: tested_lineage,
             rows,
             modes,
             truncated,
@@ -237,8 +318,9 @@ async fn matrix(
     .await
 }
 
-/// A mode's verdict from the rows: the rows it reads, the directions it checks.
-fn verdict(mode: Mode, rows: &[MatrixRow]) -> ModeVerdict {
+/// A mode's verdict from the rows of the schema's lineage: the rows it
+/// reads, the directions it checks.
+fn verdict(mode: Mode, rows: &[&MatrixRow]) -> ModeVerdict {
     let positions = mode.versions_to_check(rows.len());
     let mut incompatibilities = Vec::new();
     let mut total = 0;

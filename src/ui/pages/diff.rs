@@ -10,10 +10,11 @@ use super::{Problem, SubjectPath, verdict};
 use crate::compat::diff::{Break, Change};
 use crate::compat::{Direction, Format};
 use crate::registry::api::ApiState;
-use crate::registry::api::history::diff_versions;
+use crate::registry::api::history::{VersionDiff, diff_versions, lineage};
 use crate::registry::{SubjectName, Version, VersionFilter, VersionSelector};
 use crate::ui::html::{Html, segment};
 use crate::ui::layout::{Page, Place, page};
+use crate::ui::schema_text::laid_out;
 use crate::ui::textdiff::{Mark, mark_lines};
 
 /// `?from=&to=`: version numbers or `latest`; by default the latest and
@@ -87,25 +88,18 @@ pub async fn show(
     picker(&mut html, &subject, &numbers, from_number, to_number);
     let breaks = |direction| found.changes.iter().any(|change| change.breaks(direction));
     let (backward, forward) = (breaks(Direction::Backward), breaks(Direction::Forward));
-    html.raw("<p id=\"summary\">Version ")
-        .number(to_number)
-        .raw(" against version ")
-        .number(from_number)
-        .raw(": BACKWARD ");
-    verdict(&mut html, backward);
-    html.raw(" · FORWARD ");
-    verdict(&mut html, forward);
-    html.raw(" · FULL ");
-    verdict(&mut html, backward || forward);
-    html.raw("</p><p class=\"muted\">BACKWARD: consumers on version ")
-        .number(to_number)
-        .raw(" read data written with version ")
-        .number(from_number)
-        .raw(". FORWARD: consumers still on version ")
-        .number(from_number)
-        .raw(" read data written with version ")
-        .number(to_number)
-        .raw(".</p>");
+    if found.same_lineage() {
+        summary(&mut html, from_number, to_number, backward, forward);
+        if let Some(group) = &found.compatibility_group {
+            html.raw("<p class=\"muted\" id=\"lineage\">Both are in lineage ");
+            super::lineage(&mut html, lineage(Some(group), &found.to.contract));
+            html.raw(" of compatibility group <code>")
+                .text(group)
+                .raw("</code>.</p>");
+        }
+    } else {
+        other_lineages(&mut html, &found);
+    }
     changes(&mut html, &found.changes);
     texts(
         &mut html,
@@ -116,6 +110,45 @@ pub async fn show(
         to_number,
     );
     Ok(page(StatusCode::OK, &title, &Place::Subject(subject.as_str()), html))
+}
+
+/// The verdict of each mode on the later version against the earlier one.
+fn summary(html: &mut Html, from_number: u32, to_number: u32, backward: bool, forward: bool) {
+    html.raw("<p id=\"summary\">Version ")
+        .number(to_number)
+        .raw(" against version ")
+        .number(from_number)
+        .raw(": BACKWARD ");
+    verdict(html, backward);
+    html.raw(" · FORWARD ");
+    verdict(html, forward);
+    html.raw(" · FULL ");
+    verdict(html, backward || forward);
+    html.raw("</p><p class=\"muted\">BACKWARD: consumers on version ")
+        .number(to_number)
+        .raw(" read data written with version ")
+        .number(from_number)
+        .raw(". FORWARD: consumers still on version ")
+        .number(from_number)
+        .raw(" read data written with version ")
+        .number(to_number)
+        .raw(".</p>");
+}
+
+/// In place of verdicts, for two versions of different lineages: the
+/// registry never checks one against the other.
+fn other_lineages(html: &mut Html, found: &VersionDiff) {
+    let group = found.compatibility_group.as_deref().unwrap_or_default();
+    html.raw("<p id=\"summary\" class=\"notice\"><span class=\"verdict other\">other lineage</span> ");
+    for (stored, label, joint) in [(&found.to, "Version ", " and "), (&found.from, "version ", "")] {
+        html.raw(label).number(stored.version.get()).raw(" is in lineage ");
+        super::lineage(html, lineage(Some(group), &stored.contract));
+        html.raw(joint);
+    }
+    html.raw(" of compatibility group <code>")
+        .text(group)
+        .raw("</code>: the registry never checks one against the other. ")
+        .raw("The changes below say what would break if one were read with the other.</p>");
 }
 
 /// The most versions the picker offers as a list; a subject with more gets
@@ -271,18 +304,8 @@ fn reasons(html: &mut Html, direction: &str, reasons: &[Break]) {
     html.raw("</ul>");
 }
 
-/// A schema's text laid out one element per line where the format allows it.
-fn laid_out(format: Format, text: &str) -> String {
-    match format {
-        Format::Avro | Format::Json => serde_json::from_str::<serde_json::Value>(text)
-            .ok()
-            .and_then(|value| serde_json::to_string_pretty(&value).ok())
-            .unwrap_or_else(|| text.to_owned()),
-        Format::Protobuf => text.to_owned(),
-    }
-}
-
-/// The two texts side by side, changed lines marked.
+/// The two texts side by side, each laid out in its author's key order
+/// (as the version page shows it), changed lines marked.
 fn texts(html: &mut Html, format: Format, before: &str, after: &str, from: u32, to: u32) {
     let (before, after) = (laid_out(format, before), laid_out(format, after));
     html.raw("<h2>Texts</h2>");

@@ -1,12 +1,14 @@
 //! The compatibility matrix: one schema (a stored version here, a draft
 //! in the sandbox) against every earlier version, per direction, and the
-//! verdict of every mode, the level in force marked.
+//! verdict of every mode, the level in force marked. With a compatibility
+//! group, each version names its lineage, and versions of another lineage
+//! are shown as such, never judged.
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::{Problem, SubjectPath, findings, verdict};
+use super::{Problem, SubjectPath, findings, lineage, verdict};
 use crate::registry::VersionSelector;
 use crate::registry::api::ApiState;
 use crate::registry::api::history::{MATRIX_VERSIONS, Matrix, matrix_of_version};
@@ -38,6 +40,15 @@ pub async fn show(
 
 /// The matrix of `tested` (as the page names it).
 pub fn render(html: &mut Html, matrix: &Matrix, tested: &str) {
+    if let Some(group) = &matrix.compatibility_group {
+        html.raw("<p class=\"notice\" id=\"lineage\">Compatibility group <code>")
+            .text(group)
+            .raw("</code>: ")
+            .text(tested)
+            .raw(" is in lineage ");
+        lineage(html, matrix.lineage.as_deref());
+        html.raw(", and is checked only against the earlier versions of that lineage.</p>");
+    }
     html.raw("<h2>Every mode</h2><table id=\"modes\"><thead><tr><th scope=\"col\">Mode</th>")
         .raw("<th scope=\"col\">Verdict</th><th scope=\"col\">Versions checked</th>")
         .raw("<th scope=\"col\">Incompatibilities</th></tr></thead><tbody>");
@@ -78,18 +89,34 @@ pub fn render(html: &mut Html, matrix: &Matrix, tested: &str) {
             .raw(".</p>");
         return;
     }
-    html.raw("<table id=\"rows\"><thead><tr><th scope=\"col\">Version</th><th scope=\"col\">ID</th>")
-        .raw("<th scope=\"col\">BACKWARD (")
+    html.raw("<table id=\"rows\"><thead><tr><th scope=\"col\">Version</th><th scope=\"col\">ID</th>");
+    if matrix.compatibility_group.is_some() {
+        html.raw("<th scope=\"col\">Lineage</th>");
+    }
+    html.raw("<th scope=\"col\">BACKWARD (")
         .text(tested)
         .raw(" reads it)</th><th scope=\"col\">FORWARD (it reads ")
         .text(tested)
         .raw(")</th></tr></thead><tbody>");
     for row in &matrix.rows {
-        html.raw("<tr><th scope=\"row\">")
+        html.raw("<tr data-version=\"")
+            .number(row.version.get())
+            .raw("\"><th scope=\"row\">")
             .number(row.version.get())
             .raw("</th><td>")
             .number(row.id.get())
             .raw("</td><td>");
+        if matrix.compatibility_group.is_some() {
+            lineage(html, row.lineage.as_deref());
+            html.raw("</td><td>");
+        }
+        if row.other_lineage {
+            html.raw(OTHER_LINEAGE)
+                .raw("</td><td>")
+                .raw(OTHER_LINEAGE)
+                .raw("</td></tr>");
+            continue;
+        }
         verdict(html, !row.backward.is_empty());
         findings(html, &row.backward);
         html.raw("</td><td>");
@@ -99,3 +126,6 @@ pub fn render(html: &mut Html, matrix: &Matrix, tested: &str) {
     }
     html.raw("</tbody></table>");
 }
+
+/// The cell of a version of another lineage: never checked against this one.
+const OTHER_LINEAGE: &str = "<span class=\"verdict other\" title=\"a version of another lineage is not checked against this one\">other lineage</span>";

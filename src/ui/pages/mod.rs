@@ -107,6 +107,14 @@ pub fn verdict(html: &mut Html, breaks: bool) {
     }
 }
 
+/// A lineage: its value of the compatibility group's property, or that it sets none.
+pub fn lineage(html: &mut Html, value: Option<&str>) {
+    match value {
+        Some(value) => html.raw("<code class=\"lineage\">").text(value).raw("</code>"),
+        None => html.raw("<span class=\"muted\">unset</span>"),
+    };
+}
+
 /// A list of the check's findings, each as its kind, place and message.
 pub fn findings(html: &mut Html, found: &[Incompatibility]) {
     if found.is_empty() {

@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 
 use super::{Problem, SubjectPath};
+use crate::registry::api::history::lineage;
 use crate::registry::{SubjectVersion, VersionFilter, VersionSelector, VersionedSchema};
 use crate::ui::UiState;
 use crate::ui::html::{Html, segment};
@@ -34,6 +35,7 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
         );
     }
     let level = registry.compatibility(Some(&subject), true).await?;
+    let group = registry.contract_config_in_scope(&subject).await?.compatibility_group;
     let mut referrers: BTreeSet<SubjectVersion> = BTreeSet::new();
     for version in versions.iter().filter(|version| !version.deleted) {
         for id in registry
@@ -71,6 +73,11 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
          <th scope=\"col\">Type</th><th scope=\"col\">Status</th><th scope=\"col\">References</th>\
          <th scope=\"col\">Compare</th>",
     );
+    if let Some(group) = &group {
+        html.raw("<th scope=\"col\">Lineage (<code>")
+            .text(group)
+            .raw("</code>)</th>");
+    }
     if owners.is_some() {
         html.raw("<th scope=\"col\">Schema object</th>");
     }
@@ -108,7 +115,13 @@ pub async fn show(State(state): State<UiState>, SubjectPath(subject): SubjectPat
             .raw(" ");
         }
         html.link(&format!("{base}/matrix?version={number}"), "matrix")
-            .raw("</td></tr>");
+            .raw("</td>");
+        if group.is_some() {
+            html.raw("<td class=\"keep\">");
+            super::lineage(&mut html, lineage(group.as_deref(), &version.contract));
+            html.raw("</td>");
+        }
+        html.raw("</tr>");
     }
     html.raw("</tbody></table>");
 

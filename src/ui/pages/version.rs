@@ -64,7 +64,9 @@ pub async fn show(
             html.raw("the subject's only one <span class=\"muted\">(no compatibility group)</span>");
         }
     }
-    html.raw("</dd></dl>");
+    html.raw("</dd>");
+    contract_facts(&mut html, &found.contract);
+    html.raw("</dl>");
 
     let text = laid_out(found.format, &found.text);
     html.raw("<h2>Text</h2><p class=\"actions\"><button type=\"button\" data-copies=\"schema-text\">Copy</button> ");
@@ -161,6 +163,57 @@ pub async fn download(
     Ok(response)
 }
 
+/// Whether a tag marks personal data (`PII`, in any case): it stands out.
+fn is_pii(tag: &str) -> bool {
+    tag.eq_ignore_ascii_case("PII")
+}
+
+/// A tag, PII marked as such.
+fn tag(html: &mut Html, tag: &str) {
+    html.raw(if is_pii(tag) {
+        "<span class=\"tag pii\">"
+    } else {
+        "<span class=\"tag\">"
+    })
+    .text(tag)
+    .raw("</span> ");
+}
+
+/// The metadata property whose value the facts show as the owner.
+const OWNER: &str = "owner";
+
+/// The owner among the facts, and a warning naming the elements tagged PII.
+fn contract_facts(html: &mut Html, contract: &Contract) {
+    let Some(metadata) = &contract.metadata else {
+        return;
+    };
+    if let Some(owner) = metadata.properties.get(OWNER) {
+        html.raw("<dt>Owner</dt><dd id=\"owner\">");
+        if metadata.sensitive.contains(OWNER) {
+            html.raw("<span class=\"muted\">sensitive, not shown</span>");
+        } else {
+            html.text(owner);
+        }
+        html.raw("</dd>");
+    }
+    let personal: Vec<&String> = metadata
+        .tags
+        .iter()
+        .filter(|(_, tags)| tags.iter().any(|tag| is_pii(tag)))
+        .map(|(path, _)| path)
+        .collect();
+    if !personal.is_empty() {
+        html.raw("<dt>Personal data</dt><dd id=\"pii\"><span class=\"tag pii\">PII</span> ");
+        for (index, path) in personal.iter().enumerate() {
+            if index > 0 {
+                html.raw(", ");
+            }
+            html.raw("<code>").text(path).raw("</code>");
+        }
+        html.raw("</dd>");
+    }
+}
+
 /// The data contract: tags (PII markers), properties, and rules.
 fn contract(html: &mut Html, contract: &Contract) {
     html.raw("<h2>Data contract</h2><div id=\"contract\">");
@@ -173,8 +226,8 @@ fn contract(html: &mut Html, contract: &Contract) {
             html.raw("<h3>Tags</h3><table id=\"tags\"><thead><tr><th scope=\"col\">Element</th><th scope=\"col\">Tags</th></tr></thead><tbody>");
             for (path, tags) in &metadata.tags {
                 html.raw("<tr><td><code>").text(path).raw("</code></td><td>");
-                for tag in tags {
-                    html.raw("<span class=\"tag\">").text(tag).raw("</span> ");
+                for name in tags {
+                    tag(html, name);
                 }
                 html.raw("</td></tr>");
             }
@@ -195,51 +248,90 @@ fn contract(html: &mut Html, contract: &Contract) {
         }
     }
     if let Some(rules) = &contract.rule_set {
-        for (title, list) in [
-            ("Domain rules", &rules.domain_rules),
-            ("Migration rules", &rules.migration_rules),
-            ("Encoding rules", &rules.encoding_rules),
-        ] {
-            if list.is_empty() {
-                continue;
+        let phases = [
+            ("Domain", &rules.domain_rules),
+            ("Migration", &rules.migration_rules),
+            ("Encoding", &rules.encoding_rules),
+        ];
+        if phases.iter().any(|(_, list)| !list.is_empty()) {
+            html.raw(
+                "<h3>Rules</h3><table id=\"rules\"><thead><tr><th scope=\"col\">Rule</th><th scope=\"col\">Phase</th>\
+                 <th scope=\"col\">Kind</th><th scope=\"col\">Mode</th><th scope=\"col\">Type</th>\
+                 <th scope=\"col\">Applies to</th><th scope=\"col\">Expression</th><th scope=\"col\">Params</th>\
+                 <th scope=\"col\">On success</th><th scope=\"col\">On failure</th></tr></thead><tbody>",
+            );
+            for (phase, list) in phases {
+                for rule in list {
+                    rule_row(html, phase, rule);
+                }
             }
-            html.raw("<h3>").text(title).raw("</h3><ul class=\"rules\">");
-            for rule in list {
-                rule_item(html, rule);
-            }
-            html.raw("</ul>");
+            html.raw("</tbody></table>");
         }
     }
     html.raw("</div>");
 }
 
-fn rule_item(html: &mut Html, rule: &Rule) {
-    let word = |value: serde_json::Result<serde_json::Value>| {
-        value
-            .ok()
-            .and_then(|value| value.as_str().map(str::to_owned))
-            .unwrap_or_default()
+/// A serialized enum's name (`CONDITION`, `WRITE`).
+fn wire_name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// A cell holding `value` as code, or a muted dash.
+fn code_cell(html: &mut Html, value: Option<&str>) {
+    html.raw("<td>");
+    match value {
+        Some(value) => html.raw("<code>").text(value).raw("</code>"),
+        None => html.raw("<span class=\"muted\">—</span>"),
     };
-    html.raw("<li><strong>")
-        .text(rule.name.as_deref().unwrap_or("(unnamed)"))
-        .raw("</strong> ")
-        .text(&word(serde_json::to_value(rule.kind)))
-        .raw(" on ")
-        .text(&word(serde_json::to_value(rule.mode)));
-    if let Some(kind) = &rule.rule_type {
-        html.raw(" by <code>").text(kind).raw("</code>");
+    html.raw("</td>");
+}
+
+fn rule_row(html: &mut Html, phase: &str, rule: &Rule) {
+    let name = rule.name.as_deref().unwrap_or("(unnamed)");
+    html.raw("<tr data-rule=\"").text(name).raw("\"");
+    if rule.disabled {
+        html.raw(" class=\"deleted\"");
     }
-    for tag in &rule.tags {
-        html.raw(" <span class=\"tag\">").text(tag).raw("</span>");
-    }
-    if let Some(expression) = &rule.expr {
-        html.raw(": <code>").text(expression).raw("</code>");
-    }
+    html.raw("><td><strong>").text(name).raw("</strong>");
     if rule.disabled {
         html.raw(" <span class=\"muted\">(disabled)</span>");
     }
     if let Some(doc) = &rule.doc {
-        html.raw(" <span class=\"muted\">— ").text(doc).raw("</span>");
+        html.raw("<br><span class=\"muted\">").text(doc).raw("</span>");
     }
-    html.raw("</li>");
+    html.raw("</td><td>")
+        .text(phase)
+        .raw("</td><td>")
+        .text(&wire_name(rule.kind))
+        .raw("</td><td>")
+        .text(&wire_name(rule.mode))
+        .raw("</td>");
+    code_cell(html, rule.rule_type.as_deref());
+    html.raw("<td>");
+    if rule.tags.is_empty() {
+        html.raw("<span class=\"muted\">the whole record</span>");
+    }
+    for name in &rule.tags {
+        tag(html, name);
+    }
+    html.raw("</td>");
+    code_cell(html, rule.expr.as_deref());
+    html.raw("<td>");
+    if rule.params.is_empty() {
+        html.raw("<span class=\"muted\">—</span>");
+    }
+    for (key, value) in &rule.params {
+        html.raw("<code>")
+            .text(key)
+            .raw("</code> = <code>")
+            .text(value)
+            .raw("</code><br>");
+    }
+    html.raw("</td>");
+    code_cell(html, rule.on_success.as_deref());
+    code_cell(html, rule.on_failure.as_deref());
+    html.raw("</tr>");
 }
