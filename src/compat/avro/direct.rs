@@ -8,7 +8,9 @@
 //! depend on (`type`, `name`; keys sorted alphabetically, as serde_json
 //! writes them, put `fields` first) are skipped and read when the object
 //! ends, within a budget of twice the text, so nesting cannot make it
-//! quadratic. The full parser (`parse.rs`) then reads the text again and names
+//! quadratic. The root record's `fields`, most of the text, are not
+//! skipped but read at once under the name that the end of the text gives
+//! (`guess_root_record`); the record's real name is checked against it. The full parser (`parse.rs`) then reads the text again and names
 //! the problem and its position, so every message and location stays the
 //! full parser's. It must never accept a text the full parser rejects, and
 //! must build the same model from any text it accepts (a test compares the
@@ -20,7 +22,9 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashSet;
 use serde_json::{Map, Number, Value};
 
-use super::model::{AvroSchema, Enum, Field, FieldDetails, Fixed, Name, NodeId, Primitive, Record, Type, Types};
+use super::model::{
+    AvroSchema, Enum, Field, FieldDetails, Fixed, Name, NodeId, Primitive, Record, RecordFields, Type, Types,
+};
 use super::parse::{PRIMITIVES, is_valid_full_name, is_valid_name, primitive_node, qualify};
 use crate::compat::SchemaText;
 use crate::compat::json_tree::MAX_NESTING;
@@ -52,6 +56,12 @@ struct Direct {
     nesting: usize,
     /// How many more bytes of the document may be skipped to be read later.
     skip_budget: usize,
+    /// The full name the document's root record probably has, when its
+    /// `fields` come first (see [`guess_root_record`]).
+    root_guess: Option<String>,
+    /// The branches of the unions being read, innermost last: one buffer
+    /// for all, so each union's branches are allocated once, at their size.
+    branches: Vec<NodeId>,
 }
 
 /// The text being read and the position in it.
@@ -72,12 +82,15 @@ impl Direct {
             defaults: Vec::new(),
             nesting: 0,
             skip_budget: 0,
+            root_guess: None,
+            branches: Vec::new(),
         }
     }
 
     fn document(&mut self, text: &str) -> Step<NodeId> {
         let mut reader = Reader { text, at: 0 };
         self.skip_budget = text.len().saturating_mul(2);
+        self.root_guess = guess_root_record(text);
         let root = self.parse_type(&mut reader, "", 0)?;
         if reader.peek().is_some() {
             return Err(GiveUp);
@@ -131,25 +144,25 @@ impl Direct {
     fn parse_union(&mut self, reader: &mut Reader<'_>, namespace: &str, depth: usize) -> Step<NodeId> {
         let inner = self.enter(depth)?;
         reader.expect(b'[')?;
-        let mut branches: Vec<NodeId> = Vec::new();
+        let first = self.branches.len();
         if !reader.next_is(b']') {
             loop {
                 let branch = self.parse_type(reader, namespace, inner)?;
                 if matches!(self.types.ty(branch), Type::Union(_)) {
                     return Err(GiveUp);
                 }
-                branches.push(branch);
+                self.branches.push(branch);
                 if !reader.comma_or(b']')? {
                     break;
                 }
             }
         }
+        let branches: Box<[NodeId]> = self.branches[first..].into();
+        self.branches.truncate(first);
         if self.repeats_a_branch(&branches) {
             return Err(GiveUp);
         }
-        Ok(self
-            .types
-            .push(Type::Union(branches.into_boxed_slice()), BTreeMap::new()))
+        Ok(self.types.push(Type::Union(branches), BTreeMap::new()))
     }
 
     /// Whether two branches are the same type, or named types of one full name.
@@ -263,9 +276,6 @@ impl Direct {
             }
             "namespace" => {
                 once(&object.namespace)?;
-                if object.record.is_some() {
-                    return Err(GiveUp);
-                }
                 object.namespace = Some(if reader.next_is_null()? {
                     None
                 } else {
@@ -297,6 +307,15 @@ impl Direct {
                     return Err(GiveUp);
                 }
                 if object.kind.is_none() || object.name.is_none() {
+                    // The root's fields are most of the text: read them now
+                    // under the name the root will probably have, which
+                    // `finish_object` checks, rather than skip them first.
+                    if depth == 1
+                        && let Some(full) = self.root_guess.take()
+                    {
+                        object.record = Some(self.parse_fields(reader, full, depth)?);
+                        return Ok(());
+                    }
                     return self.defer(reader, object, Deferred::Fields);
                 }
                 if object.kind != Some(Kind::Record) {
@@ -333,24 +352,24 @@ impl Direct {
     }
 
     /// Defines the record `full` (so its fields may refer to it) and reads its fields.
-    fn parse_fields<'t>(&mut self, reader: &mut Reader<'t>, full: String, depth: usize) -> Step<ParsedRecord<'t>> {
+    fn parse_fields(&mut self, reader: &mut Reader<'_>, full: String, depth: usize) -> Step<ParsedRecord> {
         if !is_valid_full_name(&full) || self.names.contains_key(&full) {
             return Err(GiveUp);
         }
         let placeholder = Record::new(Name::new(full.clone(), Vec::new(), None), Vec::new());
         let id = self.types.push(Type::Record(Box::new(placeholder)), BTreeMap::new());
-        let namespace = full.rsplit_once('.').map_or("", |(namespace, _)| namespace).to_owned();
+        let namespace = full[..full.bytes().rposition(|byte| byte == b'.').unwrap_or(0)].to_owned();
         self.names.insert(full, id);
         let inner = self.enter(depth)?;
         reader.expect(b'[')?;
-        let mut fields: Vec<(Cow<'t, str>, Field)> = Vec::new();
+        let mut fields = RecordFields::with_capacity(4);
         if !reader.next_is(b']') {
             loop {
                 let (name, field) = self.parse_field(reader, &namespace, inner)?;
                 if field.default().is_some() {
                     self.defaults.push((id, fields.len()));
                 }
-                fields.push((name, field));
+                fields.push(&name, field);
                 if !reader.comma_or(b']')? {
                     break;
                 }
@@ -369,7 +388,7 @@ impl Direct {
         reader.expect(b'{')?;
         let mut name: Option<Cow<'t, str>> = None;
         let mut ty: Option<NodeId> = None;
-        let mut details = FieldDetails::default();
+        let mut details: Option<Box<FieldDetails>> = None;
         let (mut aliases, mut doc, mut order, mut default) = (false, false, false, false);
         if !reader.next_is(b'}') {
             loop {
@@ -385,27 +404,30 @@ impl Direct {
                     }
                     "default" => {
                         seen_once(&mut default)?;
-                        details.default = Some(reader.value(self, inner)?);
+                        details.get_or_insert_default().default = Some(reader.value(self, inner)?);
                     }
                     "doc" => {
                         seen_once(&mut doc)?;
-                        details.doc = Some(reader.string()?.into_owned());
+                        details.get_or_insert_default().doc = Some(reader.string()?.into_owned());
                     }
                     "aliases" => {
                         seen_once(&mut aliases)?;
-                        details.aliases = reader.strings(self, inner)?;
+                        details.get_or_insert_default().aliases = reader.strings(self, inner)?;
                     }
                     "order" => {
                         seen_once(&mut order)?;
-                        details.order = match reader.string()?.as_ref() {
-                            "ascending" => None,
-                            kept @ ("descending" | "ignore") => Some(kept.to_owned()),
+                        match reader.string()?.as_ref() {
+                            "ascending" => {}
+                            kept @ ("descending" | "ignore") => {
+                                details.get_or_insert_default().order = Some(kept.to_owned());
+                            }
                             _ => return Err(GiveUp),
-                        };
+                        }
                     }
                     other => {
                         let value = reader.value(self, inner)?;
-                        if details.properties.insert(other.to_owned(), value).is_some() {
+                        let properties = &mut details.get_or_insert_default().properties;
+                        if properties.insert(other.to_owned(), value).is_some() {
                             return Err(GiveUp);
                         }
                     }
@@ -416,13 +438,16 @@ impl Direct {
             }
         }
         let name = name.filter(|name| is_valid_name(name)).ok_or(GiveUp)?;
-        Ok((name, Field::new(ty.ok_or(GiveUp)?, details)))
+        Ok((name, Field::with_details(ty.ok_or(GiveUp)?, details)))
     }
 
     /// The node of a type object whose members are all read.
     fn finish_object(&mut self, object: TypeObject<'_>, enclosing: &str) -> Step<NodeId> {
         let reserved_for_named =
             object.name.is_some() || object.namespace.is_some() || object.aliases.is_some() || object.doc.is_some();
+        if object.record.is_some() && object.kind != Some(Kind::Record) {
+            return Err(GiveUp);
+        }
         match object.kind.ok_or(GiveUp)? {
             Kind::Named => object.named.ok_or(GiveUp),
             // Avro ignores its reserved attributes on a primitive.
@@ -446,10 +471,12 @@ impl Direct {
                 }
                 let name = named(&object, enclosing)?;
                 let ParsedRecord { id, fields } = object.record.ok_or(GiveUp)?;
+                // The fields were read under this name: its namespace
+                // qualified their types' names, and only it may be defined.
                 if self.types.ty(id).name().map(|defined| &defined.full) != Some(&name.full) {
                     return Err(GiveUp);
                 }
-                let record = Record::new(name, fields);
+                let record = fields.finish(name);
                 if record.repeated_field().is_some() {
                     return Err(GiveUp);
                 }
@@ -505,6 +532,98 @@ impl Direct {
     }
 }
 
+/// Where the string whose content starts at `start` ends (its closing
+/// quote), and whether it has escapes. The strings of a schema are mostly
+/// a few bytes long (names, types): eight bytes are tested at a time, with
+/// no call to a vectorised search.
+fn string_end(bytes: &[u8], start: usize) -> Step<(usize, bool)> {
+    let mut at = start;
+    let mut escaped = false;
+    loop {
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            let mask = special_bytes(u64::from_le_bytes(chunk.try_into().map_err(|_| GiveUp)?));
+            if mask != 0 {
+                at += (mask.trailing_zeros() / 8) as usize;
+                break;
+            }
+            at += 8;
+        }
+        match *bytes.get(at).ok_or(GiveUp)? {
+            b'"' => return Ok((at, escaped)),
+            b'\\' => {
+                escaped = true;
+                at += 2;
+            }
+            byte if byte < 0x20 => return Err(GiveUp),
+            _ => at += 1,
+        }
+    }
+}
+
+/// The high bit of each byte of `word` (read little-endian) that is a quote,
+/// a backslash or a control character. Bytes above the lowest one marked
+/// may be marked wrongly (borrows carry upwards); the lowest one is exact.
+fn special_bytes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let below = |word: u64, limit: u8| word.wrapping_sub(ONES * u64::from(limit)) & !word & HIGH_BITS;
+    below(word ^ (ONES * u64::from(b'"')), 1) | below(word ^ (ONES * u64::from(b'\\')), 1) | below(word, 0x20)
+}
+
+/// The full name of the root record of `text` when its `fields` come first
+/// and simple string members follow them, as when keys are sorted:
+/// `{"fields":[…],"name":"R","namespace":"a.b","type":"record"}` gives
+/// `a.b.R`. Only a guess, read backwards from the end; `None` at anything
+/// unusual.
+fn guess_root_record(text: &str) -> Option<String> {
+    if !text.trim_start().starts_with("{\"fields\"") {
+        return None;
+    }
+    let bytes = text.trim_end().as_bytes();
+    let mut at = bytes.len().checked_sub(1)?;
+    if bytes[at] != b'}' {
+        return None;
+    }
+    // A string without escapes ending just before `end`, and where it starts.
+    let string_before = |end: usize| -> Option<(&str, usize)> {
+        let close = end.checked_sub(1)?;
+        if bytes[close] != b'"' {
+            return None;
+        }
+        let open = memchr::memrchr(b'"', &bytes[..close])?;
+        let content = &bytes[open + 1..close];
+        if content.contains(&b'\\') {
+            return None;
+        }
+        Some((std::str::from_utf8(content).ok()?, open))
+    };
+    let (mut name, mut namespace, mut kind) = (None, None, None);
+    loop {
+        let (value, value_start) = string_before(at)?;
+        if bytes.get(value_start.checked_sub(1)?) != Some(&b':') {
+            return None;
+        }
+        let (key, key_start) = string_before(value_start - 1)?;
+        match key {
+            "name" => name = Some(value),
+            "namespace" => namespace = Some(value),
+            "type" => kind = Some(value),
+            _ => {}
+        }
+        at = key_start.checked_sub(1)?;
+        if bytes[at] != b',' {
+            return None;
+        }
+        if bytes[at.checked_sub(1)?] == b']' {
+            break;
+        }
+    }
+    match kind {
+        Some("record" | "error") => Some(qualify(name?, namespace.unwrap_or(""))),
+        _ => None,
+    }
+}
+
 /// The namespace a type object's name is qualified with: its own `namespace`, else the enclosing one.
 fn object_namespace<'a>(object: &'a TypeObject<'_>, enclosing: &'a str) -> Cow<'a, str> {
     match &object.namespace {
@@ -520,21 +639,18 @@ fn named(object: &TypeObject<'_>, enclosing: &str) -> Step<Name> {
     if !is_valid_full_name(&full) {
         return Err(GiveUp);
     }
-    let simple = full.rsplit('.').next().unwrap_or(&full);
-    if Primitive::from_name(simple).is_some() {
+    let mut name = Name::new(full, Vec::new(), object.doc.clone());
+    if Primitive::from_name(name.simple()).is_some() {
         return Err(GiveUp);
     }
-    let own_namespace = full.rsplit_once('.').map_or("", |(namespace, _)| namespace);
-    let aliases: Vec<String> = object
-        .aliases
-        .iter()
-        .flatten()
-        .map(|alias| qualify(alias, own_namespace))
-        .collect();
-    if !aliases.iter().all(|alias| is_valid_full_name(alias)) {
-        return Err(GiveUp);
+    if let Some(aliases) = &object.aliases {
+        let aliases: Vec<String> = aliases.iter().map(|alias| qualify(alias, name.namespace())).collect();
+        if !aliases.iter().all(|alias| is_valid_full_name(alias)) {
+            return Err(GiveUp);
+        }
+        name.aliases = aliases;
     }
-    Ok(Name::new(full, aliases, object.doc.clone()))
+    Ok(name)
 }
 
 /// Gives up when a member is repeated (parsers differ on which one wins).
@@ -578,7 +694,7 @@ struct TypeObject<'t> {
     size: Option<Number>,
     /// The node of `items` or `values`.
     child: Option<NodeId>,
-    record: Option<ParsedRecord<'t>>,
+    record: Option<ParsedRecord>,
     properties: BTreeMap<String, Value>,
     /// A member skipped until the object ends.
     deferred: Option<Deferral>,
@@ -600,9 +716,9 @@ struct Deferral {
 }
 
 /// A record's node (a placeholder until the object ends) and its fields.
-struct ParsedRecord<'t> {
+struct ParsedRecord {
     id: NodeId,
-    fields: Vec<(Cow<'t, str>, Field)>,
+    fields: RecordFields,
 }
 
 impl<'t> Reader<'t> {
@@ -670,25 +786,8 @@ impl<'t> Reader<'t> {
     /// A string, borrowed from the text when it has no escapes.
     fn string(&mut self) -> Step<Cow<'t, str>> {
         self.expect(b'"')?;
-        let bytes = self.bytes();
         let start = self.at;
-        let mut at = start;
-        let mut escaped = false;
-        loop {
-            let found = memchr::memchr2(b'"', b'\\', &bytes[at..]).ok_or(GiveUp)?;
-            if bytes[at..at + found].iter().any(|byte| *byte < 0x20) {
-                return Err(GiveUp);
-            }
-            at += found;
-            if bytes[at] == b'"' {
-                break;
-            }
-            escaped = true;
-            at += 2;
-            if at > bytes.len() {
-                return Err(GiveUp);
-            }
-        }
+        let (at, escaped) = string_end(self.bytes(), start)?;
         self.at = at + 1;
         if escaped {
             // serde_json decodes escapes exactly as the full parser reads them.
@@ -717,20 +816,7 @@ impl<'t> Reader<'t> {
         let mut at = start;
         while let Some(&byte) = bytes.get(at) {
             match byte {
-                b'"' => {
-                    at += 1;
-                    loop {
-                        let found = memchr::memchr2(b'"', b'\\', &bytes[at..]).ok_or(GiveUp)?;
-                        at += found;
-                        if bytes[at] == b'"' {
-                            break;
-                        }
-                        at += 2;
-                        if at >= bytes.len() {
-                            return Err(GiveUp);
-                        }
-                    }
-                }
+                b'"' => at = string_end(bytes, at + 1)?.0,
                 b'[' | b'{' => depth += 1,
                 b']' | b'}' => {
                     depth -= 1;
@@ -1030,6 +1116,100 @@ mod tests {
             }],
         };
         assert!(agrees(&with_reference), "the fast path reads references");
+    }
+
+    #[test]
+    fn strings_end_at_the_first_unescaped_quote_eight_bytes_at_a_time_or_not() {
+        let plain = |bytes: &[u8], start: usize| -> Option<(usize, bool)> {
+            let mut at = start;
+            let mut escaped = false;
+            loop {
+                match *bytes.get(at)? {
+                    b'"' => return Some((at, escaped)),
+                    b'\\' => {
+                        escaped = true;
+                        at += 2;
+                    }
+                    byte if byte < 0x20 => return None,
+                    _ => at += 1,
+                }
+            }
+        };
+        let pieces: [&[u8]; 8] = [
+            b"a",
+            b"field_",
+            b"\"",
+            b"\\",
+            b"\n",
+            "\u{e9}".as_bytes(),
+            b"\x01",
+            b"\x7f ~!",
+        ];
+        // Every string of up to four pieces, at every offset within a word.
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+        for _ in 0..4 {
+            let longer: Vec<Vec<u8>> = texts
+                .iter()
+                .flat_map(|text| pieces.iter().map(move |piece| [text.as_slice(), piece].concat()))
+                .collect();
+            texts = longer;
+            for text in &texts {
+                for padding in 0..8 {
+                    let bytes = [vec![b' '; padding], text.clone()].concat();
+                    assert_eq!(string_end(&bytes, padding).ok(), plain(&bytes, padding), "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_root_records_name_is_guessed_from_the_end_of_the_text() {
+        let guess = |text: &str| guess_root_record(text);
+        assert_eq!(
+            guess(r#"{"fields":[{"name":"a","type":"int"}],"name":"R","namespace":"a.b","type":"record"}"#).as_deref(),
+            Some("a.b.R")
+        );
+        assert_eq!(
+            guess(r#"{"fields":[],"name":"R","type":"error"} "#).as_deref(),
+            Some("R")
+        );
+        assert_eq!(
+            guess(r#"{"fields":[],"name":"x.R","namespace":"a","type":"record"}"#).as_deref(),
+            Some("x.R")
+        );
+        for unusual in [
+            r#"{"type":"record","name":"R","fields":[]}"#,
+            r#"{"fields":[],"name":"R","type":"enum"}"#,
+            r#"{"fields":[],"name":"R","namespace":null,"type":"record"}"#,
+            r#"{"fields":[],"doc":"a\"b","name":"R","type":"record"}"#,
+            r#"{"fields":[],"name":"R"}"#,
+            r#"{"fields":[] , "name" : "R", "type" : "record"}"#,
+            r#"{"fields":[],"name":"R","type":"record""#,
+            r#""}"#,
+        ] {
+            assert_eq!(guess(unusual), None, "{unusual}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_guess_at_the_root_records_name_changes_nothing() {
+        let taken = [
+            r#"{"fields":[{"name":"n","type":{"fields":[],"name":"N","type":"record"}},{"name":"m","type":"a.b.N"}],"name":"R","namespace":"a.b","type":"record"}"#,
+            r#"{"fields":[{"name":"r","type":["null","a.b.R"],"default":null}],"name":"R","namespace":"a.b","type":"record"}"#,
+        ];
+        for text in taken {
+            assert!(agrees(&SchemaText::new(text)), "the fast path takes {text}");
+        }
+        // The members the guess reads are not the whole story: the full parser decides.
+        for text in [
+            r#"{"fields":[{"name":"n","type":{"fields":[],"name":"N","type":"record"}}],"namespace":"n","x":["a"],"name":"R","type":"record"}"#,
+            r#"{"fields":[{"name":"n","type":"int"}],"name":"R","type":"record","namespace":"n"}"#,
+            r#"{"fields":[{"name":"n","type":"int"}],"name":"R","type":"enum","symbols":["A"]}"#,
+            r#"{"fields":[{"name":"n","type":"int"}],"name":"R","type":"array","items":"int"}"#,
+            r#"{"fields":[{"name":"n","type":"int"},{"name":"n","type":"int"}],"name":"R","type":"record"}"#,
+        ] {
+            agrees(&SchemaText::new(text));
+        }
     }
 
     #[test]

@@ -189,7 +189,7 @@ pub(crate) struct Name {
 
 impl Name {
     pub(crate) fn new(full: String, aliases: Vec<String>, doc: Option<String>) -> Self {
-        let simple_start = full.rfind('.').map_or(0, |dot| dot + 1);
+        let simple_start = full.bytes().rposition(|byte| byte == b'.').map_or(0, |dot| dot + 1);
         Self {
             full,
             simple_start,
@@ -216,34 +216,92 @@ pub(crate) struct Record {
     /// Every field name, one after another, so that a walk over the fields
     /// reads one block of memory.
     names: String,
-    /// Field positions sorted by field name (stable, so repeated names keep
-    /// their order), for lookups by name without a map per record.
-    index: Vec<u32>,
+    /// An open-addressing table of field positions by the hash of their
+    /// names (position + 1; 0 is an empty slot), for lookups by name
+    /// without a map per record. Its length is a power of two; it is empty
+    /// for records of few fields, which are searched in order.
+    slots: Vec<u32>,
+    /// The first two positions that share a name, if any do.
+    repeated: Option<(usize, usize)>,
 }
 
 impl Record {
     /// A record of `fields`, each given with its name.
     pub(crate) fn new(name: Name, fields: Vec<(Cow<'_, str>, Field)>) -> Self {
-        let mut names = String::with_capacity(fields.iter().map(|(field_name, _)| field_name.len()).sum());
-        let fields: Vec<Field> = fields
-            .into_iter()
-            .map(|(field_name, mut field)| {
-                field.name_start = offset(names.len());
-                names.push_str(&field_name);
-                field.name_end = offset(names.len());
-                field
-            })
-            .collect();
+        let mut builder = RecordFields::with_capacity(fields.len());
+        for (field_name, field) in fields {
+            builder.push(&field_name, field);
+        }
+        builder.finish(name)
+    }
+
+    /// A record of the fields in `builder`.
+    fn build(name: Name, RecordFields { fields, names }: RecordFields) -> Self {
         let mut record = Self {
             name,
             fields,
             names,
-            index: Vec::new(),
+            slots: Vec::new(),
+            repeated: None,
         };
-        let mut index: Vec<u32> = (0..offset(record.fields.len())).collect();
-        index.sort_by(|a, b| record.field_name(*a as usize).cmp(record.field_name(*b as usize)));
-        record.index = index;
+        let count = record.fields.len();
+        if count <= FEW_FIELDS {
+            let repeated = (1..count).any(|later| {
+                let name = record.field_name(later);
+                (0..later).any(|earlier| record.field_name(earlier) == name)
+            });
+            if repeated {
+                record.repeated = record.first_repeated_pair();
+            }
+            return record;
+        }
+        record.slots = vec![0; (2 * count).next_power_of_two()];
+        let mut repeated = false;
+        for position in 0..count {
+            let slot = record.slot_of(record.field_name(position));
+            if record.slots[slot] == 0 {
+                record.slots[slot] = offset(position + 1);
+            } else {
+                repeated = true;
+            }
+        }
+        if repeated {
+            record.repeated = record.first_repeated_pair();
+        }
         record
+    }
+
+    /// The end of the run of positions from `start` at which this record and
+    /// `other` have fields of the same names whose types `same_type` says
+    /// are the same; the names of the whole run are compared at once.
+    pub(crate) fn same_fields_until(
+        &self,
+        other: &Record,
+        start: usize,
+        mut same_type: impl FnMut(NodeId, NodeId) -> bool,
+    ) -> usize {
+        let limit = self.fields.len().min(other.fields.len());
+        let mut end = start;
+        while end < limit {
+            let (mine, theirs) = (&self.fields[end], &other.fields[end]);
+            if mine.name_end - mine.name_start != theirs.name_end - theirs.name_start || !same_type(mine.ty, theirs.ty)
+            {
+                break;
+            }
+            end += 1;
+        }
+        if end == start {
+            return start;
+        }
+        fn block(record: &Record, start: usize, end: usize) -> &str {
+            &record.names[record.fields[start].name_start as usize..record.fields[end - 1].name_end as usize]
+        }
+        if block(self, start, end) == block(other, start, end) {
+            return end;
+        }
+        (start..end)
+            .find(|&position| self.field_name(position) != other.field_name(position))
+            .unwrap_or(end)
     }
 
     /// The name of the field at `position`.
@@ -252,23 +310,93 @@ impl Record {
         &self.names[field.name_start as usize..field.name_end as usize]
     }
 
-    /// The position of the field called `name`.
-    pub(crate) fn position(&self, name: &str) -> Option<usize> {
-        self.index
-            .binary_search_by(|position| self.field_name(*position as usize).cmp(name))
-            .ok()
-            .map(|found| self.index[found] as usize)
+    /// The slot that holds the field called `name`, or the empty slot where it would go.
+    fn slot_of(&self, name: &str) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut slot = hash_name(name) as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return slot,
+                taken if self.field_name(taken as usize - 1) == name => return slot,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
     }
 
-    /// The first two positions that share a name, if any do.
+    /// The position of the field called `name` (the first, when it is repeated).
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        if self.slots.is_empty() {
+            return (0..self.fields.len()).find(|&position| self.field_name(position) == name);
+        }
+        match self.slots[self.slot_of(name)] {
+            0 => None,
+            taken => Some(taken as usize - 1),
+        }
+    }
+
+    /// The first two positions that share a name, if any do: of the repeated
+    /// names the smallest, at its first two positions.
     pub(crate) fn repeated_field(&self) -> Option<(usize, usize)> {
-        self.index
+        self.repeated
+    }
+
+    /// Sorts the positions by name to find [`Record::repeated_field`]; run
+    /// only for records that repeat a name, which no valid schema has.
+    fn first_repeated_pair(&self) -> Option<(usize, usize)> {
+        let mut index: Vec<usize> = (0..self.fields.len()).collect();
+        index.sort_by(|a, b| self.field_name(*a).cmp(self.field_name(*b)));
+        index
             .windows(2)
-            .map(|pair| (pair[0] as usize, pair[1] as usize))
+            .map(|pair| (pair[0], pair[1]))
             .find(|(a, b)| self.field_name(*a) == self.field_name(*b))
             .map(|(a, b)| (a.min(b), a.max(b)))
     }
 }
+
+/// A record's fields and their names, gathered one by one.
+#[derive(Debug)]
+pub(crate) struct RecordFields {
+    fields: Vec<Field>,
+    names: String,
+}
+
+impl RecordFields {
+    pub(crate) fn with_capacity(fields: usize) -> Self {
+        Self {
+            fields: Vec::with_capacity(fields),
+            // Most field names are short.
+            names: String::with_capacity(fields * 8),
+        }
+    }
+
+    /// Adds the field called `name`.
+    pub(crate) fn push(&mut self, name: &str, mut field: Field) {
+        field.name_start = offset(self.names.len());
+        self.names.push_str(name);
+        field.name_end = offset(self.names.len());
+        self.fields.push(field);
+    }
+
+    /// The number of fields so far.
+    pub(crate) fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    pub(crate) fn finish(self, name: Name) -> Record {
+        Record::build(name, self)
+    }
+}
+
+/// The hash of a field name for [`Record`]'s table.
+fn hash_name(name: &str) -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = rustc_hash::FxBuildHasher.build_hasher();
+    hasher.write(name.as_bytes());
+    hasher.finish()
+}
+
+/// Records of at most this many fields have no table of their names.
+const FEW_FIELDS: usize = 8;
 
 /// A length or offset as stored: schemas are limited far below 4 GiB.
 fn offset(length: usize) -> u32 {
@@ -297,18 +425,34 @@ pub(crate) struct FieldDetails {
     pub(crate) properties: BTreeMap<String, Value>,
 }
 
+impl FieldDetails {
+    fn is_empty(&self) -> bool {
+        self.aliases.is_empty()
+            && self.default.is_none()
+            && self.doc.is_none()
+            && self.order.is_none()
+            && self.properties.is_empty()
+    }
+}
+
 impl Field {
     pub(crate) fn new(ty: NodeId, details: FieldDetails) -> Self {
-        let empty = details.aliases.is_empty()
-            && details.default.is_none()
-            && details.doc.is_none()
-            && details.order.is_none()
-            && details.properties.is_empty();
+        let details = (!details.is_empty()).then(|| Box::new(details));
         Self {
             name_start: 0,
             name_end: 0,
             ty,
-            details: (!empty).then(|| Box::new(details)),
+            details,
+        }
+    }
+
+    /// A field whose details, if any, are already boxed (empty ones are dropped).
+    pub(crate) fn with_details(ty: NodeId, details: Option<Box<FieldDetails>>) -> Self {
+        Self {
+            name_start: 0,
+            name_end: 0,
+            ty,
+            details: details.filter(|details| !details.is_empty()),
         }
     }
 
@@ -373,5 +517,77 @@ impl AvroSchema {
 
     pub(crate) fn describe(&self, id: NodeId) -> String {
         self.types.describe(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(names: &[&str]) -> Record {
+        let fields = names
+            .iter()
+            .enumerate()
+            .map(|(position, name)| (Cow::Borrowed(*name), Field::new(position, FieldDetails::default())))
+            .collect();
+        Record::new(Name::new("R".to_owned(), Vec::new(), None), fields)
+    }
+
+    #[test]
+    fn fields_are_found_by_name() {
+        let names: Vec<String> = (0..300).map(|index| format!("field_{index}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let record = record(&names);
+        for (position, name) in names.iter().enumerate() {
+            assert_eq!(record.position(name), Some(position));
+        }
+        assert_eq!(record.position("field_300"), None);
+        assert_eq!(record.position(""), None);
+        assert_eq!(record.repeated_field(), None);
+        assert_eq!(self::record(&[]).position("a"), None);
+    }
+
+    #[test]
+    fn the_repeated_field_is_the_smallest_repeated_name_at_its_first_two_positions() {
+        assert_eq!(record(&["b", "a", "b", "a", "a"]).repeated_field(), Some((1, 3)));
+        assert_eq!(record(&["x", "c", "y", "c"]).repeated_field(), Some((1, 3)));
+        assert_eq!(record(&["a", "b", "c"]).repeated_field(), None);
+        let mut many: Vec<String> = (0..12).map(|index| format!("f{index}")).collect();
+        many.extend(["f7".to_owned(), "f3".to_owned(), "f3".to_owned()]);
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(record(&many).repeated_field(), Some((3, 13)));
+        assert_eq!(record(&many).position("f3"), Some(3));
+    }
+
+    #[test]
+    fn a_run_of_same_fields_ends_at_the_first_difference() {
+        let same_types = |_: NodeId, _: NodeId| true;
+        let before = record(&["a", "bb", "c", "d"]);
+        assert_eq!(
+            before.same_fields_until(&record(&["a", "bb", "c", "d", "e"]), 0, same_types),
+            4
+        );
+        assert_eq!(
+            before.same_fields_until(&record(&["a", "bx", "c", "d"]), 0, same_types),
+            1
+        );
+        assert_eq!(
+            before.same_fields_until(&record(&["a", "bx", "c", "d"]), 1, same_types),
+            1
+        );
+        assert_eq!(
+            before.same_fields_until(&record(&["a", "bx", "c", "d"]), 2, same_types),
+            4
+        );
+        assert_eq!(
+            before.same_fields_until(&record(&["a", "b", "c", "d"]), 0, same_types),
+            1
+        );
+        assert_eq!(
+            before.same_fields_until(&record(&["ab", "b", "c", "d"]), 0, same_types),
+            0
+        );
+        // Types 0..4: a different type at position 2 ends the run there.
+        assert_eq!(before.same_fields_until(&before, 0, |mine, _| mine != 2), 2);
     }
 }

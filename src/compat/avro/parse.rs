@@ -681,23 +681,42 @@ pub(super) fn primitive_node(primitive: Primitive) -> NodeId {
 
 /// The full name of `name` written inside `namespace`.
 pub(super) fn qualify(name: &str, namespace: &str) -> String {
-    if name.contains('.') || namespace.is_empty() {
+    // Names are short: a byte loop and two copies, not a search and `format!`.
+    if name.as_bytes().contains(&b'.') || namespace.is_empty() {
         name.to_owned()
     } else {
-        format!("{namespace}.{name}")
+        let mut full = String::with_capacity(namespace.len() + 1 + name.len());
+        full.push_str(namespace);
+        full.push('.');
+        full.push_str(name);
+        full
     }
 }
 
 pub(super) fn is_valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    // Every valid name is ASCII, so bytes say as much as chars.
+    let bytes = name.as_bytes();
+    bytes
+        .first()
+        .is_some_and(|first| first.is_ascii_alphabetic() || *first == b'_')
+        && bytes[1..]
+            .iter()
+            .all(|byte| byte.is_ascii_alphanumeric() || *byte == b'_')
 }
 
 pub(super) fn is_valid_full_name(full: &str) -> bool {
-    full.split('.').all(is_valid_name)
+    // Each dot-separated part is a valid name: one pass over the bytes.
+    let mut part_start = true;
+    for &byte in full.as_bytes() {
+        part_start = match byte {
+            b'.' if part_start => return false,
+            b'.' => true,
+            b'A'..=b'Z' | b'a'..=b'z' | b'_' => false,
+            b'0'..=b'9' if !part_start => false,
+            _ => return false,
+        };
+    }
+    !part_start
 }
 
 fn syntax_error(error: SyntaxError) -> ParseError {

@@ -269,7 +269,14 @@ impl<'s> Resolver<'s> {
     fn check_fields(&mut self, reader: &'s Record, writer: &'s Record, location: &Location<'_>) {
         let fields_location = location.key("fields");
         self.places.push((reader, None));
-        for (index, field) in reader.fields.iter().enumerate() {
+        let mut index = 0;
+        while index < reader.fields.len() {
+            let unchanged_until = self.unchanged_fields_until(reader, writer, index);
+            if unchanged_until > index {
+                index = unchanged_until;
+                continue;
+            }
+            let field = &reader.fields[index];
             let field_location = fields_location.index(index);
             match writer_fields(reader, index, writer) {
                 Matches::None if field.default().is_none() => {
@@ -297,8 +304,20 @@ impl<'s> Resolver<'s> {
                     self.report(&field_location, finding);
                 }
             }
+            index += 1;
         }
         self.places.pop();
+    }
+
+    /// The end of the run of fields from `start` that read themselves: the
+    /// same name at the same position in both records, and types of equal
+    /// digests. Versions mostly share long runs of such fields, which this
+    /// passes over in one step.
+    fn unchanged_fields_until(&self, reader: &Record, writer: &Record, start: usize) -> usize {
+        let (reader_schema, writer_schema) = (self.reader, self.writer);
+        reader.same_fields_until(writer, start, |mine, theirs| {
+            reader_schema.same_as(mine, writer_schema, theirs)
+        })
     }
 
     /// Whether `reader` reads `writer`, without recording anything: used to
@@ -346,15 +365,25 @@ impl<'s> Resolver<'s> {
     }
 
     fn probe_fields(&mut self, reader: &Record, writer: &Record) -> bool {
-        reader
-            .fields
-            .iter()
-            .enumerate()
-            .all(|(position, field)| match writer_fields(reader, position, writer) {
+        let mut position = 0;
+        while position < reader.fields.len() {
+            let unchanged_until = self.unchanged_fields_until(reader, writer, position);
+            if unchanged_until > position {
+                position = unchanged_until;
+                continue;
+            }
+            let field = &reader.fields[position];
+            let readable = match writer_fields(reader, position, writer) {
                 Matches::None => field.default().is_some(),
                 Matches::One(only) => self.probe(field.ty, writer.fields[only].ty),
                 Matches::Several(_) => false,
-            })
+            };
+            if !readable {
+                return false;
+            }
+            position += 1;
+        }
+        true
     }
 
     /// Why no branch of the reader union `reader` reads `writer`: the
