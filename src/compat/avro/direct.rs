@@ -832,8 +832,25 @@ impl<'t> Reader<'t> {
         Err(GiveUp)
     }
 
-    /// An object key and its colon.
+    /// An object key and its colon. `"name":` and `"type":`, two of every
+    /// field's keys, are recognised as one word each, without a scan.
     fn key(&mut self) -> Step<Cow<'t, str>> {
+        const SEVEN_BYTES: u64 = 0x00ff_ffff_ffff_ffff;
+        const NAME: u64 = u64::from_le_bytes(*b"\"name\":\0");
+        const TYPE: u64 = u64::from_le_bytes(*b"\"type\":\0");
+        self.peek();
+        if let Some(chunk) = self.bytes().get(self.at..self.at + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().map_err(|_| GiveUp)?) & SEVEN_BYTES;
+            let known = match word {
+                NAME => Some("name"),
+                TYPE => Some("type"),
+                _ => None,
+            };
+            if let Some(key) = known {
+                self.at += 7;
+                return Ok(Cow::Borrowed(key));
+            }
+        }
         let key = self.string()?;
         self.expect(b':')?;
         Ok(key)
