@@ -22,6 +22,7 @@ use base64::Engine as _;
 use serde_json::Value;
 use support::operator::OperatorProcess;
 use support::registry::RegistryProcess;
+use support::registry_double::{Flavour, RegistryDouble};
 
 /// How long any one convergence may take.
 const CONVERGE: Duration = Duration::from_secs(60);
@@ -41,6 +42,43 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// The test API server with the CRDs and `namespaces`, and the operator
+    /// (watching every namespace, with `extra` flags) ready against it.
+    async fn start(namespaces: &[&str], extra: &[&str]) -> Self {
+        let server = TestApiServer::start();
+        let kubeconfig = server.kubeconfig().to_owned();
+        let data = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let setup = |args: &[&str]| {
+            let output = std::process::Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)
+                .arg("--cache-dir")
+                .arg(cache.path())
+                .args(args)
+                .env_remove("KUBECONFIG")
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        };
+        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+        setup(&["apply", "-f", crds.to_str().unwrap()]);
+        for namespace in namespaces {
+            setup(&["create", "namespace", namespace]);
+        }
+        let operator = OperatorProcess::start(&kubeconfig, data.path(), extra);
+        operator.wait_ready(CONVERGE).await;
+        Self {
+            default_registry: operator.registry_url.clone(),
+            health_url: operator.health_url.clone(),
+            _operator: operator,
+            _server: server,
+            kubeconfig,
+            cache,
+            _data: data,
+        }
+    }
+
     fn kubectl(&self, args: &[&str]) -> Output {
         std::process::Command::new("kubectl")
             .arg("--kubeconfig")
@@ -177,6 +215,11 @@ fn secret(namespace: &str, name: &str, password: &str) -> String {
 const DEAD_URL: &str = "http://127.0.0.1:1";
 
 fn schema_registry(namespace: &str, name: &str, urls: &[&str], secret: &str) -> String {
+    schema_registry_with(namespace, name, urls, secret, "{attemptSeconds: 2, deadlineSeconds: 3}")
+}
+
+/// A SchemaRegistry with basic auth (user `ci`, the password in `secret`) and `timeouts`.
+fn schema_registry_with(namespace: &str, name: &str, urls: &[&str], secret: &str, timeouts: &str) -> String {
     let urls = urls
         .iter()
         .map(|url| format!("\"{url}\""))
@@ -185,8 +228,7 @@ fn schema_registry(namespace: &str, name: &str, urls: &[&str], secret: &str) -> 
     format!(
         "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaRegistry\nmetadata:\n  name: {name}\n  namespace: \
          {namespace}\nspec:\n  external:\n    urls: [{urls}]\n    auth:\n      basic:\n        username: ci\n        \
-         passwordSecretRef: {{name: {secret}, key: password}}\n    timeouts: {{attemptSeconds: 2, deadlineSeconds: \
-         3}}\n"
+         passwordSecretRef: {{name: {secret}, key: password}}\n    timeouts: {timeouts}\n"
     )
 }
 
@@ -210,39 +252,8 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     let beta_data = tempfile::tempdir().unwrap();
     let beta = RegistryProcess::start_with(beta_data.path(), &["--write-credentials", "ci:beta-pw"]).await;
 
-    let server = TestApiServer::start();
-    let kubeconfig = server.kubeconfig().to_owned();
-    let data = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-    let setup = |args: &[&str]| {
-        let output = std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .arg("--cache-dir")
-            .arg(cache.path())
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    };
-    setup(&["apply", "-f", crds.to_str().unwrap()]);
-    for namespace in ["team-a", "team-b", "team-c"] {
-        setup(&["create", "namespace", namespace]);
-    }
     // Every namespace watched; a short resync so connections are checked again within seconds.
-    let operator = OperatorProcess::start(&kubeconfig, data.path(), &["--resync-seconds", "2"]);
-    operator.wait_ready(CONVERGE).await;
-    let cluster = Cluster {
-        default_registry: operator.registry_url.clone(),
-        health_url: operator.health_url.clone(),
-        _operator: operator,
-        _server: server,
-        kubeconfig,
-        cache,
-        _data: data,
-    };
+    let cluster = Cluster::start(&["team-a", "team-b", "team-c"], &["--resync-seconds", "2"]).await;
 
     // team-a's connection has the right password; team-b's Secret holds a stale one for now.
     cluster.apply(&secret("team-a", "alpha-credentials", "alpha-pw"));
@@ -462,4 +473,116 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     }
     // Retain (the default) left the subject in team-a's registry.
     assert_eq!(versions(&alpha.url, "orders-value").await, [1]);
+}
+
+fn subject_config(
+    namespace: &str,
+    name: &str,
+    subject: &str,
+    level: &str,
+    mode: Option<&str>,
+    registry_ref: (&str, &str),
+) -> String {
+    let mode = mode.map(|mode| format!("  mode: {mode}\n")).unwrap_or_default();
+    let (kind, connection) = registry_ref;
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: {name}\n  namespace: \
+         {namespace}\nspec:\n  subject: {subject}\n  compatibility: {level}\n{mode}  registryRef: {{kind: {kind}, \
+         name: {connection}}}\n"
+    )
+}
+
+/// The message of `object`'s condition `type_`.
+fn condition_message(object: &Value, type_: &str) -> String {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| conditions.iter().find(|condition| condition["type"] == type_))
+        .and_then(|condition| condition["message"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A registry behind the registry double answering as Karapace, with its own
+/// password: the connection says what Karapace lacks and is Ready; a Schema
+/// bound to it lands there; a level-only SubjectConfig is configured there,
+/// and one that asks for a per-subject mode gets its level while the mode is
+/// reported unsupported: no mode write ever reaches the registry (Karapace
+/// refuses them with 405).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_karapace_registry_reports_what_it_lacks_and_holds_what_is_bound_to_it() {
+    if kubectl_missing() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let karapace = RegistryDouble::start(served.path()).await;
+    karapace.set_flavour(Flavour::Karapace);
+    karapace.require_password("karapace-pw");
+    let cluster = Cluster::start(&["team-k"], &["--resync-seconds", "2"]).await;
+
+    cluster.apply(&secret("team-k", "karapace-credentials", "karapace-pw"));
+    cluster.apply(&schema_registry_with(
+        "team-k",
+        "karapace",
+        &[&karapace.url],
+        "karapace-credentials",
+        "{attemptSeconds: 10, deadlineSeconds: 20}",
+    ));
+    let connection = cluster.wait_condition(Some("team-k"), "schemaregistry", "karapace", "Ready", "True", "Ready");
+    assert_eq!(
+        connection["status"]["endpoint"],
+        karapace.url.as_str(),
+        "{connection:#}"
+    );
+    // No subject modes, data contracts, contexts or GUIDs; `normalize` it takes.
+    assert_eq!(
+        connection["status"]["capabilities"],
+        serde_json::json!({"subjectMode": false, "contracts": false, "contexts": false, "guids": false, "normalize": true}),
+        "{connection:#}"
+    );
+
+    let bound = ("SchemaRegistry", "karapace");
+    cluster.apply(&schema("team-k", "orders", "orders-value", ORDER_V1, Some(bound)));
+    cluster.apply(&schema("team-k", "payments", "payments-value", PAYMENT_V1, Some(bound)));
+    cluster.wait_condition(Some("team-k"), "schema", "orders", "Ready", "True", "Registered");
+    cluster.wait_condition(Some("team-k"), "schema", "payments", "Ready", "True", "Registered");
+    assert_eq!(versions(&karapace.backend_url, "orders-value").await, [1]);
+    assert!(
+        latest(&karapace.backend_url, "payments-value")
+            .await
+            .contains("Payment")
+    );
+    assert!(versions(&cluster.default_registry, "orders-value").await.is_empty());
+
+    cluster.apply(&subject_config("team-k", "orders", "orders-value", "FULL", None, bound));
+    cluster.wait_condition(Some("team-k"), "subjectconfig", "orders", "Ready", "True", "Configured");
+    assert_eq!(
+        subject_level(&karapace.backend_url, "orders-value").await.as_deref(),
+        Some("FULL")
+    );
+    cluster.apply(&subject_config(
+        "team-k",
+        "payments",
+        "payments-value",
+        "FORWARD",
+        Some("READONLY"),
+        bound,
+    ));
+    let frozen = cluster.wait_condition(
+        Some("team-k"),
+        "subjectconfig",
+        "payments",
+        "Ready",
+        "False",
+        "ModeUnsupported",
+    );
+    assert!(
+        condition_message(&frozen, "Ready").contains("cannot hold a per-subject mode"),
+        "{frozen:#}"
+    );
+    assert_eq!(
+        subject_level(&karapace.backend_url, "payments-value").await.as_deref(),
+        Some("FORWARD")
+    );
+    assert_eq!(karapace.subject_mode_writes(), 0, "no mode write reached Karapace");
+    assert_eq!(karapace.unauthorized(), 0, "every request carried the password");
 }
