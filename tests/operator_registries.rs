@@ -15,6 +15,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use apiserver::TestApiServer;
@@ -507,9 +508,13 @@ fn condition_message(object: &Value, type_: &str) -> String {
 /// bound to it lands there; a level-only SubjectConfig is configured there,
 /// and one that asks for a per-subject mode gets its level while the mode is
 /// reported unsupported: no mode write ever reaches the registry (Karapace
-/// refuses them with 405).
+/// refuses them with 405). Then its password is rotated while reconciles
+/// against it are in flight (the registry holds every request back): the
+/// requests under way meet the new password and are refused, and the next
+/// reconciles read the new Secret and use it, with no restart and no object
+/// left failed. The resync is long, so it is the retry that recovers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_karapace_registry_reports_what_it_lacks_and_holds_what_is_bound_to_it() {
+async fn a_karapace_registry_reports_what_it_lacks_and_takes_a_password_rotated_mid_reconcile() {
     if kubectl_missing() {
         return;
     }
@@ -517,7 +522,7 @@ async fn a_karapace_registry_reports_what_it_lacks_and_holds_what_is_bound_to_it
     let karapace = RegistryDouble::start(served.path()).await;
     karapace.set_flavour(Flavour::Karapace);
     karapace.require_password("karapace-pw");
-    let cluster = Cluster::start(&["team-k"], &["--resync-seconds", "2"]).await;
+    let cluster = Cluster::start(&["team-k"], &["--resync-seconds", "300"]).await;
 
     cluster.apply(&secret("team-k", "karapace-credentials", "karapace-pw"));
     cluster.apply(&schema_registry_with(
@@ -585,4 +590,34 @@ async fn a_karapace_registry_reports_what_it_lacks_and_holds_what_is_bound_to_it
     );
     assert_eq!(karapace.subject_mode_writes(), 0, "no mode write reached Karapace");
     assert_eq!(karapace.unauthorized(), 0, "every request carried the password");
+
+    // Rotation under load: every request is held back, new Schemas start reconciles against it...
+    karapace.faults.delay_ms.store(1_500, Ordering::SeqCst);
+    let more = ["invoices", "refunds", "returns", "shipments"];
+    for name in more {
+        cluster.apply(&schema("team-k", name, &format!("{name}-value"), ORDER_V1, Some(bound)));
+    }
+    let deadline = Instant::now() + CONVERGE;
+    while karapace.held() == 0 {
+        assert!(Instant::now() < deadline, "no reconcile reached the registry");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...and the password changes at the registry and in the Secret while they wait.
+    karapace.require_password("karapace-pw-2");
+    cluster.apply(&secret("team-k", "karapace-credentials", "karapace-pw-2"));
+    karapace.faults.delay_ms.store(0, Ordering::SeqCst);
+    for name in more {
+        cluster.wait_condition(Some("team-k"), "schema", name, "Ready", "True", "Registered");
+        assert_eq!(versions(&karapace.backend_url, &format!("{name}-value")).await, [1]);
+    }
+    assert!(
+        karapace.unauthorized() > 0,
+        "a request in flight met the new password (else this test rotated between reconciles)"
+    );
+    // Nothing is left failed: the earlier objects and the connection are as they were.
+    for name in ["orders", "payments"] {
+        cluster.wait_condition(Some("team-k"), "schema", name, "Ready", "True", "Registered");
+    }
+    cluster.wait_condition(Some("team-k"), "subjectconfig", "orders", "Ready", "True", "Configured");
+    cluster.wait_condition(Some("team-k"), "schemaregistry", "karapace", "Ready", "True", "Ready");
 }

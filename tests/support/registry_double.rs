@@ -208,6 +208,7 @@ struct ProxyState {
     subject_mode_writes: AtomicUsize,
     config_writes_without_level: Mutex<Vec<String>>,
     unauthorized: AtomicUsize,
+    held: AtomicUsize,
 }
 
 impl RegistryDouble {
@@ -225,6 +226,7 @@ impl RegistryDouble {
             subject_mode_writes: AtomicUsize::new(0),
             config_writes_without_level: Mutex::new(Vec::new()),
             unauthorized: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
         });
         let client = super::http::http_client();
         tokio::spawn(accept_loop(
@@ -289,6 +291,11 @@ impl RegistryDouble {
     /// How many requests were refused for their credentials (see [`Faults::password`]).
     pub fn unauthorized(&self) -> usize {
         self.state.unauthorized.load(Ordering::SeqCst)
+    }
+
+    /// How many requests are being held back by [`Faults::delay_ms`] right now.
+    pub fn held(&self) -> usize {
+        self.state.held.load(Ordering::SeqCst)
     }
 
     /// Takes only `password` from now on (see [`Faults::password`]).
@@ -477,7 +484,9 @@ impl Forward {
     async fn handle(&self, request: Request<Incoming>) -> Result<Answer, Dropped> {
         let delay = self.faults.delay_ms.load(Ordering::SeqCst);
         if delay > 0 {
+            self.state.held.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(delay as u64)).await;
+            self.state.held.fetch_sub(1, Ordering::SeqCst);
         }
         if !self.state.up.load(Ordering::SeqCst) {
             return Err(Dropped);
