@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use apiserver::TestApiServer;
 use base64::Engine as _;
+use rustls_pki_types::pem::PemObject as _;
 use serde_json::Value;
 use support::operator::OperatorProcess;
 use support::registry::RegistryProcess;
@@ -33,7 +34,7 @@ const PAYMENT_V1: &str = r#"{"type":"record","name":"Payment","fields":[{"name":
 
 struct Cluster {
     // Fields drop in order: the operator stops before the API server does.
-    _operator: OperatorProcess,
+    operator: OperatorProcess,
     default_registry: String,
     health_url: String,
     _server: TestApiServer,
@@ -72,7 +73,7 @@ impl Cluster {
         Self {
             default_registry: operator.registry_url.clone(),
             health_url: operator.health_url.clone(),
-            _operator: operator,
+            operator,
             _server: server,
             kubeconfig,
             cache,
@@ -493,6 +494,67 @@ fn subject_config(
     )
 }
 
+/// The operator's admission webhook, reached over TLS with the CA it wrote out.
+struct Webhook {
+    url: String,
+    client: reqwest::Client,
+}
+
+impl Webhook {
+    fn of(cluster: &Cluster, bundle: &Path) -> Self {
+        let encoded = std::fs::read_to_string(bundle).expect("the operator wrote its CA bundle");
+        let pem = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .expect("a base64 CA bundle");
+        let mut roots = rustls::RootCertStore::empty();
+        for certificate in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
+            roots.add(certificate.unwrap()).unwrap();
+        }
+        let base = cluster
+            .operator
+            .webhook_url
+            .clone()
+            .expect("the operator serves its webhook");
+        Self {
+            // The certificate names `localhost`.
+            url: format!("{}/validate/schemas", base.replace("127.0.0.1", "localhost")),
+            client: support::http_client_trusting(roots),
+        }
+    }
+
+    /// The webhook's `response` to creating the object in `manifest` (YAML).
+    async fn review(&self, manifest: &str) -> Value {
+        let object: Value = serde_saphyr::from_str(manifest).expect("a YAML manifest");
+        let kind = object["kind"].as_str().unwrap().to_owned();
+        let review = serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "1b4f1d1e-4f7a-4d41-9c55-2a3f7b0c9e01",
+                "kind": {"group": "schemaops.dev", "version": "v1alpha1", "kind": kind},
+                "resource": {"group": "schemaops.dev", "version": "v1alpha1", "resource": format!("{}s", kind.to_lowercase())},
+                "name": object["metadata"]["name"],
+                "namespace": object["metadata"]["namespace"],
+                "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+                "object": object,
+                "dryRun": false,
+            }
+        });
+        let reply: Value = self
+            .client
+            .post(&self.url)
+            .json(&review)
+            .send()
+            .await
+            .expect("the webhook answers")
+            .json()
+            .await
+            .expect("an AdmissionReview");
+        reply["response"].clone()
+    }
+}
+
 /// The message of `object`'s condition `type_`.
 fn condition_message(object: &Value, type_: &str) -> String {
     object["status"]["conditions"]
@@ -522,7 +584,20 @@ async fn a_karapace_registry_reports_what_it_lacks_and_takes_a_password_rotated_
     let karapace = RegistryDouble::start(served.path()).await;
     karapace.set_flavour(Flavour::Karapace);
     karapace.require_password("karapace-pw");
-    let cluster = Cluster::start(&["team-k"], &["--resync-seconds", "300"]).await;
+    let bundle_folder = tempfile::tempdir().unwrap();
+    let bundle = bundle_folder.path().join("ca-bundle");
+    let cluster = Cluster::start(
+        &["team-k"],
+        &[
+            "--resync-seconds",
+            "300",
+            "--webhook-listen",
+            "127.0.0.1:0",
+            "--webhook-ca-bundle-out",
+            bundle.to_str().unwrap(),
+        ],
+    )
+    .await;
 
     cluster.apply(&secret("team-k", "karapace-credentials", "karapace-pw"));
     cluster.apply(&schema_registry_with(
@@ -590,6 +665,51 @@ async fn a_karapace_registry_reports_what_it_lacks_and_takes_a_password_rotated_
     );
     assert_eq!(karapace.subject_mode_writes(), 0, "no mode write reached Karapace");
     assert_eq!(karapace.unauthorized(), 0, "every request carried the password");
+
+    // The webhook refuses what it can know Karapace cannot hold: a managed SubjectConfig's mode.
+    let webhook = Webhook::of(&cluster, &bundle);
+    let with_mode = subject_config("team-k", "audit", "audit-value", "BACKWARD", Some("READWRITE"), bound);
+    let reply = webhook.review(&with_mode).await;
+    assert_eq!(reply["allowed"], false, "{reply:#}");
+    assert_eq!(reply["status"]["code"], 422, "{reply:#}");
+    assert!(
+        reply["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SchemaRegistry/karapace cannot hold a per-subject mode"),
+        "{reply:#}"
+    );
+    let level_only = subject_config("team-k", "audit", "audit-value", "BACKWARD", None, bound);
+    assert_eq!(webhook.review(&level_only).await["allowed"], true);
+    let observed = format!("{with_mode}  managementPolicy: Observe\n");
+    assert_eq!(webhook.review(&observed).await["allowed"], true);
+    // Managed through a read-only connection: allowed, with a warning that it is only observed.
+    cluster.apply(&format!(
+        "{}  readOnly: true\n",
+        schema_registry_with(
+            "team-k",
+            "karapace-observer",
+            &[&karapace.url],
+            "karapace-credentials",
+            "{attemptSeconds: 10, deadlineSeconds: 20}",
+        )
+    ));
+    let reply = webhook
+        .review(&schema(
+            "team-k",
+            "watched",
+            "orders-value",
+            ORDER_V1,
+            Some(("SchemaRegistry", "karapace-observer")),
+        ))
+        .await;
+    assert_eq!(reply["allowed"], true, "{reply:#}");
+    assert!(
+        reply["warnings"]
+            .to_string()
+            .contains("SchemaRegistry/karapace-observer is readOnly"),
+        "{reply:#}"
+    );
 
     // Rotation under load: every request is held back, new Schemas start reconciles against it...
     karapace.faults.delay_ms.store(1_500, Ordering::SeqCst);
