@@ -12,6 +12,7 @@ use crate::compat::json::JsonPolicy;
 use crate::http_server::ServerLimits;
 use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, AdmissionConfig, RestWrites};
+use crate::registry::embedded::kafka::election::ElectionOptions;
 use crate::registry::embedded::kafka::topic_check::TopicPolicy;
 use crate::registry::embedded::kafka::topic_store::KafkaOptions;
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
@@ -249,6 +250,40 @@ pub struct StoreArgs {
     #[arg(long = "store-read-only", env = "SCHEMAOPS_STORE_READ_ONLY")]
     pub read_only: bool,
 
+    /// Kafka store: the URL other instances forward writes to when this one
+    /// leads (Confluent's advertised `host.name` and listener); it must be
+    /// different on every instance. Default: `http://` and the address
+    /// `--listen` bound, which only suits instances on one machine.
+    #[arg(
+        long = "store-advertised-url",
+        env = "SCHEMAOPS_STORE_ADVERTISED_URL",
+        value_name = "URL"
+    )]
+    pub advertised_url: Option<String>,
+
+    /// Kafka store: whether this instance may be elected to write
+    /// (Confluent's `leader.eligibility`). An ineligible instance forwards
+    /// every write to the leader.
+    #[arg(
+        long = "store-leader-eligibility",
+        env = "SCHEMAOPS_STORE_LEADER_ELIGIBILITY",
+        value_name = "BOOL",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    pub leader_eligibility: bool,
+
+    /// Kafka store: how long the group coordinator waits for an instance's
+    /// heartbeat before it elects another leader without it, in
+    /// milliseconds (Confluent's default is 10 s as well).
+    #[arg(
+        long = "store-session-timeout-ms",
+        env = "SCHEMAOPS_STORE_SESSION_TIMEOUT_MS",
+        value_name = "MS",
+        default_value_t = 10_000
+    )]
+    pub session_timeout_ms: u64,
+
     /// Kafka store: the replication factor a missing topic is created with
     /// (at most the number of live brokers) and an existing one is expected
     /// to have (below it is a warning). Confluent's
@@ -297,6 +332,9 @@ impl StoreArgs {
             ("--store-topic-replication-factor", self.topic_replication_factor != 3),
             ("--store-no-create-topic", self.no_create_topic),
             ("--store-skip-topic-validation", self.skip_topic_validation),
+            ("--store-advertised-url", self.advertised_url.is_some()),
+            ("--store-leader-eligibility", !self.leader_eligibility),
+            ("--store-session-timeout-ms", self.session_timeout_ms != 10_000),
         ];
         let is_kafka = self.dsn.as_deref().is_some_and(|dsn| dsn.starts_with("kafka://"));
         if !is_kafka && let Some((flag, _)) = kafka_flags.iter().find(|(_, given)| *given) {
@@ -359,10 +397,26 @@ impl StoreArgs {
         {
             return Err("--store-transactional-id must not be empty".to_owned());
         }
+        if let Some(url) = &self.advertised_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(format!(
+                "--store-advertised-url `{url}` is not an http:// or https:// URL"
+            ));
+        }
+        if !(1_000..=600_000).contains(&self.session_timeout_ms) {
+            return Err("--store-session-timeout-ms must be between 1000 and 600000".to_owned());
+        }
         let defaults = KafkaOptions::new(bootstrap, topic);
+        let election = (!self.read_only).then(|| ElectionOptions {
+            advertised_url: self.advertised_url.unwrap_or_default(),
+            eligible: self.leader_eligibility,
+            session_timeout: std::time::Duration::from_millis(self.session_timeout_ms),
+        });
         Ok(KafkaOptions {
             transactional_id: self.transactional_id.unwrap_or(defaults.transactional_id.clone()),
             read_only: self.read_only,
+            election,
             topic_policy: TopicPolicy {
                 create: !self.no_create_topic,
                 replication_factor: self.topic_replication_factor,

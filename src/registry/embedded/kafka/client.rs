@@ -16,9 +16,10 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ApiVersionsResponse, CreateTopicsRequest,
     CreateTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse, EndTxnRequest, EndTxnResponse, FetchRequest,
-    FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse,
-    ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse,
-    RequestHeader, ResponseHeader, TopicName,
+    FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse,
+    InitProducerIdRequest, InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader,
+    ResponseHeader, SyncGroupRequest, SyncGroupResponse, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use kafka_protocol::records::{Record as BatchRecord, RecordBatchDecoder};
@@ -209,6 +210,29 @@ impl Versioned for EndTxnRequest {
     // v5 bumps the epoch on every commit (KIP-890), which the producer does not track.
     const OURS: (i16, i16) = (0, 3);
     type Response = EndTxnResponse;
+}
+
+impl Versioned for JoinGroupRequest {
+    const KEY: ApiKey = ApiKey::JoinGroup;
+    const NAME: &'static str = "JoinGroup";
+    // v1 brings the rebalance timeout; v6 and later are flexible versions
+    // with nothing the elector needs.
+    const OURS: (i16, i16) = (1, 5);
+    type Response = JoinGroupResponse;
+}
+
+impl Versioned for SyncGroupRequest {
+    const KEY: ApiKey = ApiKey::SyncGroup;
+    const NAME: &'static str = "SyncGroup";
+    const OURS: (i16, i16) = (0, 3);
+    type Response = SyncGroupResponse;
+}
+
+impl Versioned for HeartbeatRequest {
+    const KEY: ApiKey = ApiKey::Heartbeat;
+    const NAME: &'static str = "Heartbeat";
+    const OURS: (i16, i16) = (0, 3);
+    type Response = HeartbeatResponse;
 }
 
 /// One connection to one broker, with the versions it speaks.

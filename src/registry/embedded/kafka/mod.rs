@@ -8,6 +8,7 @@
 //! * [`reader`]: committed records of the topic, in offset order.
 //! * [`replay`]: records to the store's changes and snapshot, and back.
 //! * [`producer`]: the one transactional writer, fenced at the broker.
+//! * [`election`]: which instance writes, through Kafka group membership.
 //! * [`topic_check`]: the topic created or verified at start.
 //! * [`topic_store`]: [`topic_store::KafkaStore`], the `Store` on a topic.
 //!
@@ -15,8 +16,7 @@
 //!
 //! # Not yet (issue 43)
 //! TLS and SASL for `--store kafka://…`, subjects outside the default
-//! context, leader election and forwarding (a `--store-read-only` instance
-//! answers writes 50004), reconnects, compressed record batches.
+//! context, compressed record batches.
 //!
 //! # The client (decided in issue 43, first session)
 //!
@@ -41,6 +41,7 @@
 //!   and adds well under 1 MB to a binary.
 
 pub mod client;
+pub mod election;
 pub mod format;
 pub mod producer;
 pub mod reader;

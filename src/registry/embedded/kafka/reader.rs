@@ -50,6 +50,25 @@ impl TopicReader {
     /// [`ClientError`] when the brokers cannot be reached, or the topic is
     /// missing or has more than one partition.
     pub async fn open(bootstrap: &str, topic: &str, offset: i64, timeout: Duration) -> Result<Self, ClientError> {
+        Ok(Self {
+            connection: Self::connect(bootstrap, topic, timeout).await?,
+            topic: topic.to_owned(),
+            position: offset,
+            transactions: TransactionFilter::default(),
+        })
+    }
+
+    /// Connects again (after the connection failed), to go on from where
+    /// the last successful fetch ended; undecided transactions stay held.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub async fn reconnect(&mut self, bootstrap: &str, timeout: Duration) -> Result<(), ClientError> {
+        self.connection = Self::connect(bootstrap, &self.topic, timeout).await?;
+        Ok(())
+    }
+
+    async fn connect(bootstrap: &str, topic: &str, timeout: Duration) -> Result<Connection, ClientError> {
         let mut connection = Connection::connect_any(bootstrap, timeout).await?;
         let (leader, partitions) = connection
             .partition_leader(topic)
@@ -67,12 +86,7 @@ impl TopicReader {
         if leader != connection.address() {
             connection = Connection::connect(&leader, timeout).await?;
         }
-        Ok(Self {
-            connection,
-            topic: topic.to_owned(),
-            position: offset,
-            transactions: TransactionFilter::default(),
-        })
+        Ok(connection)
     }
 
     /// The offset after the last record read, markers included.

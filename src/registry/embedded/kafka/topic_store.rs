@@ -10,29 +10,45 @@
 //! reader read it back. Once fenced, an instance writes no more: every
 //! later write fails until it is started again.
 //!
-//! # Caveats
-//! Which instance writes is not elected yet: the instance that wrote last
-//! holds the transactional ID. An instance opened
+//! With a [`Leadership`] ([`KafkaStore::led_by`]) an instance writes only
+//! while it leads the group ([`super::election`]), with a producer started
+//! for the generation it leads; otherwise writes get [`NoLeader`] (the HTTP
+//! layer forwards them to the leader before they get here). A fenced
+//! leader steps down and follows; without a `Leadership` a fenced instance
+//! refuses every later write until restarted. An instance opened
 //! [`read_only`](KafkaOptions::read_only) never starts a producer and
-//! refuses writes with [`ReadOnlyStore`]. Leader election and forwarding
-//! come later (issue 43).
+//! refuses writes with [`ReadOnlyStore`].
+//!
+//! # When the broker is away
+//! Reads are served from what was read before: a catch-up that cannot reach
+//! the broker logs a warning and reports nothing new; the reader connects
+//! again, with a backoff of up to [`MAX_RECONNECT_BACKOFF`] between tries,
+//! and carries on from its offset. A write fails while the broker is away;
+//! the next write starts a new producer.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 
+use super::client::ClientError;
+use super::election::{ElectionOptions, Leadership, Role};
 use super::producer::{ProducerError, TransactionalProducer};
 use super::reader::TopicReader;
 use super::replay::{Fingerprint, Replay};
 use super::topic_check::{self, TopicPolicy};
-use crate::registry::embedded::store::{Applied, Batch, CatchUp, Change, ReadOnlyStore, Snapshot, Store, StoreError};
+use crate::registry::embedded::store::{
+    Applied, Batch, CatchUp, Change, NoLeader, ReadOnlyStore, Snapshot, Store, StoreError,
+};
 
 /// How many caught-up batches an instance keeps for [`Store::changes_since`]
 /// callers that are behind; older revisions get [`CatchUp::Reload`].
 const KEPT_BATCHES: usize = 1024;
+
+/// The longest pause between two tries to reach the broker again.
+pub const MAX_RECONNECT_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Where the store lives and who writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +66,10 @@ pub struct KafkaOptions {
     pub read_only: bool,
     /// What to check, or create, about the topic at start.
     pub topic_policy: TopicPolicy,
+    /// How this instance takes part in the leader election, when it may
+    /// write and runs one ([`KafkaStore::led_by`]); an empty advertised URL
+    /// is filled in by the registry from the address it listens on.
+    pub election: Option<ElectionOptions>,
 }
 
 impl KafkaOptions {
@@ -65,6 +85,7 @@ impl KafkaOptions {
             timeout: Duration::from_secs(30),
             read_only: false,
             topic_policy: TopicPolicy::default(),
+            election: None,
         }
     }
 
@@ -78,6 +99,7 @@ impl KafkaOptions {
 pub struct KafkaStore {
     options: KafkaOptions,
     fingerprint: Arc<Fingerprint<'static>>,
+    leadership: Option<Arc<Leadership>>,
     state: Mutex<State>,
 }
 
@@ -89,7 +111,12 @@ struct State {
     /// The revision the oldest kept batch follows.
     kept_since: u64,
     producer: Option<TransactionalProducer>,
+    /// The generation `producer` was started for, when elected.
+    producer_generation: Option<i32>,
     fenced: bool,
+    /// Set while the broker cannot be reached: when to try again, and the
+    /// pause after that.
+    reconnect: Option<(Instant, Duration)>,
 }
 
 impl KafkaStore {
@@ -114,21 +141,73 @@ impl KafkaStore {
         Ok(Self {
             options,
             fingerprint,
+            leadership: None,
             state: Mutex::new(State {
                 reader,
                 replay: Replay::default(),
                 recent: VecDeque::new(),
                 kept_since: 0,
                 producer: None,
+                producer_generation: None,
                 fenced: false,
+                reconnect: None,
             }),
         })
+    }
+
+    /// Writes only while `leadership` says this instance leads.
+    #[must_use]
+    pub fn led_by(mut self, leadership: Arc<Leadership>) -> Self {
+        self.leadership = Some(leadership);
+        self
+    }
+
+    /// Like [`Self::catch_up`] for reads: when the broker cannot be reached
+    /// the state read so far is served (with a warning), and the reader
+    /// connects again later.
+    async fn catch_up_or_serve_stale(&self, state: &mut State) -> Result<(), StoreError> {
+        if let Some((retry_at, _)) = state.reconnect
+            && Instant::now() < retry_at
+        {
+            return Ok(());
+        }
+        match self.catch_up(state).await {
+            Err(error) if is_unreachable(error.as_ref()) => {
+                let pause = state.reconnect.map_or(Duration::from_millis(100), |(_, pause)| {
+                    (pause * 2).min(MAX_RECONNECT_BACKOFF)
+                });
+                tracing::warn!(
+                    error = error.as_ref() as &dyn std::error::Error,
+                    retry_in = ?pause,
+                    "The Kafka store's broker cannot be reached; serving what was read before"
+                );
+                state.reconnect = Some((Instant::now() + pause, pause));
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     /// Reads what was committed since the last read into the model; the
     /// changes, as one batch, when there were records.
     async fn catch_up(&self, state: &mut State) -> Result<(), StoreError> {
-        let entries = state.reader.read_to_end().await?;
+        if state.reconnect.is_some() {
+            state
+                .reader
+                .reconnect(&self.options.bootstrap, self.options.timeout)
+                .await?;
+            tracing::info!(topic = %self.options.topic, "Reached the Kafka store's broker again");
+            state.reconnect = None;
+        }
+        let entries = match state.reader.read_to_end().await {
+            Ok(entries) => entries,
+            Err(error) => {
+                if is_unreachable(&error) {
+                    state.reconnect = Some((Instant::now(), Duration::from_millis(100)));
+                }
+                return Err(Box::new(error));
+            }
+        };
         let mut changes = Vec::new();
         for entry in &entries {
             changes.extend(state.replay.apply(entry, self.fingerprint.as_ref())?);
@@ -161,6 +240,18 @@ impl KafkaStore {
                 transactional_id: self.options.transactional_id.clone(),
             }));
         }
+        let generation = match self.leadership.as_ref().map(|leadership| leadership.role()) {
+            None => None,
+            Some(Role::Leader { generation }) => Some(generation),
+            Some(Role::Follower { .. } | Role::Unknown) => {
+                state.producer = None;
+                return Err(Box::new(NoLeader));
+            }
+        };
+        if state.producer_generation != generation {
+            // Our own election fenced the producer of an earlier generation.
+            state.producer = None;
+        }
         if state.producer.is_none() {
             // Started before the catch-up: a writer that started earlier is
             // fenced now, one that starts later fences us.
@@ -172,6 +263,7 @@ impl KafkaStore {
             )
             .await?;
             state.producer = Some(producer);
+            state.producer_generation = generation;
         }
         self.catch_up(state).await?;
         let position = state.replay.position();
@@ -186,9 +278,16 @@ impl KafkaStore {
         let first = match producer.write(&records).await {
             Ok(first) => first,
             Err(error) => {
+                // A producer that failed is not trusted again: the next write starts a new one.
+                state.producer = None;
                 if matches!(error, ProducerError::Fenced { .. }) {
-                    state.fenced = true;
-                    state.producer = None;
+                    match &self.leadership {
+                        Some(leadership) => {
+                            tracing::warn!("The store's producer was fenced by a newer leader; stepping down");
+                            leadership.step_down();
+                        }
+                        None => state.fenced = true,
+                    }
                 }
                 return Err(Box::new(error));
             }
@@ -223,7 +322,7 @@ impl Store for KafkaStore {
 
     async fn changes_since(&self, revision: u64) -> Result<CatchUp, StoreError> {
         let mut state = self.state.lock().await;
-        self.catch_up(&mut state).await?;
+        self.catch_up_or_serve_stale(&mut state).await?;
         if revision >= state.replay.position() {
             return Ok(CatchUp::Batches(Vec::new()));
         }
@@ -244,4 +343,13 @@ impl Store for KafkaStore {
         let mut state = self.state.lock().await;
         self.write_after(&mut state, Some(revision), &changes).await
     }
+}
+
+/// Whether a request failed because the broker is away (rather than
+/// answering badly), so that connecting again may help.
+fn is_unreachable(error: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        error.downcast_ref::<ClientError>(),
+        Some(ClientError::Connect { .. } | ClientError::Io { .. } | ClientError::Timeout { .. })
+    )
 }
