@@ -111,7 +111,16 @@ pub async fn forward_writes(State(forwarder): State<Arc<Forwarder>>, request: Re
     }
     let path = uri.path_and_query().map_or(uri.path(), |path| path.as_str());
     let url = format!("{}{path}", leader_url.trim_end_matches('/'));
-    match send(&forwarder.client, method, &url, &headers, body).await {
+    let mut roles = forwarder.leadership.subscribe();
+    let sent = tokio::select! {
+        sent = send(&forwarder.client, method, &url, &headers, body) => sent,
+        // A leader that was voted out (paused, cut off) may never answer;
+        // it cannot append either (its successor fenced it), so give up.
+        _ = roles.wait_for(|role| !matches!(role, Role::Follower { leader_url: url } if *url == leader_url)) => {
+            return forward_failed(&leader_url, "the leader changed while the write was forwarded");
+        }
+    };
+    match sent {
         Ok(answer) => {
             if answer.status().is_success() {
                 // Every read of the embedded registry catches up with the topic first.
@@ -126,13 +135,19 @@ pub async fn forward_writes(State(forwarder): State<Arc<Forwarder>>, request: Re
         }
         Err(error) => {
             tracing::warn!(%url, error = &error as &dyn std::error::Error, "Could not forward a write to the leader");
-            let body = serde_json::json!({
-                "error_code": 50003,
-                "message": format!("Error while forwarding the request to the leader at {leader_url}"),
-            });
-            (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
+            forward_failed(&leader_url, "the leader could not be reached")
         }
     }
+}
+
+/// Confluent's answer when forwarding failed: 500 with code 50003. The
+/// write may or may not have been made; the caller may retry.
+fn forward_failed(leader_url: &str, why: &str) -> Response {
+    let body = serde_json::json!({
+        "error_code": 50003,
+        "message": format!("Error while forwarding the request to the leader at {leader_url}: {why}"),
+    });
+    (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
 }
 
 /// Sends the request to the leader and turns its answer into ours.

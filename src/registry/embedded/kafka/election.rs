@@ -104,6 +104,11 @@ impl Leadership {
         self.role.borrow().clone()
     }
 
+    /// Tells of every later change of role.
+    pub fn subscribe(&self) -> watch::Receiver<Role> {
+        self.role.subscribe()
+    }
+
     /// Gives up leading (the store's producer was fenced): the role is
     /// [`Role::Unknown`] until the group has elected again.
     pub fn step_down(&self) {
