@@ -172,7 +172,14 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
                 transactional_id: kafka.transactional_id.clone(),
                 timeout: kafka.timeout,
             };
+            let mut roles = leadership.subscribe();
             tokio::spawn(election::run(group, options, Arc::clone(leadership)));
+            // As Confluent's instances do, answer only once the group has
+            // elected (a lone instance waits for the coordinator's join delay).
+            let elected = roles.wait_for(|role| *role != election::Role::Unknown);
+            if tokio::time::timeout(kafka.timeout, elected).await.is_err() {
+                tracing::warn!("No leader of the store was elected in time; writes get 50004 until one is");
+            }
             let forwarder = Forwarder::new(Arc::clone(leadership), Arc::clone(&state.registry), config.body_limit)
                 .map_err(|message| Error::Serve(std::io::Error::other(message)))?;
             Some(Arc::new(forwarder))

@@ -116,7 +116,9 @@ impl Leadership {
         self.step_down.notify_one();
     }
 
-    fn set(&self, role: Role) {
+    /// Sets the role: [`run`] does as the group decides; another elector
+    /// (the operator's Lease, say) could drive a store through this alone.
+    pub fn set(&self, role: Role) {
         self.role.send_if_modified(|current| {
             let changed = *current != role;
             if changed {
