@@ -215,8 +215,9 @@ pub struct StoreArgs {
     /// Kafka: `kafka://host:port[,host:port…]/topic` (plain TCP), the topic
     /// in Confluent Schema Registry's format (`_schemas` is Confluent's and
     /// Karapace's default). Every instance reads the whole topic before it
-    /// answers and follows it; one instance writes (see
-    /// `--store-transactional-id` and `--store-read-only`).
+    /// answers and follows it; one elected instance writes, the others
+    /// forward writes to it (see `--store-advertised-url`,
+    /// `--store-leader-eligibility` and `--store-read-only`).
     #[arg(long = "store", env = "SCHEMAOPS_STORE", value_name = "URL", hide_env_values = true)]
     pub dsn: Option<String>,
 
@@ -236,7 +237,8 @@ pub struct StoreArgs {
 
     /// Kafka store: the writer's transactional ID, the same on every
     /// instance of one topic: an instance that starts writing fences the
-    /// one that wrote before (default `schemaops-<topic>`).
+    /// one that wrote before. Also the ID of the group that elects the
+    /// writer (default `schemaops-<topic>`).
     #[arg(
         long = "store-transactional-id",
         env = "SCHEMAOPS_STORE_TRANSACTIONAL_ID",
