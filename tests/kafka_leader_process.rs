@@ -216,7 +216,7 @@ async fn a_paused_leader_is_replaced_and_once_resumed_appends_nothing_and_serves
 
     // Writes the paused leader holds in its sockets, answered once it
     // resumes: each either fails or is made once, by the new leader.
-    let pending: Vec<_> = (0..4)
+    let pending: Vec<_> = (0..2)
         .map(|n| {
             let (client, base) = (client.clone(), first.url.clone());
             tokio::spawn(async move { register(&client, &base, &format!("Pending{n}"), None).await })
@@ -246,8 +246,8 @@ async fn a_paused_leader_is_replaced_and_once_resumed_appends_nothing_and_serves
         let made = versions(&client, &second.url, &format!("Pending{n}")).await;
         match status {
             200 => assert_eq!(made, Some(vec![(1, body["id"].as_i64().unwrap())])),
-            500 => assert_eq!(made, None, "a refused write was appended: {body}"),
-            _ => panic!("pending write {n}: {status} {body}"),
+            0 => panic!("pending write {n} got no answer: {body}"),
+            _ => assert_eq!(made, None, "a refused write was appended: {status} {body}"),
         }
     }
     // Writes through either instance reach the one leader.

@@ -3,7 +3,10 @@
 //! URL from the group assignment; 50004 when no leader is known, 50003
 //! when forwarding fails).
 //!
-//! A write request is first answered here as usual: only when the store
+//! While the group elects (an instance joined or left), a write first
+//! waits for a leader to be known, for at most twice the session timeout,
+//! before any admission slot is taken. A write request is then answered
+//! here as usual: only when the store
 //! refused it because this instance does not lead (500, 50004) and a leader
 //! is known is it sent again to the leader, with the caller's method, path,
 //! query, headers (its `Authorization` among them) and body. So reads sent
@@ -49,15 +52,22 @@ pub struct Forwarder {
     registry: Arc<dyn Registry>,
     client: reqwest::Client,
     body_limit: usize,
+    election_wait: Duration,
 }
 
 impl Forwarder {
     /// A forwarder for this instance's `leadership`, which catches up
-    /// `registry` after a forwarded write.
+    /// `registry` after a forwarded write; writes wait for an election up
+    /// to twice `session_timeout`.
     ///
     /// # Errors
     /// When the HTTP client cannot be built.
-    pub fn new(leadership: Arc<Leadership>, registry: Arc<dyn Registry>, body_limit: usize) -> Result<Self, String> {
+    pub fn new(
+        leadership: Arc<Leadership>,
+        registry: Arc<dyn Registry>,
+        body_limit: usize,
+        session_timeout: Duration,
+    ) -> Result<Self, String> {
         let mut roots = rustls::RootCertStore::empty();
         crate::registry::tls::add_system_roots(&mut roots);
         let tls = crate::registry::tls::client_builder(roots)
@@ -74,6 +84,7 @@ impl Forwarder {
             registry,
             client,
             body_limit,
+            election_wait: session_timeout * 2,
         })
     }
 }
@@ -81,39 +92,44 @@ impl Forwarder {
 /// The middleware: answers here, and forwards writes the store refused for
 /// want of leadership.
 pub async fn forward_writes(State(forwarder): State<Arc<Forwarder>>, request: Request, next: Next) -> Response {
-    let method = request.method().clone();
-    if !matches!(method, Method::POST | Method::PUT | Method::DELETE) || request.headers().contains_key(&FORWARDED) {
+    if !matches!(*request.method(), Method::POST | Method::PUT | Method::DELETE)
+        || request.headers().contains_key(&FORWARDED)
+    {
         return next.run(request).await;
     }
-    let uri = request.uri().clone();
-    let headers = request.headers().clone();
+    // One budget for all the waiting this request does.
+    let deadline = tokio::time::Instant::now() + forwarder.election_wait;
+    forwarder.wait_for_a_known_leader(deadline).await;
     let (parts, body) = request.into_parts();
     let Ok(body) = axum::body::to_bytes(body, forwarder.body_limit).await else {
         return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
     };
-    let local = next.run(Request::from_parts(parts, Body::from(body.clone()))).await;
-    if local.status() != StatusCode::INTERNAL_SERVER_ERROR {
-        return local;
-    }
-    let Role::Follower { leader_url } = forwarder.leadership.role() else {
-        return local;
+    let mut local = run_here(&next, &parts, &body).await;
+    let leader_url = loop {
+        let refusal = match refused_for_want_of_a_leader(local).await {
+            Ok(refusal) => refusal,
+            Err(answer) => return answer,
+        };
+        match forwarder.leadership.role() {
+            Role::Follower { leader_url } => break leader_url,
+            // The election moved on while the write ran (this instance was
+            // voted out, or just elected): once it settles, answer again.
+            Role::Unknown => {
+                forwarder.wait_for_a_known_leader(deadline).await;
+                if forwarder.leadership.role() == Role::Unknown {
+                    return refusal;
+                }
+                local = run_here(&next, &parts, &body).await;
+            }
+            Role::Leader { .. } => return refusal,
+        }
     };
-    let (local_parts, local_body) = local.into_parts();
-    let local_body = axum::body::to_bytes(local_body, REFUSAL_BYTES)
-        .await
-        .unwrap_or_default();
-    let refused_for_want_of_leader = serde_json::from_slice::<serde_json::Value>(&local_body)
-        .ok()
-        .and_then(|answer| answer.get("error_code").and_then(serde_json::Value::as_i64))
-        == Some(UNKNOWN_LEADER);
-    if !refused_for_want_of_leader {
-        return Response::from_parts(local_parts, Body::from(local_body));
-    }
+    let uri = &parts.uri;
     let path = uri.path_and_query().map_or(uri.path(), |path| path.as_str());
     let url = format!("{}{path}", leader_url.trim_end_matches('/'));
     let mut roles = forwarder.leadership.subscribe();
     let sent = tokio::select! {
-        sent = send(&forwarder.client, method, &url, &headers, body) => sent,
+        sent = send(&forwarder.client, parts.method.clone(), &url, &parts.headers, body) => sent,
         // A leader that was voted out (paused, cut off) may never answer;
         // it cannot append either (its successor fenced it), so give up.
         _ = roles.wait_for(|role| !matches!(role, Role::Follower { leader_url: url } if *url == leader_url)) => {
@@ -137,6 +153,41 @@ pub async fn forward_writes(State(forwarder): State<Arc<Forwarder>>, request: Re
             tracing::warn!(%url, error = &error as &dyn std::error::Error, "Could not forward a write to the leader");
             forward_failed(&leader_url, "the leader could not be reached")
         }
+    }
+}
+
+impl Forwarder {
+    /// Waits, until `deadline` at the latest, while no leader is known.
+    async fn wait_for_a_known_leader(&self, deadline: tokio::time::Instant) {
+        let mut roles = self.leadership.subscribe();
+        let known = roles.wait_for(|role| *role != Role::Unknown);
+        let _ = tokio::time::timeout_at(deadline, known).await;
+    }
+}
+
+/// Answers the request on this instance.
+async fn run_here(next: &Next, parts: &axum::http::request::Parts, body: &Bytes) -> Response {
+    next.clone()
+        .run(Request::from_parts(parts.clone(), Body::from(body.clone())))
+        .await
+}
+
+/// `Ok` with the answer when it is the store's "not the leader" refusal
+/// (500, 50004), `Err` with it otherwise: that one is final.
+async fn refused_for_want_of_a_leader(answer: Response) -> Result<Response, Response> {
+    if answer.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return Err(answer);
+    }
+    let (parts, body) = answer.into_parts();
+    let body = axum::body::to_bytes(body, REFUSAL_BYTES).await.unwrap_or_default();
+    let code = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|answer| answer.get("error_code").and_then(serde_json::Value::as_i64));
+    let answer = Response::from_parts(parts, Body::from(body));
+    if code == Some(UNKNOWN_LEADER) {
+        Ok(answer)
+    } else {
+        Err(answer)
     }
 }
 

@@ -173,6 +173,7 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
                 timeout: kafka.timeout,
             };
             let mut roles = leadership.subscribe();
+            let session_timeout = options.session_timeout;
             tokio::spawn(election::run(group, options, Arc::clone(leadership)));
             // As Confluent's instances do, answer only once the group has
             // elected (a lone instance waits for the coordinator's join delay).
@@ -180,8 +181,13 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
             if tokio::time::timeout(kafka.timeout, elected).await.is_err() {
                 tracing::warn!("No leader of the store was elected in time; writes get 50004 until one is");
             }
-            let forwarder = Forwarder::new(Arc::clone(leadership), Arc::clone(&state.registry), config.body_limit)
-                .map_err(|message| Error::Serve(std::io::Error::other(message)))?;
+            let forwarder = Forwarder::new(
+                Arc::clone(leadership),
+                Arc::clone(&state.registry),
+                config.body_limit,
+                session_timeout,
+            )
+            .map_err(|message| Error::Serve(std::io::Error::other(message)))?;
             Some(Arc::new(forwarder))
         }
         _ => None,
