@@ -429,3 +429,66 @@ async fn heartbeat_until_rebalance(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
+
+    use super::*;
+
+    /// The leader URL every member is assigned, when they joined as `members`
+    /// (member ID, URL, eligible, leading now).
+    fn elected(members: &[(&str, &str, bool, bool)]) -> Option<String> {
+        let joined = JoinGroupResponse::default().with_members(
+            members
+                .iter()
+                .map(|(member, url, eligible, leader)| {
+                    let identity = Identity {
+                        url: (*url).to_owned(),
+                        eligible: *eligible,
+                        leader: *leader,
+                    };
+                    JoinGroupResponseMember::default()
+                        .with_member_id(StrBytes::from_string((*member).to_owned()))
+                        .with_metadata(serde_json::to_vec(&identity).unwrap().into())
+                })
+                .collect(),
+        );
+        let assignments = assign(&joined);
+        assert_eq!(assignments.len(), members.len(), "every member gets an assignment");
+        let decoded: Vec<Assignment> = assignments
+            .iter()
+            .map(|assignment| serde_json::from_slice(&assignment.assignment).unwrap())
+            .collect();
+        let urls: Vec<_> = decoded.iter().map(|assignment| assignment.leader_url.clone()).collect();
+        assert!(
+            urls.windows(2).all(|pair| pair[0] == pair[1]),
+            "the same for all: {urls:?}"
+        );
+        urls.into_iter().next().flatten()
+    }
+
+    #[test]
+    fn the_eligible_member_with_the_smallest_url_leads_unless_one_leads_already() {
+        let a = ("m-a", "http://a:8081", true, false);
+        let b = ("m-b", "http://b:8081", true, false);
+        assert_eq!(elected(&[b, a]).as_deref(), Some("http://a:8081"));
+        // A sitting leader keeps leading.
+        let b_leading = ("m-b", "http://b:8081", true, true);
+        assert_eq!(elected(&[a, b_leading]).as_deref(), Some("http://b:8081"));
+        // Two claiming to lead: back to the smallest URL.
+        let a_leading = ("m-a", "http://a:8081", true, true);
+        assert_eq!(elected(&[a_leading, b_leading]).as_deref(), Some("http://a:8081"));
+        // Ineligible members never lead, even when they claim to.
+        let a_ineligible = ("m-a", "http://a:8081", false, true);
+        assert_eq!(elected(&[a_ineligible, b]).as_deref(), Some("http://b:8081"));
+        assert_eq!(elected(&[a_ineligible]), None);
+    }
+
+    #[test]
+    fn two_members_with_one_url_elect_nobody() {
+        let a = ("m-a", "http://same:8081", true, false);
+        let b = ("m-b", "http://same:8081", true, false);
+        assert_eq!(elected(&[a, b]), None);
+    }
+}
