@@ -15,8 +15,11 @@
 //! It knows nothing of the registry's in-memory state or of HTTP.
 //!
 //! # Not yet (issue 43)
-//! TLS and SASL for `--store kafka://…`, subjects outside the default
-//! context, compressed record batches.
+//! TLS and SASL for `--store kafka://…` (Tansu 0.6.0 cannot serve TLS for
+//! a test: its `--cert` conflicts with `--key`; a TLS-terminating proxy in
+//! the test would do), subjects outside the default context, compressed
+//! record batches, the operator's Lease deciding the store's leadership
+//! (through [`election::Leadership::set`]).
 //!
 //! # The client (decided in issue 43, first session)
 //!
