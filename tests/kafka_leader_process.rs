@@ -5,6 +5,8 @@
 //! (SIGSTOP) is replaced, and once resumed it appends nothing and serves
 //! its successor's writes. A registry whose broker connection drops keeps
 //! serving reads from memory and writes again once the broker is back.
+//! A registry reaches its broker over TLS (through a TLS-terminating proxy:
+//! Tansu 0.6.0 cannot serve TLS itself, its `--cert` conflicts with `--key`).
 
 mod support;
 
@@ -271,7 +273,8 @@ async fn a_paused_leader_is_replaced_and_once_resumed_appends_nothing_and_serves
     println!("the pause test took {:?}", test_started.elapsed());
 }
 
-/// A TCP proxy in front of the broker whose connections can be cut.
+/// A TCP proxy in front of the broker whose connections can be cut, and
+/// that may speak TLS to its clients.
 struct Proxy {
     address: String,
     up: Arc<AtomicBool>,
@@ -280,8 +283,9 @@ struct Proxy {
 }
 
 impl Proxy {
-    /// Listens on a free port; connections go to `target` once it is set.
-    async fn start(target: Arc<std::sync::OnceLock<SocketAddr>>) -> Self {
+    /// Listens on a free port; connections go to `target` once it is set,
+    /// after a TLS handshake with `tls` when given.
+    async fn start(target: Arc<std::sync::OnceLock<SocketAddr>>, tls: Option<tokio_rustls::TlsAcceptor>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap().to_string();
         let up = Arc::new(AtomicBool::new(true));
@@ -294,9 +298,20 @@ impl Proxy {
                     let Some(target) = target.get().copied().filter(|_| up.load(Ordering::SeqCst)) else {
                         continue;
                     };
+                    let tls = tls.clone();
                     let task = tokio::spawn(async move {
-                        if let Ok(mut outbound) = TcpStream::connect(target).await {
-                            let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        let Ok(mut outbound) = TcpStream::connect(target).await else {
+                            return;
+                        };
+                        match tls {
+                            None => {
+                                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                            }
+                            Some(tls) => {
+                                if let Ok(mut inbound) = tls.accept(inbound).await {
+                                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                                }
+                            }
                         }
                     });
                     connections.lock().unwrap().push(task);
@@ -327,7 +342,7 @@ impl Proxy {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_are_served_while_the_broker_is_away_and_writes_resume_when_it_is_back() {
     let target = Arc::new(std::sync::OnceLock::new());
-    let proxy = Proxy::start(Arc::clone(&target)).await;
+    let proxy = Proxy::start(Arc::clone(&target), None).await;
     let Some(broker) = Broker::start_advertising_or_skip(&proxy.address) else {
         return;
     };
@@ -362,4 +377,69 @@ async fn reads_are_served_while_the_broker_is_away_and_writes_resume_when_it_is_
     );
     assert_eq!(versions(&client, &registry.url, "BeforeTheCut").await, expected);
     assert_eq!(versions(&client, &registry.url, "WhileAway").await, None);
+}
+
+/// A CA (its PEM) and a TLS acceptor whose certificate it signed for 127.0.0.1.
+fn test_tls() -> (String, tokio_rustls::TlsAcceptor) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, &ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls_pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    (ca_cert.pem(), tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_reaches_its_broker_over_tls() {
+    let (ca_pem, acceptor) = test_tls();
+    let target = Arc::new(std::sync::OnceLock::new());
+    let proxy = Proxy::start(Arc::clone(&target), Some(acceptor)).await;
+    let Some(broker) = Broker::start_advertising_or_skip(&proxy.address) else {
+        return;
+    };
+    target.set(broker.address.parse().unwrap()).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ca_file = data.path().join("kafka-ca.pem");
+    std::fs::write(&ca_file, ca_pem).unwrap();
+    let url = format!("kafka://{}/_schemas", proxy.address);
+    let ca_file = ca_file.to_str().unwrap();
+    let client = support::http_client();
+    let registry = RegistryProcess::start_with(
+        data.path(),
+        &instance_args(&url, &["--store-tls", "--store-ca-file", ca_file]),
+    )
+    .await;
+    let registered = register_within(&client, &registry.url, "OverTls", SETTLE).await;
+    assert_eq!(
+        versions(&client, &registry.url, "OverTls").await,
+        Some(vec![(1, registered["id"].as_i64().unwrap())])
+    );
+
+    // Without --store-tls the TLS listener is not understood: the registry does not start.
+    let plain = std::process::Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path().join("plain"))
+        .args(instance_args(&url, &[]))
+        .env("RUST_LOG", "off")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!plain.success(), "a plain-TCP registry started against a TLS listener");
 }

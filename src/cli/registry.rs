@@ -14,7 +14,7 @@ use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, AdmissionConfig, RestWrites};
 use crate::registry::embedded::kafka::election::ElectionOptions;
 use crate::registry::embedded::kafka::topic_check::TopicPolicy;
-use crate::registry::embedded::kafka::topic_store::KafkaOptions;
+use crate::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaTls};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 
 /// What `schemaops registry` does, as its help says it.
@@ -212,7 +212,8 @@ pub struct StoreArgs {
     /// are verified), without it the connection is plain. Several registry
     /// processes may share one database.
     ///
-    /// Kafka: `kafka://host:port[,host:port…]/topic` (plain TCP), the topic
+    /// Kafka: `kafka://host:port[,host:port…]/topic` (TLS with
+    /// `--store-tls`), the topic
     /// in Confluent Schema Registry's format (`_schemas` is Confluent's and
     /// Karapace's default). Every instance reads the whole topic before it
     /// answers and follows it; one elected instance writes, the others
@@ -223,17 +224,27 @@ pub struct StoreArgs {
 
     /// PEM file of CA certificates trusted for the PostgreSQL server's
     /// certificate, besides the system's; needs `sslmode=require` in `--store`.
+    /// For the Kafka store, the brokers' (with `--store-tls`).
     #[arg(long = "store-ca-file", env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
 
     /// PEM certificate chain presented to the PostgreSQL server (its `cert`
     /// authentication); with `--store-client-key` and `sslmode=require`.
+    /// For the Kafka store, to brokers that authenticate clients by
+    /// certificate (with `--store-tls`).
     #[arg(long = "store-client-cert", env = "SCHEMAOPS_STORE_CLIENT_CERT", value_name = "FILE")]
     pub client_cert: Option<PathBuf>,
 
     /// PEM private key of `--store-client-cert`.
     #[arg(long = "store-client-key", env = "SCHEMAOPS_STORE_CLIENT_KEY", value_name = "FILE")]
     pub client_key: Option<PathBuf>,
+
+    /// Kafka store: connect to the brokers over TLS (their listeners'
+    /// `SSL` protocol); the brokers' certificates must be valid for the
+    /// host names in `--store` and chain to the system's CAs or
+    /// `--store-ca-file`'s.
+    #[arg(long = "store-tls", env = "SCHEMAOPS_STORE_TLS")]
+    pub tls: bool,
 
     /// Kafka store: the writer's transactional ID, the same on every
     /// instance of one topic: an instance that starts writing fences the
@@ -337,6 +348,7 @@ impl StoreArgs {
             ("--store-advertised-url", self.advertised_url.is_some()),
             ("--store-leader-eligibility", !self.leader_eligibility),
             ("--store-session-timeout-ms", self.session_timeout_ms != 10_000),
+            ("--store-tls", self.tls),
         ];
         let is_kafka = self.dsn.as_deref().is_some_and(|dsn| dsn.starts_with("kafka://"));
         if !is_kafka && let Some((flag, _)) = kafka_flags.iter().find(|(_, given)| *given) {
@@ -384,11 +396,32 @@ impl StoreArgs {
             ("--store-client-cert", &self.client_cert),
             ("--store-client-key", &self.client_key),
         ];
-        if let Some((flag, _)) = tls_files.iter().find(|(_, file)| file.is_some()) {
-            return Err(format!(
-                "{flag} is for PostgreSQL over TLS; the Kafka store speaks plain TCP only for now"
-            ));
-        }
+        let tls = if self.tls {
+            for (flag, file) in tls_files {
+                if let Some(path) = file
+                    && !path.is_file()
+                {
+                    return Err(format!("{flag} {} is not a readable file", path.display()));
+                }
+            }
+            let client_identity = match (self.client_cert, self.client_key) {
+                (Some(cert), Some(key)) => Some((cert, key)),
+                (None, None) => None,
+                (Some(_), None) => return Err("--store-client-cert needs --store-client-key".to_owned()),
+                (None, Some(_)) => return Err("--store-client-key needs --store-client-cert".to_owned()),
+            };
+            Some(KafkaTls {
+                ca_file: self.ca_file,
+                client_identity,
+            })
+        } else {
+            if let Some((flag, _)) = tls_files.iter().find(|(_, file)| file.is_some()) {
+                return Err(format!(
+                    "{flag} is used over TLS only: add --store-tls for the Kafka store"
+                ));
+            }
+            None
+        };
         let url = self.dsn.unwrap_or_default();
         let (bootstrap, topic) = parse_kafka_url(&url)?;
         if self.topic_replication_factor < 1 {
@@ -419,6 +452,7 @@ impl StoreArgs {
             transactional_id: self.transactional_id.unwrap_or(defaults.transactional_id.clone()),
             read_only: self.read_only,
             election,
+            tls,
             topic_policy: TopicPolicy {
                 create: !self.no_create_topic,
                 replication_factor: self.topic_replication_factor,

@@ -544,3 +544,46 @@ fn wrong_election_flags_are_refused_and_the_operator_takes_none() {
     assert!(error.contains("the operator does not join"), "{error}");
     assert!(operator_config(&["--store", url]).unwrap().kafka.is_some());
 }
+
+#[test]
+fn the_kafka_store_takes_tls_and_its_files_only_with_store_tls() {
+    use crate::registry::embedded::kafka::topic_store::KafkaTls;
+    let url = "kafka://k-0:9093/_schemas";
+    let folder = tempfile::tempdir().unwrap();
+    let ca = folder.path().join("ca.pem");
+    std::fs::write(&ca, "").unwrap();
+    let ca = ca.to_str().unwrap();
+    let kafka = registry_config(&["--store", url, "--store-tls", "--store-ca-file", ca])
+        .unwrap()
+        .kafka
+        .unwrap();
+    assert_eq!(
+        kafka.tls,
+        Some(KafkaTls {
+            ca_file: Some(ca.into()),
+            client_identity: None
+        })
+    );
+    assert_eq!(registry_config(&["--store", url]).unwrap().kafka.unwrap().tls, None);
+    for (args, expected) in [
+        (
+            &["--store", url, "--store-ca-file", ca][..],
+            "--store-ca-file is used over TLS only: add --store-tls",
+        ),
+        (
+            &["--store", url, "--store-tls", "--store-client-cert", ca][..],
+            "--store-client-cert needs --store-client-key",
+        ),
+        (
+            &["--store", url, "--store-tls", "--store-ca-file", "/no/such/ca.pem"][..],
+            "is not a readable file",
+        ),
+        (
+            &["--store", "postgres://db/r", "--store-tls"][..],
+            "--store-tls is for the Kafka store",
+        ),
+    ] {
+        let error = registry_config(args).unwrap_err();
+        assert!(error.contains(expected), "{args:?}: {error}");
+    }
+}

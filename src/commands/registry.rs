@@ -170,7 +170,11 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
                 bootstrap: kafka.bootstrap.clone(),
                 topic: kafka.topic.clone(),
                 transactional_id: kafka.transactional_id.clone(),
-                timeout: kafka.timeout,
+                // Built as the store built it when it opened.
+                transport: kafka.transport().map_err(|source| Error::OpenKafkaStore {
+                    topic: kafka.topic.clone(),
+                    source,
+                })?,
             };
             let mut roles = leadership.subscribe();
             let session_timeout = options.session_timeout;

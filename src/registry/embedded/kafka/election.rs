@@ -39,7 +39,7 @@ use kafka_protocol::protocol::StrBytes;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, watch};
 
-use super::client::{ClientError, Connection, Versioned};
+use super::client::{ClientError, Connection, Transport, Versioned};
 use super::producer::{ProducerError, TransactionalProducer};
 
 /// The group's protocol type (Confluent's, so tools list the group alike).
@@ -165,8 +165,8 @@ pub struct Group {
     pub topic: String,
     /// The group ID and the producer's transactional ID.
     pub transactional_id: String,
-    /// How long a request may take.
-    pub timeout: Duration,
+    /// How to reach the brokers.
+    pub transport: Transport,
 }
 
 /// Takes part in the election until the task is dropped: joins the group,
@@ -233,7 +233,7 @@ async fn take_part(group: &Group, options: &ElectionOptions, leadership: &Leader
                         &group.bootstrap,
                         &group.topic,
                         &group.transactional_id,
-                        group.timeout,
+                        group.transport.clone(),
                     )
                     .await?,
                 );
@@ -265,8 +265,8 @@ enum GenerationEnd {
 }
 
 async fn find_coordinator(group: &Group) -> Result<Connection, ClientError> {
-    let mut bootstrap = Connection::connect_any(&group.bootstrap, group.timeout).await?;
-    let deadline = Instant::now() + group.timeout;
+    let mut bootstrap = Connection::connect_any(&group.bootstrap, group.transport.clone()).await?;
+    let deadline = Instant::now() + group.transport.timeout;
     let address = loop {
         let request = FindCoordinatorRequest::default()
             .with_key(StrBytes::from_string(group.transactional_id.clone()))
@@ -283,7 +283,7 @@ async fn find_coordinator(group: &Group) -> Result<Connection, ClientError> {
     if bootstrap.address() == address {
         Ok(bootstrap)
     } else {
-        Connection::connect(&address, group.timeout).await
+        Connection::connect(&address, group.transport.clone()).await
     }
 }
 

@@ -4,7 +4,7 @@
 //! Confluent or Karapace deployment keeps.
 //!
 //! * [`format`](mod@format): Confluent's record format, byte for byte.
-//! * [`client`]: the few Kafka requests needed, over plain TCP.
+//! * [`client`]: the few Kafka requests needed, over plain TCP or TLS.
 //! * [`reader`]: committed records of the topic, in offset order.
 //! * [`replay`]: records to the store's changes and snapshot, and back.
 //! * [`producer`]: the one transactional writer, fenced at the broker.
@@ -15,11 +15,10 @@
 //! It knows nothing of the registry's in-memory state or of HTTP.
 //!
 //! # Not yet (issue 43)
-//! TLS and SASL for `--store kafka://…` (Tansu 0.6.0 cannot serve TLS for
-//! a test: its `--cert` conflicts with `--key`; a TLS-terminating proxy in
-//! the test would do), subjects outside the default context, compressed
-//! record batches, the operator's Lease deciding the store's leadership
-//! (through [`election::Leadership::set`]).
+//! SASL for `--store kafka://…` (TLS is there: [`client::Transport`]),
+//! subjects outside the default context, compressed record batches, the
+//! operator's Lease deciding the store's leadership (through
+//! [`election::Leadership::set`]).
 //!
 //! # The client (decided in issue 43, first session)
 //!

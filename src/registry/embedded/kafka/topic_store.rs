@@ -33,7 +33,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 
-use super::client::ClientError;
+use std::path::PathBuf;
+
+use super::client::{ClientError, Transport};
 use super::election::{ElectionOptions, Leadership, Role};
 use super::producer::{ProducerError, TransactionalProducer};
 use super::reader::TopicReader;
@@ -66,6 +68,8 @@ pub struct KafkaOptions {
     pub read_only: bool,
     /// What to check, or create, about the topic at start.
     pub topic_policy: TopicPolicy,
+    /// TLS to the brokers; `None`: plain TCP.
+    pub tls: Option<KafkaTls>,
     /// How this instance takes part in the leader election, when it may
     /// write and runs one ([`KafkaStore::led_by`]); an empty advertised URL
     /// is filled in by the registry from the address it listens on.
@@ -86,6 +90,7 @@ impl KafkaOptions {
             read_only: false,
             topic_policy: TopicPolicy::default(),
             election: None,
+            tls: None,
         }
     }
 
@@ -95,9 +100,49 @@ impl KafkaOptions {
     }
 }
 
+/// TLS to the brokers: the system's CAs and `ca_file`'s are trusted; a
+/// client certificate when the brokers authenticate clients by certificate.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KafkaTls {
+    /// PEM CA certificates trusted besides the system's.
+    pub ca_file: Option<PathBuf>,
+    /// PEM certificate chain and private key presented to the brokers.
+    pub client_identity: Option<(PathBuf, PathBuf)>,
+}
+
+impl KafkaOptions {
+    /// How to reach the brokers: the request timeout and TLS.
+    ///
+    /// # Errors
+    /// When a PEM file cannot be read or TLS refuses it.
+    pub fn transport(&self) -> Result<Transport, StoreError> {
+        let Some(tls) = &self.tls else {
+            return Ok(self.timeout.into());
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        crate::registry::tls::add_system_roots(&mut roots);
+        if let Some(path) = &tls.ca_file {
+            crate::registry::tls::add_ca_file(&mut roots, path)?;
+        }
+        let builder = crate::registry::tls::client_builder(roots)?;
+        let config = match &tls.client_identity {
+            Some((cert, key)) => {
+                let (chain, key) = crate::registry::tls::read_client_identity(cert, key)?;
+                builder.with_client_auth_cert(chain, key)?
+            }
+            None => builder.with_no_client_auth(),
+        };
+        Ok(Transport {
+            timeout: self.timeout,
+            tls: Some(Arc::new(config)),
+        })
+    }
+}
+
 /// The store on a Kafka topic.
 pub struct KafkaStore {
     options: KafkaOptions,
+    transport: Transport,
     fingerprint: Arc<Fingerprint<'static>>,
     leadership: Option<Arc<Leadership>>,
     state: Mutex<State>,
@@ -130,16 +175,19 @@ impl KafkaStore {
             create: options.topic_policy.create && !options.read_only,
             ..options.topic_policy
         };
-        let report = topic_check::create_or_verify(&options.bootstrap, &options.topic, policy, options.timeout).await?;
+        let transport = options.transport()?;
+        let report =
+            topic_check::create_or_verify(&options.bootstrap, &options.topic, policy, transport.clone()).await?;
         if report.created {
             tracing::info!(topic = %options.topic, "Created the store's topic");
         }
         for warning in &report.warnings {
             tracing::warn!(topic = %options.topic, "{warning}");
         }
-        let reader = TopicReader::open(&options.bootstrap, &options.topic, 0, options.timeout).await?;
+        let reader = TopicReader::open(&options.bootstrap, &options.topic, 0, transport.clone()).await?;
         Ok(Self {
             options,
+            transport,
             fingerprint,
             leadership: None,
             state: Mutex::new(State {
@@ -192,10 +240,7 @@ impl KafkaStore {
     /// changes, as one batch, when there were records.
     async fn catch_up(&self, state: &mut State) -> Result<(), StoreError> {
         if state.reconnect.is_some() {
-            state
-                .reader
-                .reconnect(&self.options.bootstrap, self.options.timeout)
-                .await?;
+            state.reader.reconnect(&self.options.bootstrap).await?;
             tracing::info!(topic = %self.options.topic, "Reached the Kafka store's broker again");
             state.reconnect = None;
         }
@@ -259,7 +304,7 @@ impl KafkaStore {
                 &self.options.bootstrap,
                 &self.options.topic,
                 &self.options.transactional_id,
-                self.options.timeout,
+                self.transport.clone(),
             )
             .await?;
             state.producer = Some(producer);
