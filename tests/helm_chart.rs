@@ -78,6 +78,13 @@ fn scenarios() -> Vec<(&'static str, Value)> {
                 "clientSecret": {"name": "postgres-client"},
             }}}),
         ),
+        (
+            "kafka",
+            json!({"store": {"type": "kafka", "kafka": {
+                "url": "kafka://kafka-0.kafka:9092,kafka-1.kafka:9092/_schemas",
+                "replicationFactor": 2,
+            }}}),
+        ),
         ("webhook", json!({"webhook": {"enabled": true}})),
         (
             "certmanager",
@@ -177,6 +184,21 @@ fn invalid_values() -> Vec<(&'static str, Value, &'static str)> {
             "/registry/external/credentialsSecret",
         ),
         ("unknown-log-format", json!({"logFormat": "xml"}), "/logFormat"),
+        (
+            "kafka-without-url",
+            json!({"store": {"type": "kafka"}}),
+            "/store/kafka/url",
+        ),
+        (
+            "kafka-url-without-topic",
+            json!({"store": {"type": "kafka", "kafka": {"url": "kafka://kafka:9092"}}}),
+            "/store/kafka/url",
+        ),
+        (
+            "two-replicas-on-kafka",
+            json!({"replicas": 2, "store": {"type": "kafka", "kafka": {"url": "kafka://kafka:9092/_schemas"}}}),
+            "/store/type",
+        ),
         (
             "open-writes-without-a-secret",
             json!({"registryApi": {"writes": "open"}}),
@@ -728,6 +750,28 @@ fn leader_election_and_postgres_only_with_several_replicas() {
             .iter()
             .any(|arg| arg.starts_with("--store-ca-file") || arg.starts_with("--store-client")),
         "no CA or client Secret, no files"
+    );
+}
+
+#[test]
+fn a_kafka_store_is_passed_as_flags_with_one_replica_and_no_volume_claim() {
+    let Some(answer) = answer() else { return };
+    let kafka = manifests(answer, "kafka");
+    assert_eq!(only(&kafka, "Deployment")["spec"]["replicas"], 1);
+    assert!(find(&kafka, "PersistentVolumeClaim").is_empty());
+    assert!(env(&kafka, "SCHEMAOPS_STORE").is_none());
+    let args = args(&kafka);
+    assert!(
+        args.contains(&"--store=kafka://kafka-0.kafka:9092,kafka-1.kafka:9092/_schemas".to_owned()),
+        "{args:?}"
+    );
+    assert!(
+        args.contains(&"--store-topic-replication-factor=2".to_owned()),
+        "{args:?}"
+    );
+    assert!(
+        !args.iter().any(|arg| arg.starts_with("--store-transactional-id")),
+        "{args:?}"
     );
 }
 

@@ -11,9 +11,11 @@ use std::time::Duration;
 use schemaops::compat::{Format, Mode, Reference};
 use schemaops::registry::contract::Contract;
 use schemaops::registry::embedded::kafka::client::Connection;
+use schemaops::registry::embedded::kafka::election::{Leadership, Role};
+use schemaops::registry::embedded::kafka::producer::ProducerError;
 use schemaops::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaStore};
 use schemaops::registry::embedded::store::{
-    Applied, CatchUp, Change, SchemaRow, Store, StoreError, SubjectRow, VersionRow,
+    Applied, CatchUp, Change, NoLeader, SchemaRow, Store, StoreError, SubjectRow, VersionRow,
 };
 use schemaops::registry::{RegistryMode, SchemaId, SchemaReference, SubjectName, Version};
 use support::broker::Broker;
@@ -148,4 +150,51 @@ async fn two_instances_share_one_topic_through_the_store_trait() {
             .all(|row| row.subject.as_str() != "payments-value"),
         "the fenced write was applied"
     );
+}
+
+#[tokio::test]
+async fn an_elected_store_writes_only_while_it_leads_and_steps_down_when_fenced() {
+    let Some(broker) = Broker::start_or_skip() else {
+        return;
+    };
+    let (first_role, second_role) = (Leadership::new(), Leadership::new());
+    let first = open(&broker).await.led_by(Arc::clone(&first_role));
+    let second = open(&broker).await.led_by(Arc::clone(&second_role));
+    first_role.set(Role::Leader { generation: 1 });
+    second_role.set(Role::Follower {
+        leader_url: "http://first".to_owned(),
+    });
+    first.apply(registration("a", 1, 1, "\"int\"")).await.unwrap();
+    let refused = second.apply(registration("b", 1, 2, "\"long\"")).await.unwrap_err();
+    assert!(refused.is::<NoLeader>(), "{refused}");
+
+    // The second is elected (the first does not know yet): its producer fences the first's.
+    second_role.set(Role::Leader { generation: 2 });
+    second.apply(registration("b", 1, 2, "\"long\"")).await.unwrap();
+    let fenced = first.apply(registration("c", 1, 3, "\"float\"")).await.unwrap_err();
+    assert!(
+        matches!(
+            fenced.downcast_ref::<ProducerError>(),
+            Some(ProducerError::Fenced { .. })
+        ),
+        "{fenced}"
+    );
+    // It stepped down: no leader known until the group elects again.
+    assert_eq!(first_role.role(), Role::Unknown);
+    let refused = first.apply(registration("c", 1, 3, "\"float\"")).await.unwrap_err();
+    assert!(refused.is::<NoLeader>(), "{refused}");
+
+    // Elected again later, it writes again (with a new producer): not fenced for good.
+    second_role.set(Role::Unknown);
+    first_role.set(Role::Leader { generation: 3 });
+    first.apply(registration("d", 1, 4, "\"double\"")).await.unwrap();
+
+    let snapshot = open(&broker).await.load().await.unwrap();
+    let mut subjects: Vec<String> = snapshot
+        .subjects
+        .iter()
+        .map(|subject| subject.subject.as_str().to_owned())
+        .collect();
+    subjects.sort();
+    assert_eq!(subjects, ["a", "b", "d"], "the fenced write was never appended");
 }

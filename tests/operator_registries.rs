@@ -15,13 +15,16 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use apiserver::TestApiServer;
 use base64::Engine as _;
+use rustls_pki_types::pem::PemObject as _;
 use serde_json::Value;
 use support::operator::OperatorProcess;
 use support::registry::RegistryProcess;
+use support::registry_double::{Flavour, RegistryDouble};
 
 /// How long any one convergence may take.
 const CONVERGE: Duration = Duration::from_secs(60);
@@ -31,7 +34,7 @@ const PAYMENT_V1: &str = r#"{"type":"record","name":"Payment","fields":[{"name":
 
 struct Cluster {
     // Fields drop in order: the operator stops before the API server does.
-    _operator: OperatorProcess,
+    operator: OperatorProcess,
     default_registry: String,
     health_url: String,
     _server: TestApiServer,
@@ -41,6 +44,43 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// The test API server with the CRDs and `namespaces`, and the operator
+    /// (watching every namespace, with `extra` flags) ready against it.
+    async fn start(namespaces: &[&str], extra: &[&str]) -> Self {
+        let server = TestApiServer::start();
+        let kubeconfig = server.kubeconfig().to_owned();
+        let data = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let setup = |args: &[&str]| {
+            let output = std::process::Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)
+                .arg("--cache-dir")
+                .arg(cache.path())
+                .args(args)
+                .env_remove("KUBECONFIG")
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        };
+        let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+        setup(&["apply", "-f", crds.to_str().unwrap()]);
+        for namespace in namespaces {
+            setup(&["create", "namespace", namespace]);
+        }
+        let operator = OperatorProcess::start(&kubeconfig, data.path(), extra);
+        operator.wait_ready(CONVERGE).await;
+        Self {
+            default_registry: operator.registry_url.clone(),
+            health_url: operator.health_url.clone(),
+            operator,
+            _server: server,
+            kubeconfig,
+            cache,
+            _data: data,
+        }
+    }
+
     fn kubectl(&self, args: &[&str]) -> Output {
         std::process::Command::new("kubectl")
             .arg("--kubeconfig")
@@ -177,6 +217,11 @@ fn secret(namespace: &str, name: &str, password: &str) -> String {
 const DEAD_URL: &str = "http://127.0.0.1:1";
 
 fn schema_registry(namespace: &str, name: &str, urls: &[&str], secret: &str) -> String {
+    schema_registry_with(namespace, name, urls, secret, "{attemptSeconds: 2, deadlineSeconds: 3}")
+}
+
+/// A SchemaRegistry with basic auth (user `ci`, the password in `secret`) and `timeouts`.
+fn schema_registry_with(namespace: &str, name: &str, urls: &[&str], secret: &str, timeouts: &str) -> String {
     let urls = urls
         .iter()
         .map(|url| format!("\"{url}\""))
@@ -185,8 +230,7 @@ fn schema_registry(namespace: &str, name: &str, urls: &[&str], secret: &str) -> 
     format!(
         "apiVersion: schemaops.dev/v1alpha1\nkind: SchemaRegistry\nmetadata:\n  name: {name}\n  namespace: \
          {namespace}\nspec:\n  external:\n    urls: [{urls}]\n    auth:\n      basic:\n        username: ci\n        \
-         passwordSecretRef: {{name: {secret}, key: password}}\n    timeouts: {{attemptSeconds: 2, deadlineSeconds: \
-         3}}\n"
+         passwordSecretRef: {{name: {secret}, key: password}}\n    timeouts: {timeouts}\n"
     )
 }
 
@@ -210,39 +254,8 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     let beta_data = tempfile::tempdir().unwrap();
     let beta = RegistryProcess::start_with(beta_data.path(), &["--write-credentials", "ci:beta-pw"]).await;
 
-    let server = TestApiServer::start();
-    let kubeconfig = server.kubeconfig().to_owned();
-    let data = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-    let setup = |args: &[&str]| {
-        let output = std::process::Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .arg("--cache-dir")
-            .arg(cache.path())
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    };
-    setup(&["apply", "-f", crds.to_str().unwrap()]);
-    for namespace in ["team-a", "team-b", "team-c"] {
-        setup(&["create", "namespace", namespace]);
-    }
     // Every namespace watched; a short resync so connections are checked again within seconds.
-    let operator = OperatorProcess::start(&kubeconfig, data.path(), &["--resync-seconds", "2"]);
-    operator.wait_ready(CONVERGE).await;
-    let cluster = Cluster {
-        default_registry: operator.registry_url.clone(),
-        health_url: operator.health_url.clone(),
-        _operator: operator,
-        _server: server,
-        kubeconfig,
-        cache,
-        _data: data,
-    };
+    let cluster = Cluster::start(&["team-a", "team-b", "team-c"], &["--resync-seconds", "2"]).await;
 
     // team-a's connection has the right password; team-b's Secret holds a stale one for now.
     cluster.apply(&secret("team-a", "alpha-credentials", "alpha-pw"));
@@ -462,4 +475,269 @@ async fn schemas_follow_their_registry_ref_with_per_registry_claims_and_live_rot
     }
     // Retain (the default) left the subject in team-a's registry.
     assert_eq!(versions(&alpha.url, "orders-value").await, [1]);
+}
+
+fn subject_config(
+    namespace: &str,
+    name: &str,
+    subject: &str,
+    level: &str,
+    mode: Option<&str>,
+    registry_ref: (&str, &str),
+) -> String {
+    let mode = mode.map(|mode| format!("  mode: {mode}\n")).unwrap_or_default();
+    let (kind, connection) = registry_ref;
+    format!(
+        "apiVersion: schemaops.dev/v1alpha1\nkind: SubjectConfig\nmetadata:\n  name: {name}\n  namespace: \
+         {namespace}\nspec:\n  subject: {subject}\n  compatibility: {level}\n{mode}  registryRef: {{kind: {kind}, \
+         name: {connection}}}\n"
+    )
+}
+
+/// The operator's admission webhook, reached over TLS with the CA it wrote out.
+struct Webhook {
+    url: String,
+    client: reqwest::Client,
+}
+
+impl Webhook {
+    fn of(cluster: &Cluster, bundle: &Path) -> Self {
+        let encoded = std::fs::read_to_string(bundle).expect("the operator wrote its CA bundle");
+        let pem = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .expect("a base64 CA bundle");
+        let mut roots = rustls::RootCertStore::empty();
+        for certificate in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
+            roots.add(certificate.unwrap()).unwrap();
+        }
+        let base = cluster
+            .operator
+            .webhook_url
+            .clone()
+            .expect("the operator serves its webhook");
+        Self {
+            // The certificate names `localhost`.
+            url: format!("{}/validate/schemas", base.replace("127.0.0.1", "localhost")),
+            client: support::http_client_trusting(roots),
+        }
+    }
+
+    /// The webhook's `response` to creating the object in `manifest` (YAML).
+    async fn review(&self, manifest: &str) -> Value {
+        let object: Value = serde_saphyr::from_str(manifest).expect("a YAML manifest");
+        let kind = object["kind"].as_str().unwrap().to_owned();
+        let review = serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "1b4f1d1e-4f7a-4d41-9c55-2a3f7b0c9e01",
+                "kind": {"group": "schemaops.dev", "version": "v1alpha1", "kind": kind},
+                "resource": {"group": "schemaops.dev", "version": "v1alpha1", "resource": format!("{}s", kind.to_lowercase())},
+                "name": object["metadata"]["name"],
+                "namespace": object["metadata"]["namespace"],
+                "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+                "object": object,
+                "dryRun": false,
+            }
+        });
+        let reply: Value = self
+            .client
+            .post(&self.url)
+            .json(&review)
+            .send()
+            .await
+            .expect("the webhook answers")
+            .json()
+            .await
+            .expect("an AdmissionReview");
+        reply["response"].clone()
+    }
+}
+
+/// The message of `object`'s condition `type_`.
+fn condition_message(object: &Value, type_: &str) -> String {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| conditions.iter().find(|condition| condition["type"] == type_))
+        .and_then(|condition| condition["message"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A registry behind the registry double answering as Karapace, with its own
+/// password: the connection says what Karapace lacks and is Ready; a Schema
+/// bound to it lands there; a level-only SubjectConfig is configured there,
+/// and one that asks for a per-subject mode gets its level while the mode is
+/// reported unsupported: no mode write ever reaches the registry (Karapace
+/// refuses them with 405). Then its password is rotated while reconciles
+/// against it are in flight (the registry holds every request back): the
+/// requests under way meet the new password and are refused, and the next
+/// reconciles read the new Secret and use it, with no restart and no object
+/// left failed. The resync is long, so it is the retry that recovers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_karapace_registry_reports_what_it_lacks_and_takes_a_password_rotated_mid_reconcile() {
+    if kubectl_missing() {
+        return;
+    }
+    let served = tempfile::tempdir().unwrap();
+    let karapace = RegistryDouble::start(served.path()).await;
+    karapace.set_flavour(Flavour::Karapace);
+    karapace.require_password("karapace-pw");
+    let bundle_folder = tempfile::tempdir().unwrap();
+    let bundle = bundle_folder.path().join("ca-bundle");
+    let cluster = Cluster::start(
+        &["team-k"],
+        &[
+            "--resync-seconds",
+            "300",
+            "--webhook-listen",
+            "127.0.0.1:0",
+            "--webhook-ca-bundle-out",
+            bundle.to_str().unwrap(),
+        ],
+    )
+    .await;
+
+    cluster.apply(&secret("team-k", "karapace-credentials", "karapace-pw"));
+    cluster.apply(&schema_registry_with(
+        "team-k",
+        "karapace",
+        &[&karapace.url],
+        "karapace-credentials",
+        "{attemptSeconds: 10, deadlineSeconds: 20}",
+    ));
+    let connection = cluster.wait_condition(Some("team-k"), "schemaregistry", "karapace", "Ready", "True", "Ready");
+    assert_eq!(
+        connection["status"]["endpoint"],
+        karapace.url.as_str(),
+        "{connection:#}"
+    );
+    // No subject modes, data contracts, contexts or GUIDs; `normalize` it takes.
+    assert_eq!(
+        connection["status"]["capabilities"],
+        serde_json::json!({"subjectMode": false, "contracts": false, "contexts": false, "guids": false, "normalize": true}),
+        "{connection:#}"
+    );
+
+    let bound = ("SchemaRegistry", "karapace");
+    cluster.apply(&schema("team-k", "orders", "orders-value", ORDER_V1, Some(bound)));
+    cluster.apply(&schema("team-k", "payments", "payments-value", PAYMENT_V1, Some(bound)));
+    cluster.wait_condition(Some("team-k"), "schema", "orders", "Ready", "True", "Registered");
+    cluster.wait_condition(Some("team-k"), "schema", "payments", "Ready", "True", "Registered");
+    assert_eq!(versions(&karapace.backend_url, "orders-value").await, [1]);
+    assert!(
+        latest(&karapace.backend_url, "payments-value")
+            .await
+            .contains("Payment")
+    );
+    assert!(versions(&cluster.default_registry, "orders-value").await.is_empty());
+
+    cluster.apply(&subject_config("team-k", "orders", "orders-value", "FULL", None, bound));
+    cluster.wait_condition(Some("team-k"), "subjectconfig", "orders", "Ready", "True", "Configured");
+    assert_eq!(
+        subject_level(&karapace.backend_url, "orders-value").await.as_deref(),
+        Some("FULL")
+    );
+    cluster.apply(&subject_config(
+        "team-k",
+        "payments",
+        "payments-value",
+        "FORWARD",
+        Some("READONLY"),
+        bound,
+    ));
+    let frozen = cluster.wait_condition(
+        Some("team-k"),
+        "subjectconfig",
+        "payments",
+        "Ready",
+        "False",
+        "ModeUnsupported",
+    );
+    assert!(
+        condition_message(&frozen, "Ready").contains("cannot hold a per-subject mode"),
+        "{frozen:#}"
+    );
+    assert_eq!(
+        subject_level(&karapace.backend_url, "payments-value").await.as_deref(),
+        Some("FORWARD")
+    );
+    assert_eq!(karapace.subject_mode_writes(), 0, "no mode write reached Karapace");
+    assert_eq!(karapace.unauthorized(), 0, "every request carried the password");
+
+    // The webhook refuses what it can know Karapace cannot hold: a managed SubjectConfig's mode.
+    let webhook = Webhook::of(&cluster, &bundle);
+    let with_mode = subject_config("team-k", "audit", "audit-value", "BACKWARD", Some("READWRITE"), bound);
+    let reply = webhook.review(&with_mode).await;
+    assert_eq!(reply["allowed"], false, "{reply:#}");
+    assert_eq!(reply["status"]["code"], 422, "{reply:#}");
+    assert!(
+        reply["status"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SchemaRegistry/karapace cannot hold a per-subject mode"),
+        "{reply:#}"
+    );
+    let level_only = subject_config("team-k", "audit", "audit-value", "BACKWARD", None, bound);
+    assert_eq!(webhook.review(&level_only).await["allowed"], true);
+    let observed = format!("{with_mode}  managementPolicy: Observe\n");
+    assert_eq!(webhook.review(&observed).await["allowed"], true);
+    // Managed through a read-only connection: allowed, with a warning that it is only observed.
+    cluster.apply(&format!(
+        "{}  readOnly: true\n",
+        schema_registry_with(
+            "team-k",
+            "karapace-observer",
+            &[&karapace.url],
+            "karapace-credentials",
+            "{attemptSeconds: 10, deadlineSeconds: 20}",
+        )
+    ));
+    let reply = webhook
+        .review(&schema(
+            "team-k",
+            "watched",
+            "orders-value",
+            ORDER_V1,
+            Some(("SchemaRegistry", "karapace-observer")),
+        ))
+        .await;
+    assert_eq!(reply["allowed"], true, "{reply:#}");
+    assert!(
+        reply["warnings"]
+            .to_string()
+            .contains("SchemaRegistry/karapace-observer is readOnly"),
+        "{reply:#}"
+    );
+
+    // Rotation under load: every request is held back, new Schemas start reconciles against it...
+    karapace.faults.delay_ms.store(1_500, Ordering::SeqCst);
+    let more = ["invoices", "refunds", "returns", "shipments"];
+    for name in more {
+        cluster.apply(&schema("team-k", name, &format!("{name}-value"), ORDER_V1, Some(bound)));
+    }
+    let deadline = Instant::now() + CONVERGE;
+    while karapace.held() == 0 {
+        assert!(Instant::now() < deadline, "no reconcile reached the registry");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // ...and the password changes at the registry and in the Secret while they wait.
+    karapace.require_password("karapace-pw-2");
+    cluster.apply(&secret("team-k", "karapace-credentials", "karapace-pw-2"));
+    karapace.faults.delay_ms.store(0, Ordering::SeqCst);
+    for name in more {
+        cluster.wait_condition(Some("team-k"), "schema", name, "Ready", "True", "Registered");
+        assert_eq!(versions(&karapace.backend_url, &format!("{name}-value")).await, [1]);
+    }
+    assert!(
+        karapace.unauthorized() > 0,
+        "a request in flight met the new password (else this test rotated between reconciles)"
+    );
+    // Nothing is left failed: the earlier objects and the connection are as they were.
+    for name in ["orders", "payments"] {
+        cluster.wait_condition(Some("team-k"), "schema", name, "Ready", "True", "Registered");
+    }
+    cluster.wait_condition(Some("team-k"), "subjectconfig", "orders", "Ready", "True", "Configured");
+    cluster.wait_condition(Some("team-k"), "schemaregistry", "karapace", "Ready", "True", "Ready");
 }

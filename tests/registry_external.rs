@@ -511,6 +511,11 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 /// client certificate, written as PEM files; the server's rustls config
 /// requires a client certificate when `mutual`.
 fn pki(mutual: bool) -> Pki {
+    pki_naming(mutual, &["127.0.0.1", "localhost"])
+}
+
+/// As [`pki`], with a server certificate issued to `names`.
+fn pki_naming(mutual: bool, names: &[&str]) -> Pki {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
     let dir = tempfile::tempdir().unwrap();
     let ca_key = KeyPair::generate().unwrap();
@@ -523,7 +528,7 @@ fn pki(mutual: bool) -> Pki {
     let issuer = Issuer::new(ca_params, &ca_key);
 
     let server_key = KeyPair::generate().unwrap();
-    let server_cert = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+    let server_cert = CertificateParams::new(names.iter().map(|name| (*name).to_owned()).collect::<Vec<_>>())
         .unwrap()
         .signed_by(&server_key, &issuer)
         .unwrap();
@@ -618,6 +623,39 @@ async fn mutual_tls_requires_the_client_certificate() {
     let mut half = with_identity.clone();
     half.client_key_file = None;
     assert!(ExternalRegistry::new(&half, checker()).is_err());
+}
+
+/// A registry reached by an address its certificate does not name (a Service
+/// name, an IP) is trusted with `server_name`, its certificate's name; any
+/// other name, or none, is refused.
+#[tokio::test]
+async fn the_server_name_is_what_the_certificate_is_checked_against() {
+    let data = tempfile::tempdir().unwrap();
+    let pki = pki_naming(false, &["registry.internal"]);
+    let url = serve_tls(api(embedded(data.path()).await), pki.server.clone()).await;
+    let trusting = |server_name: Option<&str>| {
+        let mut config = config(&url);
+        config.ca_file = Some(pki.dir.path().join("ca.pem"));
+        config.server_name = server_name.map(str::to_owned);
+        config.max_retries = 0;
+        config
+    };
+
+    let subjects = client(&trusting(Some("registry.internal")))
+        .subjects(&SubjectFilter::default())
+        .await
+        .unwrap();
+    assert!(subjects.is_empty());
+    for wrong in [None, Some("other.internal")] {
+        let error = client(&trusting(wrong))
+            .subjects(&SubjectFilter::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::Unavailable { .. }), "{wrong:?}: {error:?}");
+        assert!(error.to_string().contains("certificate"), "{wrong:?}: {error}");
+    }
+    let error = ExternalRegistry::new(&trusting(Some("not a name")), checker()).unwrap_err();
+    assert!(error.to_string().contains("not a name"), "{error}");
 }
 
 // ---------------------------------------------------------------- retries

@@ -81,7 +81,7 @@ pub enum ImportSource {
     /// A registry, through its REST API.
     Registry(Box<ExternalConfig>),
     /// A store topic in Confluent's record format, read directly.
-    Kafka(KafkaOptions),
+    Kafka(Box<KafkaOptions>),
 }
 
 impl ImportSource {
@@ -110,7 +110,7 @@ impl ImportArgs {
             let topic =
                 super::StoreArgs::kafka_source(&url).map_err(|message| message.replace("--store", "--from-kafka"))?;
             return Ok(ImportConfig {
-                source: ImportSource::Kafka(topic),
+                source: ImportSource::Kafka(Box::new(topic)),
                 database: self.data.join("registry.db"),
                 postgres: store.postgres,
                 kafka: store.kafka,

@@ -12,8 +12,9 @@ use crate::compat::json::JsonPolicy;
 use crate::http_server::ServerLimits;
 use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, AdmissionConfig, RestWrites};
+use crate::registry::embedded::kafka::election::ElectionOptions;
 use crate::registry::embedded::kafka::topic_check::TopicPolicy;
-use crate::registry::embedded::kafka::topic_store::KafkaOptions;
+use crate::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaTls};
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 
 /// What `schemaops registry` does, as its help says it.
@@ -211,21 +212,26 @@ pub struct StoreArgs {
     /// are verified), without it the connection is plain. Several registry
     /// processes may share one database.
     ///
-    /// Kafka: `kafka://host:port[,host:port…]/topic` (plain TCP), the topic
+    /// Kafka: `kafka://host:port[,host:port…]/topic` (TLS with
+    /// `--store-tls`), the topic
     /// in Confluent Schema Registry's format (`_schemas` is Confluent's and
     /// Karapace's default). Every instance reads the whole topic before it
-    /// answers and follows it; one instance writes (see
-    /// `--store-transactional-id` and `--store-read-only`).
+    /// answers and follows it; one elected instance writes, the others
+    /// forward writes to it (see `--store-advertised-url`,
+    /// `--store-leader-eligibility` and `--store-read-only`).
     #[arg(long = "store", env = "SCHEMAOPS_STORE", value_name = "URL", hide_env_values = true)]
     pub dsn: Option<String>,
 
     /// PEM file of CA certificates trusted for the PostgreSQL server's
     /// certificate, besides the system's; needs `sslmode=require` in `--store`.
+    /// For the Kafka store, the brokers' (with `--store-tls`).
     #[arg(long = "store-ca-file", env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
 
     /// PEM certificate chain presented to the PostgreSQL server (its `cert`
     /// authentication); with `--store-client-key` and `sslmode=require`.
+    /// For the Kafka store, to brokers that authenticate clients by
+    /// certificate (with `--store-tls`).
     #[arg(long = "store-client-cert", env = "SCHEMAOPS_STORE_CLIENT_CERT", value_name = "FILE")]
     pub client_cert: Option<PathBuf>,
 
@@ -233,9 +239,17 @@ pub struct StoreArgs {
     #[arg(long = "store-client-key", env = "SCHEMAOPS_STORE_CLIENT_KEY", value_name = "FILE")]
     pub client_key: Option<PathBuf>,
 
+    /// Kafka store: connect to the brokers over TLS (their listeners'
+    /// `SSL` protocol); the brokers' certificates must be valid for the
+    /// host names in `--store` and chain to the system's CAs or
+    /// `--store-ca-file`'s.
+    #[arg(long = "store-tls", env = "SCHEMAOPS_STORE_TLS")]
+    pub tls: bool,
+
     /// Kafka store: the writer's transactional ID, the same on every
     /// instance of one topic: an instance that starts writing fences the
-    /// one that wrote before (default `schemaops-<topic>`).
+    /// one that wrote before. Also the ID of the group that elects the
+    /// writer (default `schemaops-<topic>`).
     #[arg(
         long = "store-transactional-id",
         env = "SCHEMAOPS_STORE_TRANSACTIONAL_ID",
@@ -248,6 +262,40 @@ pub struct StoreArgs {
     /// answers. For serving reads beside another registry that writes.
     #[arg(long = "store-read-only", env = "SCHEMAOPS_STORE_READ_ONLY")]
     pub read_only: bool,
+
+    /// Kafka store: the URL other instances forward writes to when this one
+    /// leads (Confluent's advertised `host.name` and listener); it must be
+    /// different on every instance. Default: `http://` and the address
+    /// `--listen` bound, which only suits instances on one machine.
+    #[arg(
+        long = "store-advertised-url",
+        env = "SCHEMAOPS_STORE_ADVERTISED_URL",
+        value_name = "URL"
+    )]
+    pub advertised_url: Option<String>,
+
+    /// Kafka store: whether this instance may be elected to write
+    /// (Confluent's `leader.eligibility`). An ineligible instance forwards
+    /// every write to the leader.
+    #[arg(
+        long = "store-leader-eligibility",
+        env = "SCHEMAOPS_STORE_LEADER_ELIGIBILITY",
+        value_name = "BOOL",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    pub leader_eligibility: bool,
+
+    /// Kafka store: how long the group coordinator waits for an instance's
+    /// heartbeat before it elects another leader without it, in
+    /// milliseconds (Confluent's default is 10 s as well).
+    #[arg(
+        long = "store-session-timeout-ms",
+        env = "SCHEMAOPS_STORE_SESSION_TIMEOUT_MS",
+        value_name = "MS",
+        default_value_t = 10_000
+    )]
+    pub session_timeout_ms: u64,
 
     /// Kafka store: the replication factor a missing topic is created with
     /// (at most the number of live brokers) and an existing one is expected
@@ -297,6 +345,10 @@ impl StoreArgs {
             ("--store-topic-replication-factor", self.topic_replication_factor != 3),
             ("--store-no-create-topic", self.no_create_topic),
             ("--store-skip-topic-validation", self.skip_topic_validation),
+            ("--store-advertised-url", self.advertised_url.is_some()),
+            ("--store-leader-eligibility", !self.leader_eligibility),
+            ("--store-session-timeout-ms", self.session_timeout_ms != 10_000),
+            ("--store-tls", self.tls),
         ];
         let is_kafka = self.dsn.as_deref().is_some_and(|dsn| dsn.starts_with("kafka://"));
         if !is_kafka && let Some((flag, _)) = kafka_flags.iter().find(|(_, given)| *given) {
@@ -344,11 +396,32 @@ impl StoreArgs {
             ("--store-client-cert", &self.client_cert),
             ("--store-client-key", &self.client_key),
         ];
-        if let Some((flag, _)) = tls_files.iter().find(|(_, file)| file.is_some()) {
-            return Err(format!(
-                "{flag} is for PostgreSQL over TLS; the Kafka store speaks plain TCP only for now"
-            ));
-        }
+        let tls = if self.tls {
+            for (flag, file) in tls_files {
+                if let Some(path) = file
+                    && !path.is_file()
+                {
+                    return Err(format!("{flag} {} is not a readable file", path.display()));
+                }
+            }
+            let client_identity = match (self.client_cert, self.client_key) {
+                (Some(cert), Some(key)) => Some((cert, key)),
+                (None, None) => None,
+                (Some(_), None) => return Err("--store-client-cert needs --store-client-key".to_owned()),
+                (None, Some(_)) => return Err("--store-client-key needs --store-client-cert".to_owned()),
+            };
+            Some(KafkaTls {
+                ca_file: self.ca_file,
+                client_identity,
+            })
+        } else {
+            if let Some((flag, _)) = tls_files.iter().find(|(_, file)| file.is_some()) {
+                return Err(format!(
+                    "{flag} is used over TLS only: add --store-tls for the Kafka store"
+                ));
+            }
+            None
+        };
         let url = self.dsn.unwrap_or_default();
         let (bootstrap, topic) = parse_kafka_url(&url)?;
         if self.topic_replication_factor < 1 {
@@ -359,10 +432,27 @@ impl StoreArgs {
         {
             return Err("--store-transactional-id must not be empty".to_owned());
         }
+        if let Some(url) = &self.advertised_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(format!(
+                "--store-advertised-url `{url}` is not an http:// or https:// URL"
+            ));
+        }
+        if !(1_000..=600_000).contains(&self.session_timeout_ms) {
+            return Err("--store-session-timeout-ms must be between 1000 and 600000".to_owned());
+        }
         let defaults = KafkaOptions::new(bootstrap, topic);
+        let election = (!self.read_only).then(|| ElectionOptions {
+            advertised_url: self.advertised_url.unwrap_or_default(),
+            eligible: self.leader_eligibility,
+            session_timeout: std::time::Duration::from_millis(self.session_timeout_ms),
+        });
         Ok(KafkaOptions {
             transactional_id: self.transactional_id.unwrap_or(defaults.transactional_id.clone()),
             read_only: self.read_only,
+            election,
+            tls,
             topic_policy: TopicPolicy {
                 create: !self.no_create_topic,
                 replication_factor: self.topic_replication_factor,

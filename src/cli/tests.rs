@@ -479,3 +479,111 @@ fn a_wrong_kafka_store_url_or_option_is_refused_naming_the_flag() {
         assert!(error.contains("--store"), "{args:?}: {error}");
     }
 }
+
+#[test]
+fn a_writing_kafka_instance_joins_the_election_with_its_flags_and_a_read_only_one_does_not() {
+    use std::time::Duration;
+    let url = "kafka://k-0:9092/_schemas";
+    let election = registry_config(&["--store", url])
+        .unwrap()
+        .kafka
+        .unwrap()
+        .election
+        .unwrap();
+    assert_eq!(election.advertised_url, "", "filled in from --listen when serving");
+    assert!(election.eligible);
+    assert_eq!(election.session_timeout, Duration::from_secs(10));
+
+    let election = registry_config(&[
+        "--store",
+        url,
+        "--store-advertised-url",
+        "https://registry-1.example:8081",
+        "--store-leader-eligibility",
+        "false",
+        "--store-session-timeout-ms",
+        "6000",
+    ])
+    .unwrap()
+    .kafka
+    .unwrap()
+    .election
+    .unwrap();
+    assert_eq!(election.advertised_url, "https://registry-1.example:8081");
+    assert!(!election.eligible);
+    assert_eq!(election.session_timeout, Duration::from_secs(6));
+
+    let read_only = registry_config(&["--store", url, "--store-read-only"])
+        .unwrap()
+        .kafka
+        .unwrap();
+    assert_eq!(read_only.election, None);
+}
+
+#[test]
+fn wrong_election_flags_are_refused_and_the_operator_takes_none() {
+    let url = "kafka://k-0:9092/_schemas";
+    for (args, expected) in [
+        (
+            &["--store", url, "--store-advertised-url", "registry-1:8081"][..],
+            "is not an http:// or https:// URL",
+        ),
+        (
+            &["--store", url, "--store-session-timeout-ms", "10"][..],
+            "--store-session-timeout-ms must be between",
+        ),
+        (
+            &["--store", "postgres://db/r", "--store-leader-eligibility", "false"][..],
+            "--store-leader-eligibility is for the Kafka store",
+        ),
+    ] {
+        let error = registry_config(args).unwrap_err();
+        assert!(error.contains(expected), "{args:?}: {error}");
+    }
+    let error = operator_config(&["--store", url, "--store-advertised-url", "http://op:8081"]).unwrap_err();
+    assert!(error.contains("the operator does not join"), "{error}");
+    assert!(operator_config(&["--store", url]).unwrap().kafka.is_some());
+}
+
+#[test]
+fn the_kafka_store_takes_tls_and_its_files_only_with_store_tls() {
+    use crate::registry::embedded::kafka::topic_store::KafkaTls;
+    let url = "kafka://k-0:9093/_schemas";
+    let folder = tempfile::tempdir().unwrap();
+    let ca = folder.path().join("ca.pem");
+    std::fs::write(&ca, "").unwrap();
+    let ca = ca.to_str().unwrap();
+    let kafka = registry_config(&["--store", url, "--store-tls", "--store-ca-file", ca])
+        .unwrap()
+        .kafka
+        .unwrap();
+    assert_eq!(
+        kafka.tls,
+        Some(KafkaTls {
+            ca_file: Some(ca.into()),
+            client_identity: None
+        })
+    );
+    assert_eq!(registry_config(&["--store", url]).unwrap().kafka.unwrap().tls, None);
+    for (args, expected) in [
+        (
+            &["--store", url, "--store-ca-file", ca][..],
+            "--store-ca-file is used over TLS only: add --store-tls",
+        ),
+        (
+            &["--store", url, "--store-tls", "--store-client-cert", ca][..],
+            "--store-client-cert needs --store-client-key",
+        ),
+        (
+            &["--store", url, "--store-tls", "--store-ca-file", "/no/such/ca.pem"][..],
+            "is not a readable file",
+        ),
+        (
+            &["--store", "postgres://db/r", "--store-tls"][..],
+            "--store-tls is for the Kafka store",
+        ),
+    ] {
+        let error = registry_config(args).unwrap_err();
+        assert!(error.contains(expected), "{args:?}: {error}");
+    }
+}

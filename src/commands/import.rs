@@ -104,6 +104,7 @@ pub async fn run(config: &ImportConfig, out: &mut dyn Write) -> Result<Verdict, 
                 database: &config.database,
                 postgres: config.postgres.as_ref(),
                 kafka: config.kafka.as_ref(),
+                leadership: None,
             };
             Box::new(super::registry::open_registry_on(store, config.checker).await?)
         }
@@ -146,6 +147,7 @@ async fn copy_topic(topic: &KafkaOptions, config: &ImportConfig, out: &mut dyn W
         database: &config.database,
         postgres: config.postgres.as_ref(),
         kafka,
+        leadership: None,
     };
     let source = super::registry::open_store(chosen(Some(topic)), config.checker).await?;
     let snapshot = source.load().await.map_err(failed)?;

@@ -6,6 +6,7 @@ pub mod check;
 pub mod compat;
 pub mod crds;
 pub mod export;
+pub mod forward;
 pub mod import;
 pub mod operator;
 pub mod registry;

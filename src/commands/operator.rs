@@ -84,6 +84,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                     database: &config.database,
                     postgres: config.postgres.as_ref(),
                     kafka: config.kafka.as_ref(),
+                    leadership: None,
                 },
                 config.checker,
             )

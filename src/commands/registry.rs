@@ -6,12 +6,14 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::Verdict;
+use super::forward::{Forwarder, forward_writes};
 use crate::cli::RegistryConfig;
 use crate::compat::Checker;
 use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::policy::{PolicySet, SharedPolicies};
 use crate::registry::api::{Admission, ApiState, Auth, router};
+use crate::registry::embedded::kafka::election::{self, Leadership};
 use crate::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaStore};
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
@@ -113,12 +115,20 @@ fn read_policies(paths: &[std::path::PathBuf]) -> Result<Option<SharedPolicies>,
 pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     let policies = read_policies(&config.policies)?;
     let checker = Checker::new(config.limits).with_json_policy(config.json_policy);
+    // A writing instance on a Kafka topic writes only while elected.
+    let election = config
+        .kafka
+        .as_ref()
+        .filter(|_| config.postgres.is_none())
+        .and_then(|kafka| Some((kafka, kafka.election.clone()?)));
+    let leadership = election.as_ref().map(|_| Leadership::new());
     let registry: Arc<dyn crate::registry::Registry> = Arc::new(
         open_registry_on(
             ChosenStore {
                 database: &config.database,
                 postgres: config.postgres.as_ref(),
                 kafka: config.kafka.as_ref(),
+                leadership: leadership.as_ref(),
             },
             checker,
         )
@@ -143,6 +153,49 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
             source,
         })?;
     let address = listener.local_addr().map_err(Error::Serve)?;
+    let forwarder = match (election, &leadership) {
+        (Some((kafka, mut options)), Some(leadership)) => {
+            if options.advertised_url.is_empty() {
+                if address.ip().is_unspecified() {
+                    tracing::warn!(
+                        %address,
+                        "Listening on every interface without --store-advertised-url: \
+                         other instances cannot forward writes to this one"
+                    );
+                }
+                options.advertised_url = format!("http://{address}");
+            }
+            tracing::info!(url = %options.advertised_url, eligible = options.eligible, "Joining the store's leader election");
+            let group = election::Group {
+                bootstrap: kafka.bootstrap.clone(),
+                topic: kafka.topic.clone(),
+                transactional_id: kafka.transactional_id.clone(),
+                // Built as the store built it when it opened.
+                transport: kafka.transport().map_err(|source| Error::OpenKafkaStore {
+                    topic: kafka.topic.clone(),
+                    source,
+                })?,
+            };
+            let mut roles = leadership.subscribe();
+            let session_timeout = options.session_timeout;
+            tokio::spawn(election::run(group, options, Arc::clone(leadership)));
+            // As Confluent's instances do, answer only once the group has
+            // elected (a lone instance waits for the coordinator's join delay).
+            let elected = roles.wait_for(|role| *role != election::Role::Unknown);
+            if tokio::time::timeout(kafka.timeout, elected).await.is_err() {
+                tracing::warn!("No leader of the store was elected in time; writes get 50004 until one is");
+            }
+            let forwarder = Forwarder::new(
+                Arc::clone(leadership),
+                Arc::clone(&state.registry),
+                config.body_limit,
+                session_timeout,
+            )
+            .map_err(|message| Error::Serve(std::io::Error::other(message)))?;
+            Some(Arc::new(forwarder))
+        }
+        _ => None,
+    };
     let store = match (&config.postgres, &config.kafka) {
         (Some(_), _) => "postgres".to_owned(),
         (None, Some(kafka)) if kafka.read_only => format!("kafka topic {} (read-only)", kafka.topic),
@@ -171,11 +224,14 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         .filter(|_| config.postgres.is_none())
         .and_then(crate::ui::owners::AppliedObjects::in_folder)
         .map(|objects| Arc::new(objects) as Arc<dyn crate::ui::owners::Owners>);
-    let app = instrument(
+    let mut app = instrument(
         crate::ui::beside_api(router(state.clone()), state, applied),
         metrics,
         true,
     );
+    if let Some(forwarder) = forwarder {
+        app = app.layer(axum::middleware::from_fn_with_state(forwarder, forward_writes));
+    }
     http_server::serve(listener, app, config.server_limits, shutdown).await;
     Ok(Verdict::Compatible)
 }
@@ -190,6 +246,9 @@ pub struct ChosenStore<'a> {
     pub postgres: Option<&'a PostgresOptions>,
     /// The Kafka topic.
     pub kafka: Option<&'a KafkaOptions>,
+    /// Who leads the Kafka topic's writers, when this instance is elected
+    /// (`None`: it writes whenever asked, fencing any earlier writer).
+    pub leadership: Option<&'a Arc<Leadership>>,
 }
 
 /// Opens (creating when missing) the embedded registry on the PostgreSQL
@@ -207,6 +266,7 @@ pub async fn open_registry(
             database,
             postgres,
             kafka: None,
+            leadership: None,
         },
         checker,
     )
@@ -241,13 +301,16 @@ pub async fn open_store(store: ChosenStore<'_>, checker: Checker) -> Result<Arc<
         return Ok(Arc::new(store));
     }
     if let Some(options) = store.kafka {
-        let store = KafkaStore::open(options.clone(), stored_fingerprint(checker))
+        let kafka = KafkaStore::open(options.clone(), stored_fingerprint(checker))
             .await
             .map_err(|source| Error::OpenKafkaStore {
                 topic: options.topic.clone(),
                 source,
             })?;
-        return Ok(Arc::new(store));
+        return Ok(match store.leadership {
+            Some(leadership) => Arc::new(kafka.led_by(Arc::clone(leadership))),
+            None => Arc::new(kafka),
+        });
     }
     if let Some(folder) = database.parent().filter(|folder| !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|source| Error::CreateDataDir {

@@ -187,10 +187,7 @@ pub fn external_config(
             };
             config.ca_pem = Some(PemText { origin, pem });
         }
-        if tls.server_name.is_some() {
-            // reqwest verifies the URL's host; overriding it needs a resolver of our own.
-            return Err(invalid("spec.external.tls.serverName is not supported yet".to_owned()));
-        }
+        config.server_name.clone_from(&tls.server_name);
     }
     if let Some(timeouts) = &spec.timeouts {
         if let Some(seconds) = timeouts.attempt_seconds {

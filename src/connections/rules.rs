@@ -27,8 +27,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use crate::crd::conditions::{ConditionType, find_condition};
 use crate::crd::{
-    AllowedNamespaces, ClusterSchemaRegistry, ConnectionSpec, ConnectionStatus, ExternalRegistrySpec, RegistryKind,
-    RegistryRef, SchemaRegistry,
+    AllowedNamespaces, ClusterSchemaRegistry, ConnectionSpec, ConnectionStatus, ExternalRegistrySpec,
+    RegistryCapabilities, RegistryKind, RegistryRef, SchemaRegistry,
 };
 use crate::policy::Selector;
 
@@ -51,6 +51,8 @@ pub struct Connection {
     pub allowed_namespaces: Option<AllowedNamespaces>,
     /// Its `Ready` condition, as the connection controller last wrote it.
     pub ready: Option<Condition>,
+    /// The capabilities its status lists, as the connection controller last found them.
+    pub capabilities: Option<RegistryCapabilities>,
 }
 
 fn ready_condition(status: Option<&ConnectionStatus>) -> Option<Condition> {
@@ -72,6 +74,7 @@ impl Connection {
             spec: object.spec.connection.clone(),
             allowed_namespaces: None,
             ready: ready_condition(object.status.as_ref()),
+            capabilities: object.status.as_ref().and_then(|status| status.capabilities),
         }
     }
 
@@ -89,6 +92,7 @@ impl Connection {
             spec: object.spec.connection.clone(),
             allowed_namespaces: object.spec.allowed_namespaces.clone(),
             ready: ready_condition(object.status.as_ref()),
+            capabilities: object.status.as_ref().and_then(|status| status.capabilities),
         }
     }
 
@@ -226,6 +230,46 @@ pub fn check_ready(connection: &Connection) -> Result<(), ResolveError> {
         Some(ready) => Err(not_ready(&ready.reason, &ready.message)),
         None => Err(not_ready("NotChecked", "it has not been checked yet")),
     }
+}
+
+/// What a SubjectConfig asks its registry to hold, as far as a connection
+/// can be known to refuse it before anything is sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SettingsAsked {
+    /// It is managed (written), not observed.
+    pub manage: bool,
+    /// It sets `spec.mode`.
+    pub subject_mode: bool,
+    /// It sets data-contract settings.
+    pub contract_settings: bool,
+}
+
+/// Why a SubjectConfig asking for `asked` cannot be held by `connection`'s
+/// registry, as its last check found it: a mode where the registry holds
+/// no per-subject mode (Karapace), or data-contract settings where it keeps
+/// none. The controller would end such an object `Stalled`
+/// (`ModeUnsupported`, `ContractsUnsupported`), so the webhook refuses it
+/// at once. Capabilities count only while the connection is `Ready` for its
+/// current generation; a read-only connection writes nothing, so asks nothing.
+pub fn unsupported_settings(connection: &Connection, asked: SettingsAsked) -> Option<String> {
+    if !asked.manage || connection.spec.read_only || check_ready(connection).is_err() {
+        return None;
+    }
+    let capabilities = connection.capabilities?;
+    let reference = &connection.reference;
+    if asked.subject_mode && !capabilities.subject_mode {
+        return Some(format!(
+            "spec.mode: the registry of {reference} cannot hold a per-subject mode (its \
+             status.capabilities.subjectMode is false); leave spec.mode out, the registry's global mode applies"
+        ));
+    }
+    if asked.contract_settings && capabilities.contracts == Some(false) {
+        return Some(format!(
+            "the registry of {reference} keeps no data-contract settings (its status.capabilities.contracts is \
+             false); leave them out"
+        ));
+    }
+    None
 }
 
 /// The namespace part of [`check_use`]: a SchemaRegistry serves its own

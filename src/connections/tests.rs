@@ -547,3 +547,50 @@ fn neither_or_both_registries_is_an_invalid_connection() {
         "InvalidRegistryConnection"
     );
 }
+
+#[test]
+fn settings_a_ready_registry_lacks_are_refused_and_nothing_else() {
+    use rules::{SettingsAsked, unsupported_settings};
+    // Ready for its generation, with nothing but the defaults: no subject modes, contracts unknown.
+    let mut connection = Connection::from_namespaced(&namespaced("team-k", "karapace", basic(None)));
+    let mode = SettingsAsked {
+        manage: true,
+        subject_mode: true,
+        contract_settings: false,
+    };
+    let refused = unsupported_settings(&connection, mode).unwrap();
+    assert!(
+        refused.starts_with("spec.mode: ") && refused.contains("SchemaRegistry/karapace"),
+        "{refused}"
+    );
+    let contracts = SettingsAsked {
+        manage: true,
+        subject_mode: false,
+        contract_settings: true,
+    };
+    assert_eq!(
+        unsupported_settings(&connection, contracts),
+        None,
+        "not probed: not known"
+    );
+    connection.capabilities.as_mut().unwrap().contracts = Some(false);
+    assert!(
+        unsupported_settings(&connection, contracts)
+            .unwrap()
+            .contains("data-contract settings")
+    );
+
+    // Observed, through a read-only connection, or not checked for this generation: nothing is known to fail.
+    let observed = SettingsAsked { manage: false, ..mode };
+    assert_eq!(unsupported_settings(&connection, observed), None);
+    let mut read_only = connection.clone();
+    read_only.spec.read_only = true;
+    assert_eq!(unsupported_settings(&read_only, mode), None);
+    let unchecked = Connection {
+        generation: connection.generation + 1,
+        ..connection.clone()
+    };
+    assert_eq!(unsupported_settings(&unchecked, mode), None);
+    connection.capabilities.as_mut().unwrap().subject_mode = true;
+    assert_eq!(unsupported_settings(&connection, mode), None);
+}

@@ -142,8 +142,9 @@ pub struct RegistryTls {
     /// The PEM CA certificates to trust instead of the system's roots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca: Option<CaSource>,
-    /// The name the server's certificate must be valid for (and the SNI sent), when it differs
-    /// from the URL's host.
+    /// The name the server's certificate must be issued to, when it differs from the URL's host
+    /// (a registry reached by an IP or a Service name its certificate does not list). The TLS
+    /// server name indication sent stays the URL's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,
 }

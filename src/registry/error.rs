@@ -350,7 +350,9 @@ impl Error {
             Error::SchemaTooLarge { .. } => 42209,
             Error::InvalidRuleSet { .. } => 42210,
             Error::ContextNotEmpty { .. } => 42211,
-            Error::Store { source, .. } if source.is::<crate::registry::embedded::store::ReadOnlyStore>() => 50004,
+            Error::Store { source, .. } if crate::registry::embedded::store::is_unknown_leader(source.as_ref()) => {
+                50004
+            }
             Error::Store { .. } => 50001,
             Error::Unsupported { .. } => 405,
         }

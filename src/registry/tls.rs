@@ -6,10 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustls::client::WantsClientCert;
-use rustls::{ClientConfig, ConfigBuilder, RootCertStore};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{VerifierBuilderError, WantsClientCert, WebPkiServerVerifier};
+use rustls::{ClientConfig, ConfigBuilder, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 
 /// A PEM file (or PEM text from elsewhere) that could not be read or holds nothing usable.
 #[derive(Debug, thiserror::Error)]
@@ -155,6 +156,80 @@ pub fn add_ca_file(roots: &mut RootCertStore, path: &Path) -> Result<(), ReadPem
         })?;
     }
     Ok(())
+}
+
+/// Like [`client_builder`], but the server's certificate must be issued to
+/// `name` rather than to the host the client connects to (a registry reached
+/// by an address its certificate does not name). Everything else about the
+/// certificate is checked as usual: chain to `roots`, validity, usage.
+///
+/// # Errors
+/// When `roots` is empty, or the ring provider supports none of the safe
+/// protocol versions.
+pub fn client_builder_verifying_as(
+    roots: RootCertStore,
+    name: ServerName<'static>,
+) -> Result<ConfigBuilder<ClientConfig, WantsClientCert>, VerifyAsError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider)).build()?;
+    let builder = ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions()?;
+    Ok(builder
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(VerifyAs { inner, name })))
+}
+
+/// Why [`client_builder_verifying_as`] could not build a configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyAsError {
+    /// The certificate verifier refused the roots (e.g. there are none).
+    #[error("failed to build the certificate verifier")]
+    Verifier(#[from] VerifierBuilderError),
+    /// rustls refused the configuration.
+    #[error("failed to configure TLS")]
+    Tls(#[from] rustls::Error),
+}
+
+/// WebPKI verification of the server's certificate against a fixed name.
+#[derive(Debug)]
+struct VerifyAs {
+    inner: Arc<WebPkiServerVerifier>,
+    name: ServerName<'static>,
+}
+
+impl ServerCertVerifier for VerifyAs {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _connected_to: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.inner
+            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, certificate, signature)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        certificate: &CertificateDer<'_>,
+        signature: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, certificate, signature)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 /// A client configuration on the ring provider that trusts `roots`, still

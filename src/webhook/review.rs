@@ -47,7 +47,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview
 use kube::core::{DynamicObject, Status, TypeMeta};
 
 use crate::compat::Checker;
-use crate::connections::{Connections, ResolveError};
+use crate::connections::{Connections, ResolveError, rules};
 use crate::controller::judge::{PolicyContext, PolicySource};
 use crate::controller::schema::decide::{self, Plan, SchemaInputs};
 use crate::controller::schema::{read, status};
@@ -442,7 +442,10 @@ impl Admission {
 
     /// Judges an object bound to a registry connection: a policy its spec
     /// breaks (a registry its namespace may not use, among others), a ref its
-    /// namespace may not use, or to a connection being deleted, is denied;
+    /// namespace may not use, or to a connection being deleted, and a
+    /// SubjectConfig asking for a mode or data-contract settings its
+    /// connection's registry was found to lack, are denied; an object managed
+    /// through a `readOnly` connection is warned that it is only observed;
     /// otherwise it is allowed with a warning (the webhook judges against the
     /// default registry only, so the controller judges this one against its
     /// own, and a connection missing or not ready yet makes it wait, not fail).
@@ -469,6 +472,22 @@ impl Admission {
             return warn(response, unjudged);
         };
         let namespace = request.namespace.as_deref().unwrap_or_default();
+        if let Ok(connection) = connections.connection(namespace, registry_ref).await {
+            if let Some(problem) =
+                settings_asked(request).and_then(|asked| rules::unsupported_settings(&connection, asked))
+            {
+                return deny(response, CODE_INVALID, "Invalid", problem);
+            }
+            if connection.spec.read_only && writes(request) {
+                response = warn(
+                    response,
+                    format!(
+                        "spec.registryRef: {registry_ref} is readOnly, so this object is observed (as with \
+                         managementPolicy: Observe) and nothing is written"
+                    ),
+                );
+            }
+        }
         match connections.resolve(namespace, Some(registry_ref)).await {
             Ok(_) => warn(response, unjudged),
             Err(error @ (ResolveError::NamespaceNotAllowed { .. } | ResolveError::Deleting { .. })) => deny(
@@ -483,6 +502,29 @@ impl Admission {
             ),
         }
     }
+}
+
+/// What a SubjectConfig being created or updated asks its registry to hold;
+/// `None` for a Schema or an object that does not read as a SubjectConfig.
+fn settings_asked(request: &AdmissionRequest<DynamicObject>) -> Option<rules::SettingsAsked> {
+    if request.kind.kind != SUBJECT_CONFIG_KIND {
+        return None;
+    }
+    let (config, _) = objects_of::<SubjectConfig>(request, SUBJECT_CONFIG_KIND).ok()?;
+    Some(rules::SettingsAsked {
+        manage: config.spec.management_policy.is_manage(),
+        subject_mode: config.spec.mode.is_some(),
+        contract_settings: !config.spec.contract.is_empty(),
+    })
+}
+
+/// Whether the object being created or updated is managed (would write to its registry).
+fn writes(request: &AdmissionRequest<DynamicObject>) -> bool {
+    request.object.as_ref().is_some_and(|object| {
+        object.data["spec"]
+            .get("managementPolicy")
+            .is_none_or(|policy| policy == "Manage")
+    })
 }
 
 /// The request's object as a `kind` (with the object before an UPDATE, when

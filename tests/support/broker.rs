@@ -48,6 +48,24 @@ impl Broker {
     /// `Err` says why no broker could be found or spawned; a broker that
     /// starts but never listens is a panic naming its log.
     pub fn start() -> Result<Self, String> {
+        Self::start_advertising(None)
+    }
+
+    /// As [`Broker::start_or_skip`], telling clients to connect to
+    /// `advertised` (`host:port`, a proxy in front of the broker) instead
+    /// of the address it listens on.
+    pub fn start_advertising_or_skip(advertised: &str) -> Option<Self> {
+        match Self::start_advertising(Some(advertised)) {
+            Ok(broker) => Some(broker),
+            Err(reason) if !super::require_all() => {
+                println!("skipped: {reason} ({INSTALL})");
+                None
+            }
+            Err(reason) => panic!("SCHEMAOPS_REQUIRE_ALL=1 but {reason} ({INSTALL})"),
+        }
+    }
+
+    fn start_advertising(advertised: Option<&str>) -> Result<Self, String> {
         let binary = find_tansu()?;
         let version = Command::new(&binary)
             .arg("--version")
@@ -58,9 +76,16 @@ impl Broker {
         let output = File::create(&log).expect("the log file");
         let port = free_port();
         let url = format!("tcp://127.0.0.1:{port}");
+        let advertised = advertised.map_or_else(|| url.clone(), |address| format!("tcp://{address}"));
         let started = Instant::now();
         let child = Command::new(&binary)
-            .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &advertised,
+            ])
             .args(["--storage-engine", "memory://tansu/"])
             // Info logs every span; warnings are what a failing test needs.
             .env("RUST_LOG", "warn")

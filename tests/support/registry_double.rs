@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use base64::Engine as _;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full, StreamBody};
 use hyper::body::{Bytes, Frame, Incoming};
@@ -77,6 +78,23 @@ pub struct Faults {
     /// version the level implies): Karapace 5.x's compatibility router
     /// (karapace/api/routers/compatibility.py) has `…/versions/{version}` only.
     pub no_all_versions_check: AtomicBool,
+    /// `offset` and `limit` are not parameters this server knows: they are
+    /// dropped from every query, so a listing comes whole. Karapace 5.x's
+    /// routers (karapace/api/routers/subjects.py) declare only `deleted`
+    /// on `GET /subjects` and `GET /subjects/{s}/versions`.
+    pub no_paging: AtomicBool,
+    /// Compatibility checks as Karapace 5.x answers them (see
+    /// [`Forward::karapace_check`]): `verbose` is not a parameter it knows,
+    /// an invalid schema is 422 (42201) whatever was asked, and an
+    /// incompatible answer always lists its `messages`.
+    pub karapace_checks: AtomicBool,
+    /// Every request needs HTTP basic credentials with this password (any
+    /// user name), or is answered 401 as Karapace answers it (`get_current_user`
+    /// in karapace/api/user.py: `{"message": "Unauthorized"}` with a
+    /// `WWW-Authenticate: Basic realm="Karapace Schema Registry"` header). Checked
+    /// after `delay_ms`, so a request held back while the password changes
+    /// meets the new one: a password rotated under a request in flight.
+    pub password: Mutex<Option<String>>,
     /// Return stored text canonicalized, as Confluent and Karapace do: Avro
     /// as compact JSON, Protobuf re-rendered (here: whitespace collapsed).
     pub canonical_text: AtomicBool,
@@ -189,6 +207,8 @@ struct ProxyState {
     registrations: AtomicUsize,
     subject_mode_writes: AtomicUsize,
     config_writes_without_level: Mutex<Vec<String>>,
+    unauthorized: AtomicUsize,
+    held: AtomicUsize,
 }
 
 impl RegistryDouble {
@@ -205,6 +225,8 @@ impl RegistryDouble {
             registrations: AtomicUsize::new(0),
             subject_mode_writes: AtomicUsize::new(0),
             config_writes_without_level: Mutex::new(Vec::new()),
+            unauthorized: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
         });
         let client = super::http::http_client();
         tokio::spawn(accept_loop(
@@ -236,6 +258,8 @@ impl RegistryDouble {
         faults.no_contexts.store(karapace, Ordering::SeqCst);
         faults.no_all_versions_check.store(karapace, Ordering::SeqCst);
         faults.canonical_text.store(karapace, Ordering::SeqCst);
+        faults.no_paging.store(karapace, Ordering::SeqCst);
+        faults.karapace_checks.store(karapace, Ordering::SeqCst);
         faults
             .confluent7_contracts
             .store(flavour == Flavour::Confluent7, Ordering::SeqCst);
@@ -262,6 +286,21 @@ impl RegistryDouble {
     /// How many registrations were forwarded to the real registry.
     pub fn registrations(&self) -> usize {
         self.state.registrations.load(Ordering::SeqCst)
+    }
+
+    /// How many requests were refused for their credentials (see [`Faults::password`]).
+    pub fn unauthorized(&self) -> usize {
+        self.state.unauthorized.load(Ordering::SeqCst)
+    }
+
+    /// How many requests are being held back by [`Faults::delay_ms`] right now.
+    pub fn held(&self) -> usize {
+        self.state.held.load(Ordering::SeqCst)
+    }
+
+    /// Takes only `password` from now on (see [`Faults::password`]).
+    pub fn require_password(&self, password: &str) {
+        *self.faults.password.lock().unwrap() = Some(password.to_owned());
     }
 
     /// How many `PUT`/`DELETE /mode/{subject}` requests arrived.
@@ -374,6 +413,16 @@ impl std::error::Error for Dropped {}
 
 type Answer = Response<BoxBody<Bytes, std::convert::Infallible>>;
 
+/// Karapace's answer to missing or wrong credentials (see [`Faults::password`]).
+fn unauthorized_answer() -> Answer {
+    Response::builder()
+        .status(StatusCode::UNAUTHORIZED)
+        .header("content-type", "application/json")
+        .header("www-authenticate", "Basic realm=\"Karapace Schema Registry\"")
+        .body(Full::new(Bytes::from(r#"{"message":"Unauthorized"}"#)).boxed())
+        .expect("a valid response")
+}
+
 fn json_answer(status: StatusCode, body: &serde_json::Value) -> Answer {
     Response::builder()
         .status(status)
@@ -435,7 +484,9 @@ impl Forward {
     async fn handle(&self, request: Request<Incoming>) -> Result<Answer, Dropped> {
         let delay = self.faults.delay_ms.load(Ordering::SeqCst);
         if delay > 0 {
+            self.state.held.fetch_add(1, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(delay as u64)).await;
+            self.state.held.fetch_sub(1, Ordering::SeqCst);
         }
         if !self.state.up.load(Ordering::SeqCst) {
             return Err(Dropped);
@@ -443,14 +494,19 @@ impl Forward {
         if self.faults.stalled.load(Ordering::SeqCst) {
             std::future::pending::<()>().await;
         }
+        if !self.authorized(request.headers()) {
+            self.state.unauthorized.fetch_add(1, Ordering::SeqCst);
+            return Ok(unauthorized_answer());
+        }
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
-        let query = request.uri().query().map(str::to_owned);
-        let query = if self.faults.karapace_deleted_only.load(Ordering::SeqCst) {
-            query.map(|query| without_parameter(&query, "deletedOnly"))
-        } else {
-            query
-        };
+        let mut query = request.uri().query().map(str::to_owned);
+        if self.faults.karapace_deleted_only.load(Ordering::SeqCst) {
+            query = query.map(|query| without_parameter(&query, "deletedOnly"));
+        }
+        if self.faults.no_paging.load(Ordering::SeqCst) {
+            query = query.map(|query| without_parameter(&without_parameter(&query, "offset"), "limit"));
+        }
         if let Some(reply) = self.reply(&method, &path) {
             return Ok(match reply.body {
                 ReplyBody::Json(body) => {
@@ -503,6 +559,12 @@ impl Forward {
         } else {
             body
         };
+        if self.faults.karapace_checks.load(Ordering::SeqCst)
+            && method == Method::POST
+            && path.starts_with("/compatibility/")
+        {
+            return self.karapace_check(&path, query.as_deref(), &headers, body).await;
+        }
         let url = match &query {
             Some(query) => format!("{}{path}?{query}", self.backend),
             None => format!("{}{path}", self.backend),
@@ -538,6 +600,75 @@ impl Forward {
             response = response.header("content-type", content_type);
         }
         Ok(response.body(Full::new(bytes).boxed()).expect("a valid response"))
+    }
+
+    /// Whether `headers` carry the password [`Faults::password`] asks for (always, when none is set).
+    fn authorized(&self, headers: &hyper::HeaderMap) -> bool {
+        let Some(password) = self.faults.password.lock().unwrap().clone() else {
+            return true;
+        };
+        headers
+            .get("authorization")
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Basic "))
+            .and_then(|encoded| base64::engine::general_purpose::STANDARD.decode(encoded).ok())
+            .and_then(|decoded| String::from_utf8(decoded).ok())
+            .is_some_and(|pair| pair.split_once(':').is_some_and(|(_, given)| given == password))
+    }
+
+    /// A compatibility check as Karapace 5.x answers it. Its route
+    /// (karapace/api/routers/compatibility.py) declares no `verbose`, and its
+    /// controller's `compatibility_check` parses the candidate first: an
+    /// invalid one is 422 with 42201 `Invalid {type} schema`; an incompatible
+    /// one is `{"is_compatible": false, "messages": [...]}` whatever was asked
+    /// (the messages here are the real registry's own texts, not Karapace's).
+    async fn karapace_check(
+        &self,
+        path: &str,
+        query: Option<&str>,
+        headers: &hyper::HeaderMap,
+        body: Bytes,
+    ) -> Result<Answer, Dropped> {
+        let query = query
+            .map(|query| without_parameter(query, "verbose"))
+            .unwrap_or_default();
+        let ask = |verbose: bool| {
+            let mut parameters: Vec<&str> = query.split('&').filter(|pair| !pair.is_empty()).collect();
+            if verbose {
+                parameters.push("verbose=true");
+            }
+            let mut forwarded = self
+                .client
+                .post(format!("{}{path}?{}", self.backend, parameters.join("&")))
+                .body(body.to_vec());
+            for name in ["content-type", "accept", "authorization"] {
+                if let Some(value) = headers.get(name) {
+                    forwarded = forwarded.header(name, value);
+                }
+            }
+            forwarded.send()
+        };
+        let answer = ask(false).await.map_err(|_| Dropped)?;
+        let status = answer.status();
+        let reply: serde_json::Value = answer.json().await.map_err(|_| Dropped)?;
+        if status == StatusCode::UNPROCESSABLE_ENTITY && reply["error_code"] == 42201 {
+            let kind = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|request| request["schemaType"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| "AVRO".to_owned());
+            let refusal = serde_json::json!({"error_code": 42201, "message": format!("Invalid {kind} schema")});
+            return Ok(json_answer(status, &refusal));
+        }
+        if status.is_success() && reply["is_compatible"] == false {
+            let verbose: serde_json::Value = ask(true)
+                .await
+                .map_err(|_| Dropped)?
+                .json()
+                .await
+                .map_err(|_| Dropped)?;
+            return Ok(json_answer(status, &verbose));
+        }
+        Ok(json_answer(status, &reply))
     }
 
     /// The reply set for `method path`, if any.

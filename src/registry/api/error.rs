@@ -129,6 +129,13 @@ impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
         let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let wording = match &error {
+            Error::Store { source, .. } if source.is::<crate::registry::embedded::store::NoLeader>() => {
+                super::wording::Wording {
+                    message: "no leader of the registry's store is known to this instance; retry the write shortly"
+                        .to_owned(),
+                    detail: None,
+                }
+            }
             Error::Store { source, .. } if source.is::<crate::registry::embedded::store::ReadOnlyStore>() => {
                 super::wording::Wording {
                     message: "this registry instance is a read-only follower and cannot forward the write; \

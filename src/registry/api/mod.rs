@@ -144,7 +144,7 @@ pub fn router(state: ApiState) -> Router {
         .route("/contexts", get(contexts::list))
         .route("/contexts/{context}", delete(contexts::delete))
         .route("/openapi.json", get(openapi::serve))
-        .route(search::PATH, get(search::search))
+        .route("/schemaops/search", get(search::search))
         .fallback(not_found);
     // Negotiation runs only once a route and method matched, as in JAX-RS:
     // an unknown path is 404 and a wrong method 405 whatever the headers.

@@ -17,9 +17,6 @@ use super::wire::{QueryParams, json_response};
 use super::{ApiError, ApiState, Reply};
 use crate::registry::search::{Found, Query};
 
-/// Where the search is served.
-pub const PATH: &str = "/schemaops/search";
-
 /// The query parameters of a search.
 #[derive(Debug, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -193,6 +193,18 @@ pub struct StaleRevision;
 #[error("this process only reads the store; send writes to the instance that writes it")]
 pub struct ReadOnlyStore;
 
+/// The error a write gets from an instance that does not lead the Kafka
+/// store's group and cannot forward it (no leader known, or it just lost
+/// the lead): answered 500 with code 50004, as [`ReadOnlyStore`] is.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("no leader of the store is known to this instance; retry the write shortly")]
+pub struct NoLeader;
+
+/// Whether a store error means "not the writer here": 50004.
+pub fn is_unknown_leader(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    error.is::<ReadOnlyStore>() || error.is::<NoLeader>()
+}
+
 /// The error a write gets when the ID it gives a schema already holds
 /// another one; nothing of the batch is written.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -58,6 +58,10 @@ pub struct ExternalConfig {
     /// A client certificate chain and key given as PEM text (a `kubernetes.io/tls` Secret),
     /// presented for mutual TLS instead of the files.
     pub client_identity_pem: Option<(PemText, PemText)>,
+    /// The name the registry's certificate must be issued to, instead of the URL's host (a
+    /// connection's `tls.serverName`: a registry reached by an address its certificate does
+    /// not name).
+    pub server_name: Option<String>,
     /// The limit on one attempt: connecting, sending and reading the answer.
     pub timeout: Duration,
     /// The limit on one logical call: every attempt and every wait between
@@ -101,6 +105,7 @@ impl ExternalConfig {
             client_key_file: None,
             ca_pem: None,
             client_identity_pem: None,
+            server_name: None,
             timeout: Self::DEFAULT_TIMEOUT,
             deadline: Self::DEFAULT_DEADLINE,
             max_retries: Self::DEFAULT_MAX_RETRIES,

@@ -39,6 +39,15 @@ pub enum ConfigError {
     /// rustls refused the configuration (a bad certificate or key).
     #[error("failed to configure TLS")]
     Tls(#[source] rustls::Error),
+    /// The server name is neither a DNS name nor an IP address.
+    #[error("the server name {name:?} is neither a DNS name nor an IP address")]
+    ServerName {
+        /// The name given.
+        name: String,
+    },
+    /// The configuration checking the server name could not be built.
+    #[error(transparent)]
+    VerifyAs(tls::VerifyAsError),
     /// The HTTP client could not be built.
     #[error("failed to build the HTTP client")]
     Client(#[source] reqwest::Error),
@@ -443,8 +452,9 @@ pub fn error_from(answer: &Answer, about: About<'_>, base: &str) -> Error {
 }
 
 /// The rustls client configuration: ring, safe protocol versions, the CA
-/// certificates (PEM text, else the file, else the system's roots), and the
-/// client identity (PEM text, else the files).
+/// certificates (PEM text, else the file, else the system's roots), the name
+/// the server's certificate is checked against (the server name, else the
+/// URL's host), and the client identity (PEM text, else the files).
 fn tls_config(config: &ExternalConfig) -> Result<rustls::ClientConfig, ConfigError> {
     let mut roots = rustls::RootCertStore::empty();
     match (&config.ca_pem, &config.ca_file) {
@@ -452,7 +462,14 @@ fn tls_config(config: &ExternalConfig) -> Result<rustls::ClientConfig, ConfigErr
         (None, Some(path)) => tls::add_ca_file(&mut roots, path)?,
         (None, None) => tls::add_system_roots(&mut roots),
     }
-    let builder = tls::client_builder(roots).map_err(ConfigError::Tls)?;
+    let builder = match &config.server_name {
+        Some(name) => {
+            let name = rustls_pki_types::ServerName::try_from(name.clone())
+                .map_err(|_| ConfigError::ServerName { name: name.clone() })?;
+            tls::client_builder_verifying_as(roots, name).map_err(ConfigError::VerifyAs)?
+        }
+        None => tls::client_builder(roots).map_err(ConfigError::Tls)?,
+    };
     if let Some((cert, key)) = &config.client_identity_pem {
         let (chain, key) = tls::parse_client_identity(cert, key)?;
         return builder.with_client_auth_cert(chain, key).map_err(ConfigError::Tls);

@@ -2,8 +2,11 @@
 //! message types and record batches from the `kafka-protocol` crate, framing
 //! and version choice here.
 //!
-//! Plain TCP only for now; TLS and SASL come with the `--store` options.
+//! Plain TCP, or TLS ([`Transport`]); SASL is not spoken yet.
 
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -16,13 +19,14 @@ use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
 use kafka_protocol::messages::{
     AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ApiVersionsResponse, CreateTopicsRequest,
     CreateTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse, EndTxnRequest, EndTxnResponse, FetchRequest,
-    FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest, InitProducerIdResponse,
-    ListOffsetsRequest, ListOffsetsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse,
-    RequestHeader, ResponseHeader, TopicName,
+    FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse,
+    InitProducerIdRequest, InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader,
+    ResponseHeader, SyncGroupRequest, SyncGroupResponse, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use kafka_protocol::records::{Record as BatchRecord, RecordBatchDecoder};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
 /// The client ID brokers log for our requests.
@@ -211,10 +215,99 @@ impl Versioned for EndTxnRequest {
     type Response = EndTxnResponse;
 }
 
+impl Versioned for JoinGroupRequest {
+    const KEY: ApiKey = ApiKey::JoinGroup;
+    const NAME: &'static str = "JoinGroup";
+    // v1 brings the rebalance timeout; v6 and later are flexible versions
+    // with nothing the elector needs.
+    const OURS: (i16, i16) = (1, 5);
+    type Response = JoinGroupResponse;
+}
+
+impl Versioned for SyncGroupRequest {
+    const KEY: ApiKey = ApiKey::SyncGroup;
+    const NAME: &'static str = "SyncGroup";
+    const OURS: (i16, i16) = (0, 3);
+    type Response = SyncGroupResponse;
+}
+
+impl Versioned for HeartbeatRequest {
+    const KEY: ApiKey = ApiKey::Heartbeat;
+    const NAME: &'static str = "Heartbeat";
+    const OURS: (i16, i16) = (0, 3);
+    type Response = HeartbeatResponse;
+}
+
+/// How to reach brokers: how long a request may take, and the TLS
+/// settings when their listeners speak TLS. A bare [`Duration`] is plain TCP.
+#[derive(Clone)]
+pub struct Transport {
+    /// How long a connection or a request may take.
+    pub timeout: Duration,
+    /// TLS for every connection (the broker's certificate must be valid
+    /// for the host of the address connected to); `None`: plain TCP.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl From<Duration> for Transport {
+    fn from(timeout: Duration) -> Self {
+        Self { timeout, tls: None }
+    }
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Transport")
+            .field("timeout", &self.timeout)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
+}
+
+/// A connection's byte stream, plain or TLS.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buffer: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(stream) => Pin::new(stream).poll_read(cx, buffer),
+            Self::Tls(stream) => Pin::new(stream.as_mut()).poll_read(cx, buffer),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, bytes: &[u8]) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Self::Plain(stream) => Pin::new(stream).poll_write(cx, bytes),
+            Self::Tls(stream) => Pin::new(stream.as_mut()).poll_write(cx, bytes),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(stream) => Pin::new(stream).poll_flush(cx),
+            Self::Tls(stream) => Pin::new(stream.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Self::Plain(stream) => Pin::new(stream).poll_shutdown(cx),
+            Self::Tls(stream) => Pin::new(stream.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
 /// One connection to one broker, with the versions it speaks.
 pub struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     address: String,
+    transport: Transport,
     timeout: Duration,
     next_correlation_id: i32,
     /// `(api key, oldest, newest)` for each request the broker speaks.
@@ -226,7 +319,9 @@ impl Connection {
     ///
     /// # Errors
     /// [`ClientError`] when the broker cannot be reached or answers badly.
-    pub async fn connect(address: &str, timeout: Duration) -> Result<Self, ClientError> {
+    pub async fn connect(address: &str, transport: impl Into<Transport>) -> Result<Self, ClientError> {
+        let transport = transport.into();
+        let timeout = transport.timeout;
         let stream = tokio::time::timeout(timeout, TcpStream::connect(address))
             .await
             .map_err(|_| ClientError::Timeout {
@@ -243,9 +338,33 @@ impl Connection {
             address: address.to_owned(),
             source,
         })?;
+        let stream = match &transport.tls {
+            None => Stream::Plain(stream),
+            Some(tls) => {
+                let failed = |source| ClientError::Connect {
+                    address: address.to_owned(),
+                    source,
+                };
+                let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let name = rustls_pki_types::ServerName::try_from(host.to_owned())
+                    .map_err(|error| failed(std::io::Error::new(std::io::ErrorKind::InvalidInput, error)))?;
+                let handshake = tokio_rustls::TlsConnector::from(Arc::clone(tls)).connect(name, stream);
+                let stream = tokio::time::timeout(timeout, handshake)
+                    .await
+                    .map_err(|_| ClientError::Timeout {
+                        address: address.to_owned(),
+                        api: "TLS handshake",
+                        timeout,
+                    })?
+                    .map_err(failed)?;
+                Stream::Tls(Box::new(stream))
+            }
+        };
         let mut connection = Self {
             stream,
             address: address.to_owned(),
+            transport,
             timeout,
             next_correlation_id: 0,
             versions: Vec::new(),
@@ -270,14 +389,15 @@ impl Connection {
     ///
     /// # Errors
     /// The last broker's [`ClientError`] when none answers.
-    pub async fn connect_any(bootstrap: &str, timeout: Duration) -> Result<Self, ClientError> {
+    pub async fn connect_any(bootstrap: &str, transport: impl Into<Transport>) -> Result<Self, ClientError> {
+        let transport = transport.into();
         let mut last_error = None;
         for address in bootstrap
             .split(',')
             .map(str::trim)
             .filter(|address| !address.is_empty())
         {
-            match Self::connect(address, timeout).await {
+            match Self::connect(address, transport.clone()).await {
                 Ok(connection) => return Ok(connection),
                 Err(error) => {
                     tracing::debug!(
@@ -298,6 +418,11 @@ impl Connection {
     /// The broker's `host:port`.
     pub fn address(&self) -> &str {
         &self.address
+    }
+
+    /// How this connection was made, for connecting to other brokers alike.
+    pub fn transport(&self) -> &Transport {
+        &self.transport
     }
 
     /// The newest version of `R` that both sides speak.

@@ -4,19 +4,21 @@
 //! Confluent or Karapace deployment keeps.
 //!
 //! * [`format`](mod@format): Confluent's record format, byte for byte.
-//! * [`client`]: the few Kafka requests needed, over plain TCP.
+//! * [`client`]: the few Kafka requests needed, over plain TCP or TLS.
 //! * [`reader`]: committed records of the topic, in offset order.
 //! * [`replay`]: records to the store's changes and snapshot, and back.
 //! * [`producer`]: the one transactional writer, fenced at the broker.
+//! * [`election`]: which instance writes, through Kafka group membership.
 //! * [`topic_check`]: the topic created or verified at start.
 //! * [`topic_store`]: [`topic_store::KafkaStore`], the `Store` on a topic.
 //!
 //! It knows nothing of the registry's in-memory state or of HTTP.
 //!
 //! # Not yet (issue 43)
-//! TLS and SASL for `--store kafka://…`, subjects outside the default
-//! context, leader election and forwarding (a `--store-read-only` instance
-//! answers writes 50004), reconnects, compressed record batches.
+//! SASL for `--store kafka://…` (TLS is there: [`client::Transport`]),
+//! subjects outside the default context, compressed record batches, the
+//! operator's Lease deciding the store's leadership (through
+//! [`election::Leadership::set`]).
 //!
 //! # The client (decided in issue 43, first session)
 //!
@@ -41,6 +43,7 @@
 //!   and adds well under 1 MB to a binary.
 
 pub mod client;
+pub mod election;
 pub mod format;
 pub mod producer;
 pub mod reader;

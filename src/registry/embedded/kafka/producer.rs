@@ -24,7 +24,7 @@ use kafka_protocol::records::{
     Compression, Record as BatchRecord, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 
-use super::client::{ClientError, Connection, Versioned, topic_name};
+use super::client::{ClientError, Connection, Transport, Versioned, topic_name};
 use super::format::Encoded;
 
 /// How long the broker may keep a transaction open before aborting it.
@@ -88,9 +88,11 @@ impl TransactionalProducer {
         bootstrap: &str,
         topic: &str,
         transactional_id: &str,
-        timeout: Duration,
+        transport: impl Into<Transport>,
     ) -> Result<Self, ProducerError> {
-        let mut bootstrap_connection = Connection::connect_any(bootstrap, timeout).await?;
+        let transport = transport.into();
+        let timeout = transport.timeout;
+        let mut bootstrap_connection = Connection::connect_any(bootstrap, transport.clone()).await?;
         let (leader_address, _) =
             bootstrap_connection
                 .partition_leader(topic)
@@ -113,7 +115,7 @@ impl TransactionalProducer {
                 code => bootstrap_connection.check(FindCoordinatorRequest::NAME, code)?,
             }
         };
-        let mut coordinator = reuse_or_connect(bootstrap_connection, &coordinator_address, timeout).await?;
+        let mut coordinator = reuse_or_connect(bootstrap_connection, &coordinator_address).await?;
         let (producer_id, epoch) = loop {
             let request = InitProducerIdRequest::default()
                 .with_transactional_id(Some(TransactionalId(StrBytes::from_string(
@@ -132,7 +134,7 @@ impl TransactionalProducer {
                 code => coordinator.check(InitProducerIdRequest::NAME, code)?,
             }
         };
-        let leader = Connection::connect(&leader_address, timeout).await?;
+        let leader = Connection::connect(&leader_address, transport).await?;
         Ok(Self {
             coordinator,
             leader,
@@ -194,7 +196,7 @@ impl TransactionalProducer {
         let response = match self.leader.call(&request).await {
             Ok(response) => response,
             Err(error) => {
-                if let Some(fresh) = reconnect_after(&error, &self.leader, self.timeout).await {
+                if let Some(fresh) = reconnect_after(&error, &self.leader).await {
                     self.leader = fresh;
                 }
                 return Err(error.into());
@@ -277,7 +279,7 @@ impl TransactionalProducer {
     async fn call_coordinator<R: Versioned>(&mut self, request: &R) -> Result<R::Response, ClientError> {
         let result = self.coordinator.call(request).await;
         if let Err(error) = &result
-            && let Some(fresh) = reconnect_after(error, &self.coordinator, self.timeout).await
+            && let Some(fresh) = reconnect_after(error, &self.coordinator).await
         {
             self.coordinator = fresh;
         }
@@ -351,19 +353,21 @@ enum Side {
 }
 
 /// A new connection to the same broker when `error` broke the old one.
-async fn reconnect_after(error: &ClientError, broken: &Connection, timeout: Duration) -> Option<Connection> {
+async fn reconnect_after(error: &ClientError, broken: &Connection) -> Option<Connection> {
     if !matches!(error, ClientError::Io { .. } | ClientError::Timeout { .. }) {
         return None;
     }
-    Connection::connect(broken.address(), timeout).await.ok()
+    Connection::connect(broken.address(), broken.transport().clone())
+        .await
+        .ok()
 }
 
 /// The bootstrap connection when it is the broker wanted, else a new one.
-async fn reuse_or_connect(connection: Connection, address: &str, timeout: Duration) -> Result<Connection, ClientError> {
+async fn reuse_or_connect(connection: Connection, address: &str) -> Result<Connection, ClientError> {
     if connection.address() == address {
         Ok(connection)
     } else {
-        Connection::connect(address, timeout).await
+        Connection::connect(address, connection.transport().clone()).await
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use kafka_protocol::records::Record as BatchRecord;
 
-use super::client::{ClientError, Connection};
+use super::client::{ClientError, Connection, Transport};
 use super::format::{self, Decoded};
 
 /// How long one fetch waits for records that are not there yet.
@@ -49,8 +49,33 @@ impl TopicReader {
     /// # Errors
     /// [`ClientError`] when the brokers cannot be reached, or the topic is
     /// missing or has more than one partition.
-    pub async fn open(bootstrap: &str, topic: &str, offset: i64, timeout: Duration) -> Result<Self, ClientError> {
-        let mut connection = Connection::connect_any(bootstrap, timeout).await?;
+    pub async fn open(
+        bootstrap: &str,
+        topic: &str,
+        offset: i64,
+        transport: impl Into<Transport>,
+    ) -> Result<Self, ClientError> {
+        Ok(Self {
+            connection: Self::connect(bootstrap, topic, transport.into()).await?,
+            topic: topic.to_owned(),
+            position: offset,
+            transactions: TransactionFilter::default(),
+        })
+    }
+
+    /// Connects again (after the connection failed), to go on from where
+    /// the last successful fetch ended; undecided transactions stay held.
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub async fn reconnect(&mut self, bootstrap: &str) -> Result<(), ClientError> {
+        let transport = self.connection.transport().clone();
+        self.connection = Self::connect(bootstrap, &self.topic, transport).await?;
+        Ok(())
+    }
+
+    async fn connect(bootstrap: &str, topic: &str, transport: Transport) -> Result<Connection, ClientError> {
+        let mut connection = Connection::connect_any(bootstrap, transport.clone()).await?;
         let (leader, partitions) = connection
             .partition_leader(topic)
             .await?
@@ -65,14 +90,9 @@ impl TopicReader {
             });
         }
         if leader != connection.address() {
-            connection = Connection::connect(&leader, timeout).await?;
+            connection = Connection::connect(&leader, transport).await?;
         }
-        Ok(Self {
-            connection,
-            topic: topic.to_owned(),
-            position: offset,
-            transactions: TransactionFilter::default(),
-        })
+        Ok(connection)
     }
 
     /// The offset after the last record read, markers included.

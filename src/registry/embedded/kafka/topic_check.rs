@@ -10,9 +10,7 @@
 //! write may live on one broker only, above the replication factor no write
 //! is ever acknowledged; both are warnings.
 
-use std::time::Duration;
-
-use super::client::{ClientError, Connection};
+use super::client::{ClientError, Connection, Transport};
 
 /// What to do about the topic at start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,13 +54,13 @@ pub async fn create_or_verify(
     bootstrap: &str,
     topic: &str,
     policy: TopicPolicy,
-    timeout: Duration,
+    transport: impl Into<Transport>,
 ) -> Result<TopicReport, ClientError> {
     let mut report = TopicReport::default();
     if policy.skip_validation {
         return Ok(report);
     }
-    let mut connection = Connection::connect_any(bootstrap, timeout).await?;
+    let mut connection = Connection::connect_any(bootstrap, transport).await?;
     if connection.topic_layout(topic).await?.is_none() {
         if !policy.create {
             return Err(ClientError::Topic {

@@ -10,29 +10,47 @@
 //! reader read it back. Once fenced, an instance writes no more: every
 //! later write fails until it is started again.
 //!
-//! # Caveats
-//! Which instance writes is not elected yet: the instance that wrote last
-//! holds the transactional ID. An instance opened
+//! With a [`Leadership`] ([`KafkaStore::led_by`]) an instance writes only
+//! while it leads the group ([`super::election`]), with a producer started
+//! for the generation it leads; otherwise writes get [`NoLeader`] (the HTTP
+//! layer forwards them to the leader before they get here). A fenced
+//! leader steps down and follows; without a `Leadership` a fenced instance
+//! refuses every later write until restarted. An instance opened
 //! [`read_only`](KafkaOptions::read_only) never starts a producer and
-//! refuses writes with [`ReadOnlyStore`]. Leader election and forwarding
-//! come later (issue 43).
+//! refuses writes with [`ReadOnlyStore`].
+//!
+//! # When the broker is away
+//! Reads are served from what was read before: a catch-up that cannot reach
+//! the broker logs a warning and reports nothing new; the reader connects
+//! again, with a backoff of up to [`MAX_RECONNECT_BACKOFF`] between tries,
+//! and carries on from its offset. A write fails while the broker is away;
+//! the next write starts a new producer.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use tokio::sync::Mutex;
 
+use std::path::PathBuf;
+
+use super::client::{ClientError, Transport};
+use super::election::{ElectionOptions, Leadership, Role};
 use super::producer::{ProducerError, TransactionalProducer};
 use super::reader::TopicReader;
 use super::replay::{Fingerprint, Replay};
 use super::topic_check::{self, TopicPolicy};
-use crate::registry::embedded::store::{Applied, Batch, CatchUp, Change, ReadOnlyStore, Snapshot, Store, StoreError};
+use crate::registry::embedded::store::{
+    Applied, Batch, CatchUp, Change, NoLeader, ReadOnlyStore, Snapshot, Store, StoreError,
+};
 
 /// How many caught-up batches an instance keeps for [`Store::changes_since`]
 /// callers that are behind; older revisions get [`CatchUp::Reload`].
 const KEPT_BATCHES: usize = 1024;
+
+/// The longest pause between two tries to reach the broker again.
+pub const MAX_RECONNECT_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Where the store lives and who writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +68,12 @@ pub struct KafkaOptions {
     pub read_only: bool,
     /// What to check, or create, about the topic at start.
     pub topic_policy: TopicPolicy,
+    /// TLS to the brokers; `None`: plain TCP.
+    pub tls: Option<KafkaTls>,
+    /// How this instance takes part in the leader election, when it may
+    /// write and runs one ([`KafkaStore::led_by`]); an empty advertised URL
+    /// is filled in by the registry from the address it listens on.
+    pub election: Option<ElectionOptions>,
 }
 
 impl KafkaOptions {
@@ -65,6 +89,8 @@ impl KafkaOptions {
             timeout: Duration::from_secs(30),
             read_only: false,
             topic_policy: TopicPolicy::default(),
+            election: None,
+            tls: None,
         }
     }
 
@@ -74,10 +100,51 @@ impl KafkaOptions {
     }
 }
 
+/// TLS to the brokers: the system's CAs and `ca_file`'s are trusted; a
+/// client certificate when the brokers authenticate clients by certificate.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KafkaTls {
+    /// PEM CA certificates trusted besides the system's.
+    pub ca_file: Option<PathBuf>,
+    /// PEM certificate chain and private key presented to the brokers.
+    pub client_identity: Option<(PathBuf, PathBuf)>,
+}
+
+impl KafkaOptions {
+    /// How to reach the brokers: the request timeout and TLS.
+    ///
+    /// # Errors
+    /// When a PEM file cannot be read or TLS refuses it.
+    pub fn transport(&self) -> Result<Transport, StoreError> {
+        let Some(tls) = &self.tls else {
+            return Ok(self.timeout.into());
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        crate::registry::tls::add_system_roots(&mut roots);
+        if let Some(path) = &tls.ca_file {
+            crate::registry::tls::add_ca_file(&mut roots, path)?;
+        }
+        let builder = crate::registry::tls::client_builder(roots)?;
+        let config = match &tls.client_identity {
+            Some((cert, key)) => {
+                let (chain, key) = crate::registry::tls::read_client_identity(cert, key)?;
+                builder.with_client_auth_cert(chain, key)?
+            }
+            None => builder.with_no_client_auth(),
+        };
+        Ok(Transport {
+            timeout: self.timeout,
+            tls: Some(Arc::new(config)),
+        })
+    }
+}
+
 /// The store on a Kafka topic.
 pub struct KafkaStore {
     options: KafkaOptions,
+    transport: Transport,
     fingerprint: Arc<Fingerprint<'static>>,
+    leadership: Option<Arc<Leadership>>,
     state: Mutex<State>,
 }
 
@@ -89,7 +156,12 @@ struct State {
     /// The revision the oldest kept batch follows.
     kept_since: u64,
     producer: Option<TransactionalProducer>,
+    /// The generation `producer` was started for, when elected.
+    producer_generation: Option<i32>,
     fenced: bool,
+    /// Set while the broker cannot be reached: when to try again, and the
+    /// pause after that.
+    reconnect: Option<(Instant, Duration)>,
 }
 
 impl KafkaStore {
@@ -103,32 +175,84 @@ impl KafkaStore {
             create: options.topic_policy.create && !options.read_only,
             ..options.topic_policy
         };
-        let report = topic_check::create_or_verify(&options.bootstrap, &options.topic, policy, options.timeout).await?;
+        let transport = options.transport()?;
+        let report =
+            topic_check::create_or_verify(&options.bootstrap, &options.topic, policy, transport.clone()).await?;
         if report.created {
             tracing::info!(topic = %options.topic, "Created the store's topic");
         }
         for warning in &report.warnings {
             tracing::warn!(topic = %options.topic, "{warning}");
         }
-        let reader = TopicReader::open(&options.bootstrap, &options.topic, 0, options.timeout).await?;
+        let reader = TopicReader::open(&options.bootstrap, &options.topic, 0, transport.clone()).await?;
         Ok(Self {
             options,
+            transport,
             fingerprint,
+            leadership: None,
             state: Mutex::new(State {
                 reader,
                 replay: Replay::default(),
                 recent: VecDeque::new(),
                 kept_since: 0,
                 producer: None,
+                producer_generation: None,
                 fenced: false,
+                reconnect: None,
             }),
         })
+    }
+
+    /// Writes only while `leadership` says this instance leads.
+    #[must_use]
+    pub fn led_by(mut self, leadership: Arc<Leadership>) -> Self {
+        self.leadership = Some(leadership);
+        self
+    }
+
+    /// Like [`Self::catch_up`] for reads: when the broker cannot be reached
+    /// the state read so far is served (with a warning), and the reader
+    /// connects again later.
+    async fn catch_up_or_serve_stale(&self, state: &mut State) -> Result<(), StoreError> {
+        if let Some((retry_at, _)) = state.reconnect
+            && Instant::now() < retry_at
+        {
+            return Ok(());
+        }
+        match self.catch_up(state).await {
+            Err(error) if is_unreachable(error.as_ref()) => {
+                let pause = state.reconnect.map_or(Duration::from_millis(100), |(_, pause)| {
+                    (pause * 2).min(MAX_RECONNECT_BACKOFF)
+                });
+                tracing::warn!(
+                    error = error.as_ref() as &dyn std::error::Error,
+                    retry_in = ?pause,
+                    "The Kafka store's broker cannot be reached; serving what was read before"
+                );
+                state.reconnect = Some((Instant::now() + pause, pause));
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     /// Reads what was committed since the last read into the model; the
     /// changes, as one batch, when there were records.
     async fn catch_up(&self, state: &mut State) -> Result<(), StoreError> {
-        let entries = state.reader.read_to_end().await?;
+        if state.reconnect.is_some() {
+            state.reader.reconnect(&self.options.bootstrap).await?;
+            tracing::info!(topic = %self.options.topic, "Reached the Kafka store's broker again");
+            state.reconnect = None;
+        }
+        let entries = match state.reader.read_to_end().await {
+            Ok(entries) => entries,
+            Err(error) => {
+                if is_unreachable(&error) {
+                    state.reconnect = Some((Instant::now(), Duration::from_millis(100)));
+                }
+                return Err(Box::new(error));
+            }
+        };
         let mut changes = Vec::new();
         for entry in &entries {
             changes.extend(state.replay.apply(entry, self.fingerprint.as_ref())?);
@@ -161,6 +285,18 @@ impl KafkaStore {
                 transactional_id: self.options.transactional_id.clone(),
             }));
         }
+        let generation = match self.leadership.as_ref().map(|leadership| leadership.role()) {
+            None => None,
+            Some(Role::Leader { generation }) => Some(generation),
+            Some(Role::Follower { .. } | Role::Unknown) => {
+                state.producer = None;
+                return Err(Box::new(NoLeader));
+            }
+        };
+        if state.producer_generation != generation {
+            // Our own election fenced the producer of an earlier generation.
+            state.producer = None;
+        }
         if state.producer.is_none() {
             // Started before the catch-up: a writer that started earlier is
             // fenced now, one that starts later fences us.
@@ -168,10 +304,11 @@ impl KafkaStore {
                 &self.options.bootstrap,
                 &self.options.topic,
                 &self.options.transactional_id,
-                self.options.timeout,
+                self.transport.clone(),
             )
             .await?;
             state.producer = Some(producer);
+            state.producer_generation = generation;
         }
         self.catch_up(state).await?;
         let position = state.replay.position();
@@ -186,9 +323,16 @@ impl KafkaStore {
         let first = match producer.write(&records).await {
             Ok(first) => first,
             Err(error) => {
+                // A producer that failed is not trusted again: the next write starts a new one.
+                state.producer = None;
                 if matches!(error, ProducerError::Fenced { .. }) {
-                    state.fenced = true;
-                    state.producer = None;
+                    match &self.leadership {
+                        Some(leadership) => {
+                            tracing::warn!("The store's producer was fenced by a newer leader; stepping down");
+                            leadership.step_down();
+                        }
+                        None => state.fenced = true,
+                    }
                 }
                 return Err(Box::new(error));
             }
@@ -223,7 +367,7 @@ impl Store for KafkaStore {
 
     async fn changes_since(&self, revision: u64) -> Result<CatchUp, StoreError> {
         let mut state = self.state.lock().await;
-        self.catch_up(&mut state).await?;
+        self.catch_up_or_serve_stale(&mut state).await?;
         if revision >= state.replay.position() {
             return Ok(CatchUp::Batches(Vec::new()));
         }
@@ -244,4 +388,13 @@ impl Store for KafkaStore {
         let mut state = self.state.lock().await;
         self.write_after(&mut state, Some(revision), &changes).await
     }
+}
+
+/// Whether a request failed because the broker is away (rather than
+/// answering badly), so that connecting again may help.
+fn is_unreachable(error: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(
+        error.downcast_ref::<ClientError>(),
+        Some(ClientError::Connect { .. } | ClientError::Io { .. } | ClientError::Timeout { .. })
+    )
 }
