@@ -27,6 +27,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::registry::Registry;
+use crate::registry::api::ApiError;
 use crate::registry::embedded::kafka::election::{Leadership, Role};
 
 /// Marks a request one instance forwarded, so that it is never forwarded
@@ -102,7 +103,7 @@ pub async fn forward_writes(State(forwarder): State<Arc<Forwarder>>, request: Re
     forwarder.wait_for_a_known_leader(deadline).await;
     let (parts, body) = request.into_parts();
     let Ok(body) = axum::body::to_bytes(body, forwarder.body_limit).await else {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+        return ApiError::body_too_large(forwarder.body_limit).into_response();
     };
     let mut local = run_here(&next, &parts, &body).await;
     let leader_url = loop {
