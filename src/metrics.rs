@@ -13,8 +13,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric as _};
@@ -27,6 +26,7 @@ use rustc_hash::FxHashMap;
 
 use crate::crd::ResourceKind;
 use crate::crd::conditions::Reason;
+use crate::http_server::hook::{After, Before, Hook, HookLayer};
 use crate::registry::Registry;
 use crate::registry::api::AdmissionMetrics;
 
@@ -384,20 +384,32 @@ impl Collector for StoreSize {
     }
 }
 
-/// Middleware: counts and times each request under its route template.
-/// Add with `Router::layer` so that unmatched requests count too.
-pub async fn track_requests(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let matched = request.extensions().get::<MatchedPath>().cloned();
-    let response = next.run(request).await;
-    metrics.request(
-        endpoint_label(matched.as_ref()),
-        &method,
-        response.status(),
-        started.elapsed(),
-    );
-    response
+/// Counts and times each request under its route template (a [`Hook`]).
+/// Added with `Router::layer` so that unmatched requests count too.
+#[derive(Clone)]
+struct TrackRequests(Arc<Metrics>);
+
+impl Hook for TrackRequests {
+    type Carry = (Instant, Method, Option<MatchedPath>);
+
+    fn before(&self, request: Request) -> Before<Self::Carry> {
+        let carry = (
+            Instant::now(),
+            request.method().clone(),
+            request.extensions().get::<MatchedPath>().cloned(),
+        );
+        Before::Pass(request, carry)
+    }
+
+    fn after(&self, (started, method, matched): Self::Carry, response: Response) -> After {
+        self.0.request(
+            endpoint_label(matched.as_ref()),
+            &method,
+            response.status(),
+            started.elapsed(),
+        );
+        After::Done(response)
+    }
 }
 
 /// The `/metrics` handler.
@@ -420,7 +432,7 @@ pub fn instrument(router: axum::Router, metrics: Arc<Metrics>, serve: bool) -> a
     } else {
         router
     };
-    router.layer(axum::middleware::from_fn_with_state(metrics, track_requests))
+    router.layer(HookLayer(TrackRequests(metrics)))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! - `head`: the limits on a request's target and header fields, and their
 //!   `414` and `431` replies.
 //! - [`args`]: the command-line flags that set [`ServerLimits`].
+//! - [`hook`]: middleware without a box per request, for the routers served.
 //!
 //! # Guarantees
 //! - At most [`ServerLimits::max_connections`] connections are open at once.
@@ -35,6 +36,7 @@ pub mod args;
 mod body;
 mod connection;
 mod head;
+pub mod hook;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -34,6 +34,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
+use crate::http_server::hook::{After, Before, Hook, HookLayer};
 use crate::registry::api::{Access, ApiState};
 
 /// What the pages read: the registry as the API serves it, and, under the
@@ -78,10 +79,9 @@ pub fn router(state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Route
 }
 
 /// The REST API's routes with the pages beside them, and a browser's visit
-/// to `/` sent on to the pages (see [`send_browsers_to_pages`]).
+/// to `/` sent on to the pages (see [`SendBrowsersToPages`]).
 pub fn beside_api(api: Router, state: ApiState, owners: Option<Arc<dyn owners::Owners>>) -> Router {
-    api.merge(router(state, owners))
-        .layer(axum::middleware::from_fn(send_browsers_to_pages))
+    api.merge(router(state, owners)).layer(HookLayer(SendBrowsersToPages))
 }
 
 /// The address where a server bound to `address` shows its pages; an
@@ -102,17 +102,30 @@ pub fn pages_url(address: SocketAddr) -> String {
 /// `GET /` from a browser (an `Accept` that prefers HTML to JSON) is
 /// redirected to `/ui/`; every other request, API clients' included, goes
 /// on to the REST API, which answers `{}` as Confluent's does.
-async fn send_browsers_to_pages(request: Request, next: Next) -> Response {
-    let is_root = request.uri().path() == "/" && matches!(*request.method(), Method::GET | Method::HEAD);
-    let accept = request
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
-    if is_root && prefers_html(accept) {
-        return Redirect::to("/ui/").into_response();
+#[derive(Clone, Copy)]
+struct SendBrowsersToPages;
+
+impl Hook for SendBrowsersToPages {
+    type Carry = ();
+
+    fn before(&self, request: Request) -> Before<()> {
+        let is_root = request.uri().path() == "/" && matches!(*request.method(), Method::GET | Method::HEAD);
+        let accept = || {
+            request
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+        };
+        if is_root && prefers_html(accept()) {
+            return Before::Answer(Redirect::to("/ui/").into_response());
+        }
+        Before::Pass(request, ())
     }
-    next.run(request).await
+
+    fn after(&self, (): (), response: Response) -> After {
+        After::Done(response)
+    }
 }
 
 /// Whether an `Accept` header ranks HTML above every JSON type it names. A

@@ -39,6 +39,7 @@ use openapi::{
 };
 use wire::{QueryParams, SchemaRequest, SchemaResponse, json_response};
 
+use crate::http_server::hook::{After, Before, Hook, HookLayer};
 use crate::policy::SharedPolicies;
 use crate::registry::{
     Error, RegisterOptions, Registry, SchemaId, SubjectFilter, SubjectName, Version, VersionFilter, VersionSelector,
@@ -150,19 +151,16 @@ pub fn router(state: ApiState) -> Router {
     // an unknown path is 404 and a wrong method 405 whatever the headers.
     // The 405 fallback is set after the route layer so that it stays outside it.
     let routes = routes
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            negotiation::negotiate,
-        ))
+        .route_layer(HookLayer(negotiation::Negotiate {
+            body_limit: state.body_limit,
+        }))
         .method_not_allowed_fallback(method_not_allowed);
     let routes = if state.auth.is_some() {
         routes.layer(axum::middleware::from_fn_with_state(state.clone(), auth::check))
     } else {
         routes
     };
-    let api = routes
-        .layer(axum::middleware::map_response(as_confluent_error))
-        .with_state(state);
+    let api = routes.layer(HookLayer(ConfluentErrors)).with_state(state);
     contexts::with_context_prefix(api)
 }
 
@@ -172,16 +170,33 @@ const MAX_PLAIN_ERROR_BYTES: usize = 4 * 1024;
 /// Turns an error the framework answered itself (a method the route lacks,
 /// a path or query that does not decode) into Confluent's error JSON, so
 /// every error a client sees has the same shape; JSON answers pass as they are.
+#[derive(Clone, Copy)]
+struct ConfluentErrors;
+
+impl Hook for ConfluentErrors {
+    type Carry = ();
+
+    fn before(&self, request: axum::extract::Request) -> Before<()> {
+        Before::Pass(request, ())
+    }
+
+    fn after(&self, (): (), response: Response) -> After {
+        let status = response.status();
+        let is_json = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.contains("json"));
+        if !(status.is_client_error() || status.is_server_error()) || is_json {
+            return After::Done(response);
+        }
+        After::Later(Box::pin(as_confluent_error(response)))
+    }
+}
+
+/// A plain-text error answer as Confluent's error JSON with its text as the message.
 async fn as_confluent_error(response: Response) -> Response {
     let status = response.status();
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.contains("json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
-        return response;
-    }
     let allow = response.headers().get(header::ALLOW).cloned();
     let text = axum::body::to_bytes(response.into_body(), MAX_PLAIN_ERROR_BYTES)
         .await

@@ -9,14 +9,13 @@
 //! an unknown path answers 404 and a wrong method 405 whatever the headers.
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::ApiState;
 use super::error::ApiError;
 use super::wire::CONTENT_TYPE;
+use crate::http_server::hook::{After, Before, Hook};
 
 /// The media types a request body may be sent as.
 const REQUEST_TYPES: [&str; 4] = [
@@ -30,76 +29,104 @@ const REQUEST_TYPES: [&str; 4] = [
 const ANSWER_TYPES: [&str; 3] = [CONTENT_TYPE, "application/vnd.schemaregistry+json", "application/json"];
 
 /// Negotiates the request's media types, then rewrites the answer's
-/// `Content-Type` to the one the client asked for.
-pub async fn negotiate(State(state): State<ApiState>, request: Request, next: Next) -> Response {
-    let accept = request
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let Some(answer_type) = answer_type(&accept) else {
-        return ApiError::plain(StatusCode::NOT_ACCEPTABLE, "HTTP 406 Not Acceptable").into_response();
-    };
-    let request = match read_as_utf8(&state, request).await {
-        Ok(request) => request,
-        Err(error) => return error.into_response(),
-    };
-    let mut response = next.run(request).await;
-    let is_ours = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|value| value.as_bytes() == CONTENT_TYPE.as_bytes());
-    if is_ours && answer_type != CONTENT_TYPE {
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(answer_type));
+/// `Content-Type` to the one the client asked for (a [`Hook`]: only a body
+/// in another charset is read before the handler runs).
+#[derive(Clone, Copy)]
+pub struct Negotiate {
+    /// The largest body read to decode its charset.
+    pub body_limit: usize,
+}
+
+impl Hook for Negotiate {
+    /// The answer's media type.
+    type Carry = &'static str;
+
+    fn before(&self, request: Request) -> Before<&'static str> {
+        let accept = request
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        let Some(answer_type) = answer_type(accept) else {
+            return Before::Answer(
+                ApiError::plain(StatusCode::NOT_ACCEPTABLE, "HTTP 406 Not Acceptable").into_response(),
+            );
+        };
+        match body_charset(&request) {
+            Ok(None) => Before::Pass(request, answer_type),
+            Ok(Some(charset)) => {
+                let body_limit = self.body_limit;
+                Before::Prepare(Box::pin(async move {
+                    match decoded(request, &charset, body_limit).await {
+                        Ok(request) => Ok((request, answer_type)),
+                        Err(error) => Err(error.into_response()),
+                    }
+                }))
+            }
+            Err(error) => Before::Answer(error.into_response()),
+        }
     }
-    response
+
+    fn after(&self, answer_type: &'static str, mut response: Response) -> After {
+        let is_ours = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|value| value.as_bytes() == CONTENT_TYPE.as_bytes());
+        if is_ours && answer_type != CONTENT_TYPE {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(answer_type));
+        }
+        After::Done(response)
+    }
 }
 
 /// The answer type for an `Accept` header: the acceptable range of highest
-/// quality that one of ours matches, the preferred one first. A lone `*`
-/// is `*/*`.
+/// quality that one of ours matches (the earlier range among equals), the
+/// preferred one of ours first. A lone `*` is `*/*`.
 fn answer_type(accept: &str) -> Option<&'static str> {
     if accept.trim().is_empty() {
         return Some(CONTENT_TYPE);
     }
-    let mut ranges: Vec<(f32, String)> = accept
-        .split(',')
-        .filter_map(|range| {
-            let mut parts = range.split(';');
-            let media = parts.next()?.trim().to_ascii_lowercase();
-            let quality = parts
-                .filter_map(|parameter| parameter.trim().strip_prefix("q="))
-                .find_map(|q| q.trim().parse::<f32>().ok())
-                .unwrap_or(1.0);
-            (!media.is_empty() && quality > 0.0).then_some((quality, media))
-        })
-        .collect();
-    ranges.sort_by(|a, b| b.0.total_cmp(&a.0));
-    ranges.iter().find_map(|(_, media)| {
-        ANSWER_TYPES
+    let mut best: Option<(f32, &'static str)> = None;
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or_default().trim();
+        let quality = parts
+            .filter_map(|parameter| parameter.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        if media.is_empty() || quality <= 0.0 || best.is_some_and(|(held, _)| held >= quality) {
+            continue;
+        }
+        if let Some(offered) = ANSWER_TYPES
             .iter()
             .copied()
             .find(|offered| range_matches(media, offered))
-    })
+        {
+            best = Some((quality, offered));
+        }
+    }
+    best.map(|(_, offered)| offered)
 }
 
-/// Whether the media range `range` (lowercase) accepts `offered`: Jersey's
-/// rule, where a `*` type matches any type whatever the subtype, and a `*`
-/// subtype any subtype of the same type.
+/// Whether the media range `range` accepts `offered` (lowercase), ignoring
+/// case: Jersey's rule, where a `*` type matches any type whatever the
+/// subtype, and a `*` subtype any subtype of the same type.
 fn range_matches(range: &str, offered: &str) -> bool {
     let (range_type, range_subtype) = range.split_once('/').unwrap_or((range, "*"));
     let (offered_type, offered_subtype) = offered.split_once('/').unwrap_or((offered, ""));
     let (range_type, range_subtype) = (range_type.trim(), range_subtype.trim());
-    range_type == "*" || (range_type == offered_type && (range_subtype == "*" || range_subtype == offered_subtype))
+    range_type == "*"
+        || (range_type.eq_ignore_ascii_case(offered_type)
+            && (range_subtype == "*" || range_subtype.eq_ignore_ascii_case(offered_subtype)))
 }
 
-/// Checks a body's media type and decodes its charset to UTF-8.
-async fn read_as_utf8(state: &ApiState, request: Request) -> Result<Request, ApiError> {
+/// Checks a write's body media type: the charset to decode it from, `None`
+/// when it is UTF-8 already (or the request has no body to check).
+fn body_charset(request: &Request) -> Result<Option<String>, ApiError> {
     if !matches!(*request.method(), Method::POST | Method::PUT) {
-        return Ok(request);
+        return Ok(None);
     }
     let Some(content_type) = request
         .headers()
@@ -107,25 +134,27 @@ async fn read_as_utf8(state: &ApiState, request: Request) -> Result<Request, Api
         .map(|value| value.to_str().unwrap_or("\u{0}").to_ascii_lowercase())
         .filter(|value| !value.trim().is_empty())
     else {
-        return Ok(request);
+        return Ok(None);
     };
     let mut parts = content_type.split(';');
-    let media = parts.next().unwrap_or_default().trim().to_owned();
-    if !REQUEST_TYPES.contains(&media.as_str()) {
+    let media = parts.next().unwrap_or_default().trim();
+    if !REQUEST_TYPES.contains(&media) {
         return Err(unsupported());
     }
     let charset = parts
         .filter_map(|parameter| parameter.trim().strip_prefix("charset="))
         .map(|value| value.trim_matches('"').to_owned())
         .next();
-    let Some(charset) = charset.filter(|charset| !matches!(charset.as_str(), "utf-8" | "utf8" | "us-ascii")) else {
-        return Ok(request);
-    };
+    Ok(charset.filter(|charset| !matches!(charset.as_str(), "utf-8" | "utf8" | "us-ascii")))
+}
+
+/// The request with its body, in `charset`, decoded to UTF-8.
+async fn decoded(request: Request, charset: &str, body_limit: usize) -> Result<Request, ApiError> {
     let (mut parts, body) = request.into_parts();
-    let bytes = axum::body::to_bytes(body, state.body_limit)
+    let bytes = axum::body::to_bytes(body, body_limit)
         .await
-        .map_err(|_| ApiError::body_too_large(state.body_limit))?;
-    let text = decode(&bytes, &charset)
+        .map_err(|_| ApiError::body_too_large(body_limit))?;
+    let text = decode(&bytes, charset)
         .ok_or_else(|| ApiError::bad_request(format!("the request body is not valid {charset}")))?;
     parts
         .headers
