@@ -136,7 +136,11 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     );
     // `/metrics` on the API's own port: one port to expose and scrape; it is
     // outside `--readers`/`--writers` (it shows counts, never subjects).
-    let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
+    let mut metrics = Metrics::new(Some(Arc::clone(&registry)));
+    if let Some(leadership) = &leadership {
+        metrics = metrics.with_store_leadership(Arc::clone(leadership));
+    }
+    let metrics = Arc::new(metrics);
     let state_auth = Auth::from_policy(config.access.clone())
         .map(|auth| Arc::new(auth.counting_into(metrics.rest_write_counters())));
     let state = ApiState {
