@@ -29,6 +29,7 @@ use crate::crd::conditions::Reason;
 use crate::http_server::hook::{After, Before, Hook, HookLayer};
 use crate::registry::Registry;
 use crate::registry::api::AdmissionMetrics;
+use crate::registry::embedded::kafka::election::{Leadership, Role};
 
 /// The content type of the text exposition format.
 const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -232,6 +233,15 @@ impl Metrics {
         }
     }
 
+    /// Adds the gauge `schemaops_registry_store_leader`: 1 while this
+    /// instance leads the writers of its Kafka store, else 0 (following, or
+    /// no leader known), read from `leadership` at each scrape.
+    #[must_use]
+    pub fn with_store_leadership(mut self, leadership: Arc<Leadership>) -> Self {
+        self.registry.register_collector(Box::new(StoreLeader(leadership)));
+        self
+    }
+
     /// The REST write counters, for the registry API's access check.
     pub fn rest_write_counters(&self) -> RestWriteCounters {
         self.rest_writes.clone()
@@ -381,6 +391,23 @@ impl Collector for StoreSize {
             gauge.encode(metric)?;
         }
         Ok(())
+    }
+}
+
+/// Whether this instance leads its Kafka store's writers, read at each scrape.
+#[derive(Debug)]
+struct StoreLeader(Arc<Leadership>);
+
+impl Collector for StoreLeader {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let gauge = ConstGauge::new(i64::from(matches!(self.0.role(), Role::Leader { .. })));
+        let metric = encoder.encode_descriptor(
+            "schemaops_registry_store_leader",
+            "1 while this instance leads the writers of its Kafka store, else 0",
+            None,
+            gauge.metric_type(),
+        )?;
+        gauge.encode(metric)
     }
 }
 

@@ -312,24 +312,6 @@ impl OperatorArgs {
         let webhook = self.webhook.into_config(self.namespace.as_deref())?;
         let leader_election = self.leader.into_config(self.namespace.as_deref())?;
         let store = self.store.into_options()?;
-        // The operator's replicas are not elected through the topic's group
-        // (their Lease decides who reconciles): the election flags would do nothing.
-        let election_flags_given = store
-            .kafka
-            .as_ref()
-            .and_then(|kafka| kafka.election.as_ref())
-            .is_some_and(|election| {
-                !election.advertised_url.is_empty()
-                    || !election.eligible
-                    || election.session_timeout != std::time::Duration::from_millis(10_000)
-            });
-        if election_flags_given {
-            return Err(
-                "--store-advertised-url, --store-leader-eligibility and --store-session-timeout-ms are for \
-                 `schemaops registry`; the operator does not join the topic's leader election"
-                    .to_owned(),
-            );
-        }
         Ok(OperatorConfig {
             database: self.data.join("registry.db"),
             postgres: store.postgres,

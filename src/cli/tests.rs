@@ -521,7 +521,7 @@ fn a_writing_kafka_instance_joins_the_election_with_its_flags_and_a_read_only_on
 }
 
 #[test]
-fn wrong_election_flags_are_refused_and_the_operator_takes_none() {
+fn wrong_election_flags_are_refused_and_the_operator_takes_them_as_the_registry_does() {
     let url = "kafka://k-0:9092/_schemas";
     for (args, expected) in [
         (
@@ -540,9 +540,16 @@ fn wrong_election_flags_are_refused_and_the_operator_takes_none() {
         let error = registry_config(args).unwrap_err();
         assert!(error.contains(expected), "{args:?}: {error}");
     }
-    let error = operator_config(&["--store", url, "--store-advertised-url", "http://op:8081"]).unwrap_err();
-    assert!(error.contains("the operator does not join"), "{error}");
-    assert!(operator_config(&["--store", url]).unwrap().kafka.is_some());
+    let election = operator_config(&["--store", url, "--store-advertised-url", "http://op:8081"])
+        .unwrap()
+        .kafka
+        .unwrap()
+        .election
+        .unwrap();
+    assert_eq!(election.advertised_url, "http://op:8081");
+    assert!(election.eligible);
+    let error = operator_config(&["--store", url, "--store-session-timeout-ms", "10"]).unwrap_err();
+    assert!(error.contains("--store-session-timeout-ms must be between"), "{error}");
 }
 
 #[test]

@@ -5,6 +5,21 @@
 //! registry and no REST API is served on `--registry-listen`: clients use the
 //! external registry directly. A pass-through would expose the operator's
 //! own registry credentials to anyone who can reach the port.
+//!
+//! On a Kafka topic (`--store kafka://…`) two elections run, each for its
+//! own job. The Kubernetes Lease (`--leader-election`) decides which replica
+//! runs the reconcilers. The topic's group decides which instance writes
+//! the topic: the embedded registry joins it exactly as `schemaops
+//! registry` does, so operator replicas and registry instances on one
+//! topic elect one writer among all of them, and a follower forwards the
+//! REST writes it cannot make. Either way one writer appends: the elected
+//! instance fences every earlier producer. The group is used for the store,
+//! not the Lease, because a registry outside Kubernetes shares the topic
+//! and cannot take part in a Lease; a Lease-driven store beside group-elected
+//! registries would fence them and be fenced in turn. The reconciler's
+//! writes land while its replica's instance leads the group; otherwise they
+//! are refused (50004) and retried with the reconcile's backoff, so beside
+//! an operator run registries with `--store-leader-eligibility false`.
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -16,6 +31,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 
 use super::Verdict;
+use super::forward::forward_writes;
 use crate::cli::OperatorConfig;
 use crate::connections::{Connections, KubeReads};
 use crate::controller::judge::PolicySource;
@@ -26,6 +42,7 @@ use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::registry::Registry;
 use crate::registry::api::{ApiState, Auth, router};
+use crate::registry::embedded::kafka::election::Leadership;
 use crate::registry::external::ExternalRegistry;
 use crate::webhook;
 
@@ -73,6 +90,14 @@ pub enum Error {
 /// [`Error`] when a part cannot start.
 pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
     let client = kube_client(&config).await?;
+    // An embedded registry on a Kafka topic writes only while its instance
+    // is elected by the topic's group, as `schemaops registry` does.
+    let store_election = config
+        .kafka
+        .as_ref()
+        .filter(|_| config.external_registry.is_none() && config.postgres.is_none())
+        .and_then(|kafka| Some((kafka, kafka.election.clone()?)));
+    let leadership = store_election.as_ref().map(|_| Leadership::new());
     let registry: Arc<dyn Registry> = match &config.external_registry {
         Some(external) => {
             tracing::info!(url = %external.display_url(), "Managing an external registry");
@@ -84,7 +109,7 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                     database: &config.database,
                     postgres: config.postgres.as_ref(),
                     kafka: config.kafka.as_ref(),
-                    leadership: None,
+                    leadership: leadership.as_ref(),
                 },
                 config.checker,
             )
@@ -92,12 +117,32 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         ),
     };
     let ready = Arc::new(AtomicBool::new(false));
-    let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
+    let mut metrics = Metrics::new(Some(Arc::clone(&registry)));
+    if let Some(leadership) = &leadership {
+        metrics = metrics.with_store_leadership(Arc::clone(leadership));
+    }
+    let metrics = Arc::new(metrics);
 
     // The embedded registry's REST API; none in external mode (see the module docs).
     let registry_listener = match config.external_registry {
         Some(_) => None,
         None => Some(bind(config.registry_listen).await?),
+    };
+    let forwarder = match (store_election, &leadership, &registry_listener) {
+        (Some((kafka, options)), Some(leadership), Some(listener)) => {
+            let address = listener.local_addr().map_err(serve_error("registry"))?;
+            let forwarder = super::registry::join_store_election(
+                kafka,
+                options,
+                leadership,
+                address,
+                Arc::clone(&registry),
+                config.body_limit,
+            )
+            .await?;
+            Some(Arc::new(forwarder))
+        }
+        _ => None,
     };
     let health_listener = bind(config.health_listen).await?;
     let health_address = health_listener.local_addr().map_err(serve_error("health"))?;
@@ -238,7 +283,10 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
                     ))),
                 };
                 let api = router(state.clone());
-                let app = instrument(crate::ui::beside_api(api, state, Some(owners)), metrics, false);
+                let mut app = instrument(crate::ui::beside_api(api, state, Some(owners)), metrics, false);
+                if let Some(forwarder) = forwarder {
+                    app = app.layer(axum::middleware::from_fn_with_state(forwarder, forward_writes));
+                }
                 http_server::serve(listener, app, limits, stop).await;
             }
         }

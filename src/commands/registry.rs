@@ -13,7 +13,7 @@ use crate::http_server;
 use crate::metrics::{Metrics, instrument};
 use crate::policy::{PolicySet, SharedPolicies};
 use crate::registry::api::{Admission, ApiState, Auth, router};
-use crate::registry::embedded::kafka::election::{self, Leadership};
+use crate::registry::embedded::kafka::election::{self, ElectionOptions, Leadership};
 use crate::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaStore};
 use crate::registry::embedded::postgres::{PostgresOptions, PostgresStore};
 use crate::registry::embedded::sqlite::SqliteStore;
@@ -136,7 +136,11 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     );
     // `/metrics` on the API's own port: one port to expose and scrape; it is
     // outside `--readers`/`--writers` (it shows counts, never subjects).
-    let metrics = Arc::new(Metrics::new(Some(Arc::clone(&registry))));
+    let mut metrics = Metrics::new(Some(Arc::clone(&registry)));
+    if let Some(leadership) = &leadership {
+        metrics = metrics.with_store_leadership(Arc::clone(leadership));
+    }
+    let metrics = Arc::new(metrics);
     let state_auth = Auth::from_policy(config.access.clone())
         .map(|auth| Arc::new(auth.counting_into(metrics.rest_write_counters())));
     let state = ApiState {
@@ -154,46 +158,17 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         })?;
     let address = listener.local_addr().map_err(Error::Serve)?;
     let forwarder = match (election, &leadership) {
-        (Some((kafka, mut options)), Some(leadership)) => {
-            if options.advertised_url.is_empty() {
-                if address.ip().is_unspecified() {
-                    tracing::warn!(
-                        %address,
-                        "Listening on every interface without --store-advertised-url: \
-                         other instances cannot forward writes to this one"
-                    );
-                }
-                options.advertised_url = format!("http://{address}");
-            }
-            tracing::info!(url = %options.advertised_url, eligible = options.eligible, "Joining the store's leader election");
-            let group = election::Group {
-                bootstrap: kafka.bootstrap.clone(),
-                topic: kafka.topic.clone(),
-                transactional_id: kafka.transactional_id.clone(),
-                // Built as the store built it when it opened.
-                transport: kafka.transport().map_err(|source| Error::OpenKafkaStore {
-                    topic: kafka.topic.clone(),
-                    source,
-                })?,
-            };
-            let mut roles = leadership.subscribe();
-            let session_timeout = options.session_timeout;
-            tokio::spawn(election::run(group, options, Arc::clone(leadership)));
-            // As Confluent's instances do, answer only once the group has
-            // elected (a lone instance waits for the coordinator's join delay).
-            let elected = roles.wait_for(|role| *role != election::Role::Unknown);
-            if tokio::time::timeout(kafka.timeout, elected).await.is_err() {
-                tracing::warn!("No leader of the store was elected in time; writes get 50004 until one is");
-            }
-            let forwarder = Forwarder::new(
-                Arc::clone(leadership),
+        (Some((kafka, options)), Some(leadership)) => Some(Arc::new(
+            join_store_election(
+                kafka,
+                options,
+                leadership,
+                address,
                 Arc::clone(&state.registry),
                 config.body_limit,
-                session_timeout,
             )
-            .map_err(|message| Error::Serve(std::io::Error::other(message)))?;
-            Some(Arc::new(forwarder))
-        }
+            .await?,
+        )),
         _ => None,
     };
     let store = match (&config.postgres, &config.kafka) {
@@ -234,6 +209,55 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
     }
     http_server::serve(listener, app, config.server_limits, shutdown).await;
     Ok(Verdict::Compatible)
+}
+
+/// Joins the Kafka store's leader election as the instance serving the
+/// registry API on `address` (the URL others forward writes to, unless
+/// `options` advertises one), waits up to the store's timeout for a first
+/// leader, and returns the forwarder of writes this instance cannot make.
+///
+/// # Errors
+/// [`Error`] when the brokers' transport or the forwarding client cannot be set up.
+pub async fn join_store_election(
+    kafka: &KafkaOptions,
+    mut options: ElectionOptions,
+    leadership: &Arc<Leadership>,
+    address: std::net::SocketAddr,
+    registry: Arc<dyn crate::registry::Registry>,
+    body_limit: usize,
+) -> Result<Forwarder, Error> {
+    if options.advertised_url.is_empty() {
+        if address.ip().is_unspecified() {
+            tracing::warn!(
+                %address,
+                "Listening on every interface without --store-advertised-url: \
+                 other instances cannot forward writes to this one"
+            );
+        }
+        options.advertised_url = format!("http://{address}");
+    }
+    tracing::info!(url = %options.advertised_url, eligible = options.eligible, "Joining the store's leader election");
+    let group = election::Group {
+        bootstrap: kafka.bootstrap.clone(),
+        topic: kafka.topic.clone(),
+        transactional_id: kafka.transactional_id.clone(),
+        // Built as the store built it when it opened.
+        transport: kafka.transport().map_err(|source| Error::OpenKafkaStore {
+            topic: kafka.topic.clone(),
+            source,
+        })?,
+    };
+    let mut roles = leadership.subscribe();
+    let session_timeout = options.session_timeout;
+    tokio::spawn(election::run(group, options, Arc::clone(leadership)));
+    // As Confluent's instances do, answer only once the group has
+    // elected (a lone instance waits for the coordinator's join delay).
+    let elected = roles.wait_for(|role| *role != election::Role::Unknown);
+    if tokio::time::timeout(kafka.timeout, elected).await.is_err() {
+        tracing::warn!("No leader of the store was elected in time; writes get 50004 until one is");
+    }
+    Forwarder::new(Arc::clone(leadership), registry, body_limit, session_timeout)
+        .map_err(|message| Error::Serve(std::io::Error::other(message)))
 }
 
 /// Where the embedded registry keeps its data: PostgreSQL when given, else

@@ -280,7 +280,7 @@ fn rest() -> String {
 
 /// Every metric family with one sample each (a family without samples is not
 /// rendered), from a registry on a throwaway SQLite store so that the store
-/// gauges appear too.
+/// gauges appear too, and the Kafka store's leader gauge.
 fn sampled_metrics() -> String {
     use schemaops::registry::embedded::EmbeddedRegistry;
     use schemaops::registry::embedded::sqlite::SqliteStore;
@@ -290,7 +290,8 @@ fn sampled_metrics() -> String {
     let registry = runtime
         .block_on(EmbeddedRegistry::open(store, schemaops::compat::Checker::default()))
         .unwrap();
-    let metrics = schemaops::metrics::Metrics::new(Some(Arc::new(registry)));
+    let metrics = schemaops::metrics::Metrics::new(Some(Arc::new(registry)))
+        .with_store_leadership(schemaops::registry::embedded::kafka::election::Leadership::new());
     let elapsed = std::time::Duration::from_millis(1);
     metrics.reconciled(ResourceKind::Schema, "default", ReconcileResult::Ok, elapsed);
     metrics.rejected("default", Reason::IncompatibleSchema);

@@ -6,8 +6,8 @@
 //! was acknowledged.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -66,39 +66,97 @@ impl Moments {
 /// One round: writers run against `registry` until it is SIGKILLed after
 /// `kill_after`; what they were told succeeded goes into `ledger`.
 pub async fn round(registry: &mut RegistryProcess, round: usize, kill_after: Duration, ledger: &mut Ledger) {
-    let client = super::http_client();
-    let stop = Arc::new(AtomicBool::new(false));
-    let tasks: Vec<_> = (0..WRITERS)
-        .map(|writer| {
-            let client = client.clone();
-            let url = registry.url.clone();
-            let stop = Arc::clone(&stop);
-            tokio::spawn(async move { write_until_stopped(&client, &url, writer, round, &stop).await })
-        })
-        .collect();
+    let writers = Writers::start(Targets::new(vec![registry.url.clone()]), round, OnRefusal::Stop);
     tokio::time::sleep(kill_after).await;
     registry.kill();
-    stop.store(true, Ordering::Relaxed);
-    for task in tasks {
-        let (registered, deleted, maybe_deleted) = task.await.expect("a writer task");
-        for (key, answer) in registered {
-            if let Some(earlier) = ledger.registered.insert(key.clone(), answer) {
-                assert_eq!(earlier, answer, "{key:?} was acknowledged twice with different answers");
+    writers.stop_into(ledger).await;
+}
+
+/// The registry URLs writers send to, writer `n` to the `n % len`-th; a
+/// restarted instance's new URL replaces its old one while they write.
+#[derive(Clone)]
+pub struct Targets(Arc<RwLock<Vec<String>>>);
+
+impl Targets {
+    /// Writers spread over `urls`.
+    pub fn new(urls: Vec<String>) -> Self {
+        Self(Arc::new(RwLock::new(urls)))
+    }
+
+    /// Points the writers of slot `slot` at `url` from their next write on.
+    pub fn replace(&self, slot: usize, url: String) {
+        self.0.write().unwrap()[slot] = url;
+    }
+
+    fn for_writer(&self, writer: usize) -> String {
+        let urls = self.0.read().unwrap();
+        urls[writer % urls.len()].clone()
+    }
+}
+
+/// What a writer does when a write is not acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnRefusal {
+    /// Stops: the one registry it writes to was killed.
+    Stop,
+    /// Waits a moment and goes on: another instance (or this one, once a
+    /// leader is elected again) may take the next write.
+    Retry,
+}
+
+/// [`WRITERS`] concurrent writers, running until stopped.
+pub struct Writers {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<(Registered, Deletes, Deletes)>>,
+}
+
+impl Writers {
+    /// Starts the writers of round `round` against `targets`.
+    pub fn start(targets: Targets, round: usize, on_refusal: OnRefusal) -> Self {
+        let client = super::http_client();
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks = (0..WRITERS)
+            .map(|writer| {
+                let (client, targets, stop) = (client.clone(), targets.clone(), Arc::clone(&stop));
+                tokio::spawn(
+                    async move { write_until_stopped(&client, &targets, writer, round, on_refusal, &stop).await },
+                )
+            })
+            .collect();
+        Self { stop, tasks }
+    }
+
+    /// Stops the writers and enters what was acknowledged into `ledger`.
+    pub async fn stop_into(self, ledger: &mut Ledger) {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            let (registered, deleted, maybe_deleted) = task.await.expect("a writer task");
+            for (key, answer) in registered {
+                if let Some(earlier) = ledger.registered.insert(key.clone(), answer) {
+                    assert_eq!(earlier, answer, "{key:?} was acknowledged twice with different answers");
+                }
             }
+            ledger.deleted.extend(deleted);
+            ledger.maybe_deleted.extend(maybe_deleted);
         }
-        ledger.deleted.extend(deleted);
-        ledger.maybe_deleted.extend(maybe_deleted);
     }
 }
 
 type Registered = Vec<((String, usize), (u64, u64))>;
 type Deletes = Vec<(String, u64)>;
 
+/// How long a writer waits after a refused write before it tries again.
+const RETRY_PAUSE: Duration = Duration::from_millis(50);
+
+/// How long one write may take before it counts as not acknowledged.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(15);
+
 async fn write_until_stopped(
     client: &reqwest::Client,
-    url: &str,
+    targets: &Targets,
     writer: usize,
     round: usize,
+    on_refusal: OnRefusal,
     stop: &AtomicBool,
 ) -> (Registered, Deletes, Deletes) {
     let mut registered = Vec::new();
@@ -108,6 +166,7 @@ async fn write_until_stopped(
         if stop.load(Ordering::Relaxed) {
             break;
         }
+        let url = targets.for_writer(writer);
         // A quarter of the writers register one schema together; the others distinct ones.
         let (subject, index) = if writer.is_multiple_of(4) {
             (SHARED_SUBJECT.to_owned(), 0)
@@ -117,14 +176,21 @@ async fn write_until_stopped(
                 1 + round * 1_000_000 + writer * 10_000 + step,
             )
         };
-        let Some(answer) = register(client, url, &subject, index).await else {
-            break;
+        let Some(answer) = register(client, &url, &subject, index).await else {
+            match on_refusal {
+                OnRefusal::Stop => break,
+                OnRefusal::Retry => {
+                    tokio::time::sleep(RETRY_PAUSE).await;
+                    continue;
+                }
+            }
         };
         registered.push(((subject.clone(), index), answer));
         // Every eighth writer soft-deletes each third version it registered.
         if writer % 8 == 1 && step % 3 == 2 {
             let reply = client
                 .delete(format!("{url}/subjects/{subject}/versions/{}", answer.1))
+                .timeout(WRITE_TIMEOUT)
                 .send()
                 .await;
             let acknowledged = match reply {
@@ -133,7 +199,13 @@ async fn write_until_stopped(
             };
             if !acknowledged {
                 maybe_deleted.push((subject, answer.1));
-                break;
+                match on_refusal {
+                    OnRefusal::Stop => break,
+                    OnRefusal::Retry => {
+                        tokio::time::sleep(RETRY_PAUSE).await;
+                        continue;
+                    }
+                }
             }
             deleted.push((subject, answer.1));
         }
@@ -146,6 +218,7 @@ async fn register(client: &reqwest::Client, url: &str, subject: &str, index: usi
     let response = client
         .post(format!("{url}/subjects/{subject}/versions"))
         .json(&json!({ "schema": schema(index) }))
+        .timeout(WRITE_TIMEOUT)
         .send()
         .await
         .ok()?;
@@ -157,6 +230,7 @@ async fn register(client: &reqwest::Client, url: &str, subject: &str, index: usi
     let version = client
         .post(format!("{url}/subjects/{subject}?deleted=true"))
         .json(&json!({ "schema": schema(index) }))
+        .timeout(WRITE_TIMEOUT)
         .send()
         .await
         .ok()?
@@ -241,4 +315,25 @@ pub async fn assert_ledger_kept(url: &str, ledger: &Ledger) {
         ledger.len(),
         started.elapsed()
     );
+}
+
+/// Everything the registry at `url` holds, as `/schemas` lists it: every
+/// version (soft-deleted ones included) with its subject, ID and schema,
+/// then the live versions alone; two instances on one store must agree.
+pub async fn contents(url: &str) -> (Value, Value) {
+    let client = super::http_client();
+    let mut lists = Vec::new();
+    for query in ["?deleted=true", ""] {
+        let list: Value = client
+            .get(format!("{url}/schemas{query}"))
+            .send()
+            .await
+            .expect("the registry answers")
+            .json()
+            .await
+            .expect("a JSON list");
+        lists.push(list);
+    }
+    let live = lists.pop().expect("two lists");
+    (lists.pop().expect("two lists"), live)
 }
