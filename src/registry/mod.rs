@@ -27,7 +27,7 @@ pub use error::Error;
 pub use guid::{Guid, InvalidGuid};
 pub use types::{
     CompatibilityResult, NewSchema, RegisterOptions, Registered, RegistryMode, SchemaContent, SchemaId,
-    SchemaReference, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
+    SchemaReference, SharedVersion, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
     VersionedSchema,
 };
 
@@ -64,6 +64,18 @@ pub trait Registry: Send + Sync {
         version: VersionSelector,
         include_deleted: bool,
     ) -> Result<VersionedSchema, Error>;
+
+    /// One version of a subject as [`Registry::version`] finds it, its
+    /// content shared rather than copied where the registry holds it in
+    /// memory. By default a copy made through [`Registry::version`].
+    async fn shared_version(
+        &self,
+        subject: &SubjectName,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<SharedVersion, Error> {
+        Ok(SharedVersion::from(self.version(subject, version, include_deleted).await?))
+    }
 
     /// The version of `subject` that holds `schema`, if any (no write).
     async fn lookup(

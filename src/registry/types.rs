@@ -263,6 +263,38 @@ impl VersionedSchema {
     }
 }
 
+/// One version of a subject with its content shared with the registry's
+/// memory instead of copied: what a lookup answered from prepared bodies
+/// needs (see [`super::Registry::shared_version`]).
+#[derive(Debug, Clone)]
+pub struct SharedVersion {
+    /// The version within the subject.
+    pub version: Version,
+    /// The global ID of the schema.
+    pub id: SchemaId,
+    /// Whether the version is soft-deleted.
+    pub deleted: bool,
+    /// What the ID names.
+    pub content: std::sync::Arc<SchemaContent>,
+}
+
+impl From<VersionedSchema> for SharedVersion {
+    fn from(found: VersionedSchema) -> Self {
+        Self {
+            version: found.version,
+            id: found.id,
+            deleted: found.deleted,
+            content: std::sync::Arc::new(SchemaContent {
+                format: found.format,
+                text: found.text,
+                answer_text: found.answer_text,
+                references: found.references,
+                contract: found.contract,
+            }),
+        }
+    }
+}
+
 /// A (subject, version) pair.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, utoipa::ToSchema)]
 pub struct SubjectVersion {

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use super::wire::{CONTENT_TYPE, SchemaByIdResponse, schema_type};
 use crate::registry::contract::{Metadata, RuleSet};
-use crate::registry::{SchemaContent, SchemaId, SchemaReference, VersionedSchema};
+use crate::registry::{SchemaContent, SchemaId, SchemaReference, SharedVersion, SubjectName};
 
 /// The default budget: 16 MiB of bodies.
 const DEFAULT_BUDGET: usize = 16 * 1024 * 1024;
@@ -111,15 +111,6 @@ impl Built {
     fn holds(&self, content: &Arc<SchemaContent>) -> bool {
         Arc::ptr_eq(&self.content, content) || *self.content == **content
     }
-
-    fn holds_version(&self, version: &VersionedSchema) -> bool {
-        let held = &self.content;
-        // The answered text is derived from the text, so equal texts answer alike.
-        held.format == version.format
-            && held.text == version.text
-            && held.references == version.references
-            && held.contract == version.contract
-    }
 }
 
 impl Bodies {
@@ -159,51 +150,25 @@ impl Bodies {
         response(Body::from(self.built(id, content).by_id.clone()))
     }
 
-    /// The `GET /subjects/{s}/versions/{v}` response for `version`.
-    pub(super) fn version(&self, version: VersionedSchema) -> Response {
-        let built = match self.cached(version.id).filter(|built| built.holds_version(&version)) {
-            Some(built) => built,
-            None => {
-                let VersionedSchema {
-                    id,
-                    format,
-                    text,
-                    answer_text,
-                    references,
-                    contract,
-                    ..
-                } = version.clone();
-                let content = Arc::new(SchemaContent {
-                    format,
-                    text,
-                    answer_text,
-                    references,
-                    contract,
-                });
-                self.built(id, &content)
-            }
-        };
-        response(Body::from(version_body(&version, &built.version_fields)))
+    /// The `GET /subjects/{s}/versions/{v}` response for `found`, a version of `subject`.
+    pub(super) fn version(&self, subject: &SubjectName, found: &SharedVersion) -> Response {
+        let built = self.built(found.id, &found.content);
+        response(Body::from(version_body(subject, found, &built.version_fields)))
     }
 }
 
 /// `{"subject":…,"version":…,"id":…,` the content's fields, `"deleted":true`
 /// when it is, `}`: the bytes `serde_json` gives [`super::wire::SchemaResponse`].
-fn version_body(version: &VersionedSchema, fields: &[u8]) -> Vec<u8> {
-    let subject = version.subject.as_str();
+fn version_body(subject: &SubjectName, found: &SharedVersion, fields: &[u8]) -> Vec<u8> {
+    let subject = subject.as_str();
     let mut body = Vec::with_capacity(subject.len() + fields.len() + 64);
     body.extend_from_slice(b"{\"subject\":");
     // Writing into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut body, subject);
     // Writing into a Vec cannot fail.
-    let _ = write!(
-        body,
-        ",\"version\":{},\"id\":{},",
-        version.version.get(),
-        version.id.get()
-    );
+    let _ = write!(body, ",\"version\":{},\"id\":{},", found.version.get(), found.id.get());
     body.extend_from_slice(fields);
-    if version.deleted {
+    if found.deleted {
         body.extend_from_slice(b",\"deleted\":true");
     }
     body.push(b'}');
@@ -226,7 +191,7 @@ mod tests {
     use super::*;
     use crate::compat::Format;
     use crate::registry::contract::Contract;
-    use crate::registry::{SubjectName, Version};
+    use crate::registry::{Version, VersionedSchema};
 
     fn contents() -> Vec<SchemaContent> {
         let with_contract: Contract = serde_json::from_value(serde_json::json!({
@@ -291,8 +256,10 @@ mod tests {
                         deleted,
                     };
                     let expected = serde_json::to_vec(&SchemaResponse::from(&version)).unwrap();
+                    let subject = version.subject.clone();
+                    let shared = SharedVersion::from(version);
                     assert_eq!(
-                        String::from_utf8(bytes(bodies.version(version)).await).unwrap(),
+                        String::from_utf8(bytes(bodies.version(&subject, &shared)).await).unwrap(),
                         String::from_utf8(expected).unwrap()
                     );
                 }

@@ -720,16 +720,18 @@ async fn get_version(
     query: QueryParams,
     bodies: Arc<bodies::Bodies>,
 ) -> Reply {
-    let mut found = state
-        .registry
-        .version(&subject(name)?, version(&number)?, query.flag("deleted")?)
-        .await?;
-    if serialized_requested(&query, found.format) {
-        found.text = state.registry.serialized_by_id(found.id).await?;
-        found.answer_text = None;
+    let subject = subject(name)?;
+    let (selector, include_deleted) = (version(&number)?, query.flag("deleted")?);
+    if serialized_requested(&query, crate::compat::Format::Protobuf) {
+        let mut found = state.registry.version(&subject, selector, include_deleted).await?;
+        if found.format == crate::compat::Format::Protobuf {
+            found.text = state.registry.serialized_by_id(found.id).await?;
+            found.answer_text = None;
+        }
         return Ok(json_response(&SchemaResponse::from(&found)));
     }
-    Ok(bodies.version(found))
+    let found = state.registry.shared_version(&subject, selector, include_deleted).await?;
+    Ok(bodies.version(&subject, &found))
 }
 
 #[utoipa::path(

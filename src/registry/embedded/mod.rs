@@ -39,7 +39,7 @@ use super::Guid;
 use super::contract::{ConfigPatch, ContractConfig};
 use super::{
     CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
-    SchemaId, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
+    SchemaId, SharedVersion, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
 };
 use crate::compat::{Checker, Format, Mode};
 
@@ -317,6 +317,25 @@ impl Registry for EmbeddedRegistry {
         let state = self.read();
         let (version, entry) = state.select(subject, version, include_deleted)?;
         state.versioned(subject, version, entry)
+    }
+
+    async fn shared_version(
+        &self,
+        subject: &SubjectName,
+        version: VersionSelector,
+        include_deleted: bool,
+    ) -> Result<SharedVersion, Error> {
+        self.catch_up().await?;
+        let state = self.read();
+        let (version, entry) = state.select(subject, version, include_deleted)?;
+        Ok(SharedVersion {
+            version,
+            id: entry.id,
+            deleted: entry.deleted,
+            content: Arc::clone(state.schemas.get(&entry.id).ok_or_else(|| Error::SchemaNotFound {
+                what: format!("with ID {}", entry.id),
+            })?),
+        })
     }
 
     async fn lookup(
