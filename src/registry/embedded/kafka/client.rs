@@ -2,7 +2,8 @@
 //! message types and record batches from the `kafka-protocol` crate, framing
 //! and version choice here.
 //!
-//! Plain TCP, or TLS ([`Transport`]); SASL is not spoken yet.
+//! Plain TCP or TLS, then SASL when [`Transport::sasl`] is set: every
+//! connection authenticates before its first request.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -22,12 +23,15 @@ use kafka_protocol::messages::{
     FetchResponse, FindCoordinatorRequest, FindCoordinatorResponse, HeartbeatRequest, HeartbeatResponse,
     InitProducerIdRequest, InitProducerIdResponse, JoinGroupRequest, JoinGroupResponse, ListOffsetsRequest,
     ListOffsetsResponse, MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse, RequestHeader,
-    ResponseHeader, SyncGroupRequest, SyncGroupResponse, TopicName,
+    ResponseHeader, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+    SyncGroupRequest, SyncGroupResponse, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use kafka_protocol::records::{Record as BatchRecord, RecordBatchDecoder};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
+
+use super::sasl::{SaslCredentials, SaslExchange};
 
 /// The client ID brokers log for our requests.
 const CLIENT_ID: &str = "schemaops";
@@ -68,15 +72,42 @@ pub enum ClientError {
         timeout: Duration,
     },
     /// The connection broke.
-    #[error("the connection to the Kafka broker {address} failed during {api}")]
+    #[error("the connection to the Kafka broker {address} failed during {api}{hint}")]
     Io {
         /// `host:port`.
         address: String,
         /// The request.
         api: &'static str,
+        /// A likely cause, or empty.
+        hint: &'static str,
         /// Why.
         #[source]
         source: std::io::Error,
+    },
+    /// The broker does not offer the SASL mechanism asked for.
+    #[error(
+        "the Kafka broker {address} does not offer the SASL mechanism {mechanism}; it offers: {}",
+        if offered.is_empty() { "none".to_owned() } else { offered.join(", ") }
+    )]
+    SaslMechanism {
+        /// `host:port`.
+        address: String,
+        /// The mechanism asked for.
+        mechanism: &'static str,
+        /// The mechanisms the broker offers.
+        offered: Vec<String>,
+    },
+    /// The broker refused the credentials, or the exchange went wrong.
+    #[error("SASL authentication failed for user {user} with {mechanism}: {message} (Kafka broker {address})")]
+    SaslAuthentication {
+        /// `host:port`.
+        address: String,
+        /// The user name.
+        user: String,
+        /// The mechanism.
+        mechanism: &'static str,
+        /// The broker's message, or what was wrong with its answer.
+        message: String,
     },
     /// A request or response did not encode or decode, or a response was
     /// larger than allowed.
@@ -231,6 +262,21 @@ impl Versioned for SyncGroupRequest {
     type Response = SyncGroupResponse;
 }
 
+impl Versioned for SaslHandshakeRequest {
+    const KEY: ApiKey = ApiKey::SaslHandshake;
+    const NAME: &'static str = "SaslHandshake";
+    // v0 sends the mechanism's messages unframed; v1 in SaslAuthenticate.
+    const OURS: (i16, i16) = (1, 1);
+    type Response = SaslHandshakeResponse;
+}
+
+impl Versioned for SaslAuthenticateRequest {
+    const KEY: ApiKey = ApiKey::SaslAuthenticate;
+    const NAME: &'static str = "SaslAuthenticate";
+    const OURS: (i16, i16) = (0, 2);
+    type Response = SaslAuthenticateResponse;
+}
+
 impl Versioned for HeartbeatRequest {
     const KEY: ApiKey = ApiKey::Heartbeat;
     const NAME: &'static str = "Heartbeat";
@@ -238,8 +284,9 @@ impl Versioned for HeartbeatRequest {
     type Response = HeartbeatResponse;
 }
 
-/// How to reach brokers: how long a request may take, and the TLS
-/// settings when their listeners speak TLS. A bare [`Duration`] is plain TCP.
+/// How to reach brokers: how long a request may take, the TLS settings
+/// when their listeners speak TLS, and the SASL credentials when they
+/// authenticate clients. A bare [`Duration`] is plain TCP without SASL.
 #[derive(Clone)]
 pub struct Transport {
     /// How long a connection or a request may take.
@@ -247,11 +294,17 @@ pub struct Transport {
     /// TLS for every connection (the broker's certificate must be valid
     /// for the host of the address connected to); `None`: plain TCP.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// SASL on every connection, after TLS; `None`: no authentication.
+    pub sasl: Option<Arc<SaslCredentials>>,
 }
 
 impl From<Duration> for Transport {
     fn from(timeout: Duration) -> Self {
-        Self { timeout, tls: None }
+        Self {
+            timeout,
+            tls: None,
+            sasl: None,
+        }
     }
 }
 
@@ -261,6 +314,7 @@ impl std::fmt::Debug for Transport {
             .debug_struct("Transport")
             .field("timeout", &self.timeout)
             .field("tls", &self.tls.is_some())
+            .field("sasl", &self.sasl)
             .finish()
     }
 }
@@ -381,7 +435,56 @@ impl Connection {
             .iter()
             .map(|api| (api.api_key, api.min_version, api.max_version))
             .collect();
+        if let Some(credentials) = connection.transport.sasl.clone() {
+            connection.authenticate(&credentials).await?;
+        }
         Ok(connection)
+    }
+
+    /// SaslHandshake, then SaslAuthenticate for each message of the
+    /// mechanism's exchange, the broker's last answer checked.
+    async fn authenticate(&mut self, credentials: &SaslCredentials) -> Result<(), ClientError> {
+        // UNSUPPORTED_SASL_MECHANISM
+        const UNSUPPORTED_MECHANISM: i16 = 33;
+        let mechanism = credentials.mechanism.name();
+        let handshake = SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism));
+        let response = self.call(&handshake).await?;
+        if response.error_code == UNSUPPORTED_MECHANISM {
+            return Err(ClientError::SaslMechanism {
+                address: self.address.clone(),
+                mechanism,
+                offered: response
+                    .mechanisms
+                    .iter()
+                    .map(|name| name.as_str().to_owned())
+                    .collect(),
+            });
+        }
+        self.check(SaslHandshakeRequest::NAME, response.error_code)?;
+        let address = self.address.clone();
+        let failed = |message: String| ClientError::SaslAuthentication {
+            address: address.clone(),
+            user: credentials.username.clone(),
+            mechanism,
+            message,
+        };
+        let mut exchange = SaslExchange::start(credentials);
+        let mut message = exchange.first();
+        loop {
+            let request = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(message));
+            let response = self.call(&request).await?;
+            if response.error_code != 0 {
+                let text = response.error_message.as_ref().map_or_else(
+                    || format!("error code {}", response.error_code),
+                    |text| text.to_string(),
+                );
+                return Err(failed(text));
+            }
+            match exchange.next(&response.auth_bytes).map_err(|error| failed(error.0))? {
+                Some(next) => message = next,
+                None => return Ok(()),
+            }
+        }
     }
 
     /// Connects to the first broker of `bootstrap` (`host:port`, or several
@@ -486,6 +589,12 @@ impl Connection {
             .map_err(|source| ClientError::Io {
                 address: self.address.clone(),
                 api,
+                hint: if source.kind() == std::io::ErrorKind::UnexpectedEof && self.transport.sasl.is_none() {
+                    " (the broker closed it: brokers close connections that do not authenticate on \
+                     listeners that require SASL; see --store-sasl-mechanism)"
+                } else {
+                    ""
+                },
                 source,
             })?;
         let mut response = Bytes::from(response);
