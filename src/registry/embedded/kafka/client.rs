@@ -27,7 +27,10 @@ use kafka_protocol::messages::{
     SyncGroupRequest, SyncGroupResponse, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
-use kafka_protocol::records::{Record as BatchRecord, RecordBatchDecoder};
+use std::io::Read as _;
+
+use kafka_protocol::compression::{self, Decompressor as _};
+use kafka_protocol::records::{Compression, Record as BatchRecord, RecordBatchDecoder};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
@@ -855,11 +858,11 @@ impl Connection {
         for partition in response.responses.iter().flat_map(|found| &found.partitions) {
             self.check(FetchRequest::NAME, partition.error_code)?;
             let mut bytes = partition.records.clone().unwrap_or_default();
-            while let Some(mut batch) = next_complete_batch(&mut bytes) {
-                let set = RecordBatchDecoder::decode(&mut batch)
-                    .map_err(|error| self.protocol(FetchRequest::NAME, format!("bad record batch: {error}")))?;
+            while let Some(batch) = next_complete_batch(&mut bytes) {
+                let batch_records =
+                    decode_batch(topic, batch).map_err(|message| self.protocol(FetchRequest::NAME, message))?;
                 // A batch may start before the offset asked for.
-                records.extend(set.records.into_iter().filter(|record| record.offset >= offset));
+                records.extend(batch_records.into_iter().filter(|record| record.offset >= offset));
             }
         }
         Ok(records)
@@ -895,6 +898,116 @@ fn next_complete_batch(bytes: &mut Bytes) -> Option<Bytes> {
     Some(bytes.split_to(total))
 }
 
+/// The records of one whole record batch of `topic`, decompressed (gzip,
+/// snappy, lz4 or zstd, as a producer's or the topic's `compression.type`
+/// may have written it).
+///
+/// # Errors
+/// A message naming the topic, the batch's offset and, for a compressed
+/// batch that cannot be read, its codec: a batch is never skipped.
+pub(super) fn decode_batch(topic: &str, mut batch: Bytes) -> Result<Vec<BatchRecord>, String> {
+    // baseOffset (8), batchLength (4), partitionLeaderEpoch (4), magic (1),
+    // crc (4), then attributes (2), whose low three bits name the codec.
+    const ATTRIBUTES: usize = 21;
+    let base_offset = batch.get(..8).map_or(-1, |mut bytes| bytes.get_i64());
+    let codec = batch
+        .get(ATTRIBUTES..ATTRIBUTES + 2)
+        .map(|mut bytes| bytes.get_i16() & 0x7);
+    let codec_name = match codec {
+        None | Some(0) => "none",
+        Some(1) => "gzip",
+        Some(2) => "snappy",
+        Some(3) => "lz4",
+        Some(4) => "zstd",
+        Some(other) => {
+            return Err(format!(
+                "topic {topic}: the record batch at offset {base_offset} is compressed with codec {other}, \
+                 which Kafka does not define (1 gzip, 2 snappy, 3 lz4, 4 zstd); it cannot be read"
+            ));
+        }
+    };
+    RecordBatchDecoder::decode_with_custom_compression(&mut batch, Some(decompress))
+        .map(|set| set.records)
+        .map_err(|error| {
+            format!("topic {topic}: the record batch at offset {base_offset} (compression {codec_name}) cannot be read: {error:#}")
+        })
+}
+
+/// The records of a batch's body compressed with `compression`. gzip and
+/// snappy through `kafka-protocol`; lz4 (Kafka's LZ4 frame format) and zstd
+/// through the pure-Rust `lz4_flex` and `ruzstd` instead of the crate's C
+/// bindings.
+fn decompress(compressed: &mut Bytes, compression: Compression) -> anyhow::Result<Bytes> {
+    let whole = |buffer: &mut Bytes| Ok(buffer.split_to(buffer.len()));
+    match compression {
+        Compression::None => whole(compressed),
+        Compression::Gzip => compression::Gzip::decompress(compressed, |buffer: &mut Bytes| whole(buffer)),
+        Compression::Snappy => compression::Snappy::decompress(compressed, |buffer: &mut Bytes| whole(buffer)),
+        Compression::Lz4 => {
+            let mut records = Vec::new();
+            lz4_flex::frame::FrameDecoder::new(compressed.as_ref()).read_to_end(&mut records)?;
+            Ok(Bytes::from(records))
+        }
+        Compression::Zstd => {
+            let mut input: &[u8] = compressed.as_ref();
+            let mut records = Vec::new();
+            // One frame per batch as producers write it; concatenated frames read in turn.
+            while !input.is_empty() {
+                let mut frame = ruzstd::decoding::StreamingDecoder::new(&mut input)
+                    .map_err(|error| anyhow::anyhow!("zstd: {error}"))?;
+                frame.read_to_end(&mut records)?;
+            }
+            Ok(Bytes::from(records))
+        }
+    }
+}
+
 pub(super) fn topic_name(topic: &str) -> TopicName {
     TopicName(StrBytes::from_string(topic.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::BytesMut;
+    use kafka_protocol::records::{RecordBatchEncoder, RecordEncodeOptions, TimestampType};
+
+    use super::*;
+
+    fn batch() -> BytesMut {
+        let record = BatchRecord {
+            transactional: false,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: 42,
+            sequence: -1,
+            timestamp: 0,
+            key: Some(Bytes::from_static(b"k")),
+            value: Some(Bytes::from_static(b"v")),
+            headers: Default::default(),
+        };
+        let mut bytes = BytesMut::new();
+        let options = RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        };
+        RecordBatchEncoder::encode(&mut bytes, [&record], &options).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn a_batch_with_a_codec_kafka_does_not_define_fails_naming_topic_offset_and_codec() {
+        let records = decode_batch("_schemas", batch().freeze()).unwrap();
+        assert_eq!(records.len(), 1);
+        let mut unknown = batch();
+        // The low bits of the attributes' second byte: codec 5.
+        unknown[22] |= 5;
+        let error = decode_batch("_schemas", unknown.freeze()).unwrap_err();
+        assert!(error.contains("topic _schemas"), "{error}");
+        assert!(error.contains("offset 42"), "{error}");
+        assert!(error.contains("codec 5"), "{error}");
+    }
 }

@@ -16,7 +16,7 @@
 //! It knows nothing of the registry's in-memory state or of HTTP.
 //!
 //! # Not yet (issue 43)
-//! Subjects outside the default context, compressed record batches, the
+//! Subjects outside the default context, the
 //! operator's Lease deciding the store's leadership (through
 //! [`election::Leadership::set`]).
 //!
