@@ -64,7 +64,7 @@ pub enum Command {
     Export(Box<ExportArgs>),
     /// `schemaops import`: [`import::IMPORT_ABOUT`].
     #[command(about = import::IMPORT_ABOUT, long_about = None)]
-    Import(ImportArgs),
+    Import(Box<ImportArgs>),
     /// Print the CustomResourceDefinitions of Schema, SubjectConfig and SchemaPolicy as YAML (`kubectl apply -f -`).
     Crds,
 }

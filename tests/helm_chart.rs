@@ -786,12 +786,12 @@ fn a_kafka_store_is_passed_as_flags_with_one_replica_and_no_volume_claim() {
 fn kafka_sasl_credentials_come_from_a_secret_and_never_from_the_arguments() {
     let Some(answer) = answer() else { return };
     let sasl = manifests(answer, "kafka-sasl");
-    let args = args(&sasl);
+    let sasl_args = args(&sasl);
     assert!(
-        args.contains(&"--store-sasl-mechanism=SCRAM-SHA-512".to_owned()),
-        "{args:?}"
+        sasl_args.contains(&"--store-sasl-mechanism=SCRAM-SHA-512".to_owned()),
+        "{sasl_args:?}"
     );
-    assert!(!args.iter().any(|arg| arg.contains("password")), "{args:?}");
+    assert!(!sasl_args.iter().any(|arg| arg.contains("password")), "{sasl_args:?}");
     for (name, key) in [
         ("SCHEMAOPS_STORE_SASL_USERNAME", "username"),
         ("SCHEMAOPS_STORE_SASL_PASSWORD", "password"),
