@@ -11,6 +11,7 @@ mod compat;
 mod connection;
 mod export;
 mod import;
+mod kafka;
 mod local;
 mod operator;
 mod registry;
@@ -21,6 +22,7 @@ pub use compat::{CompatArgs, CompatConfig, CompatJob, OutputFormat};
 pub use connection::{RegistryConnectionArgs, TargetRegistryArgs};
 pub use export::{ExportArgs, ExportConfig, ExportSource};
 pub use import::{ImportArgs, ImportConfig, ImportSource};
+pub use kafka::{FromKafkaSecurityArgs, KafkaSecurity, StoreSecurityArgs};
 pub use local::{ApplyArgs, ApplyConfig, CheckArgs, CheckConfig, CheckOutput, CheckSource, ObjectOutput};
 pub use operator::{
     DEFAULT_WEBHOOK_NAMESPACE, LeaderArgs, OperatorArgs, OperatorConfig, WEBHOOK_SERVICE, WebhookArgs,
@@ -62,7 +64,7 @@ pub enum Command {
     Export(Box<ExportArgs>),
     /// `schemaops import`: [`import::IMPORT_ABOUT`].
     #[command(about = import::IMPORT_ABOUT, long_about = None)]
-    Import(ImportArgs),
+    Import(Box<ImportArgs>),
     /// Print the CustomResourceDefinitions of Schema, SubjectConfig and SchemaPolicy as YAML (`kubectl apply -f -`).
     Crds,
 }

@@ -85,6 +85,13 @@ fn scenarios() -> Vec<(&'static str, Value)> {
                 "replicationFactor": 2,
             }}}),
         ),
+        (
+            "kafka-sasl",
+            json!({"store": {"type": "kafka", "kafka": {
+                "url": "kafka://kafka:9092/_schemas",
+                "sasl": {"mechanism": "SCRAM-SHA-512", "credentialsSecret": "registry-kafka-user"},
+            }}}),
+        ),
         ("webhook", json!({"webhook": {"enabled": true}})),
         (
             "certmanager",
@@ -773,6 +780,30 @@ fn a_kafka_store_is_passed_as_flags_with_one_replica_and_no_volume_claim() {
         !args.iter().any(|arg| arg.starts_with("--store-transactional-id")),
         "{args:?}"
     );
+}
+
+#[test]
+fn kafka_sasl_credentials_come_from_a_secret_and_never_from_the_arguments() {
+    let Some(answer) = answer() else { return };
+    let sasl = manifests(answer, "kafka-sasl");
+    let sasl_args = args(&sasl);
+    assert!(
+        sasl_args.contains(&"--store-sasl-mechanism=SCRAM-SHA-512".to_owned()),
+        "{sasl_args:?}"
+    );
+    assert!(!sasl_args.iter().any(|arg| arg.contains("password")), "{sasl_args:?}");
+    for (name, key) in [
+        ("SCHEMAOPS_STORE_SASL_USERNAME", "username"),
+        ("SCHEMAOPS_STORE_SASL_PASSWORD", "password"),
+    ] {
+        let variable = env(&sasl, name).unwrap_or_else(|| panic!("{name} is not set"));
+        let reference = &variable["valueFrom"]["secretKeyRef"];
+        assert_eq!(reference["name"], "registry-kafka-user", "{variable}");
+        assert_eq!(reference["key"], key, "{variable}");
+    }
+    let plain = manifests(answer, "kafka");
+    assert!(!args(&plain).iter().any(|arg| arg.starts_with("--store-sasl")));
+    assert!(env(&plain, "SCHEMAOPS_STORE_SASL_PASSWORD").is_none());
 }
 
 #[test]

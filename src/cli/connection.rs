@@ -332,7 +332,7 @@ impl Endpoint {
 const MIN_RESPONSE_BYTES: u64 = 1024;
 
 /// A password or token from a file, without the trailing newline.
-fn secret_file(flag: &str, path: &std::path::Path) -> Result<String, String> {
+pub(super) fn secret_file(flag: &str, path: &std::path::Path) -> Result<String, String> {
     let text = std::fs::read_to_string(path).map_err(|error| format!("{flag} {}: {error}", path.display()))?;
     let secret = text.trim_end_matches(['\r', '\n']).to_owned();
     if secret.is_empty() {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{EngineArgs, RegistryConnectionArgs, StoreArgs, TargetRegistryArgs};
+use super::{EngineArgs, FromKafkaSecurityArgs, RegistryConnectionArgs, StoreArgs, TargetRegistryArgs};
 use crate::compat::Checker;
 use crate::registry::embedded::kafka::topic_store::KafkaOptions;
 use crate::registry::embedded::postgres::PostgresOptions;
@@ -37,7 +37,8 @@ pub struct ImportArgs {
     pub source: RegistryConnectionArgs,
 
     /// A Confluent or Karapace store topic to copy instead of a registry's
-    /// REST API: `kafka://host:port[,host:port…]/topic` (plain TCP). Read
+    /// REST API: `kafka://host:port[,host:port…]/topic` (TLS with
+    /// `--from-kafka-tls`, SASL with `--from-kafka-sasl-mechanism`). Read
     /// to its end, it is copied with its exact IDs, versions, soft and hard
     /// deletes and settings into an embedded store that holds nothing yet.
     #[arg(
@@ -47,6 +48,10 @@ pub struct ImportArgs {
         conflicts_with = "registry_url"
     )]
     pub from_kafka: Option<String>,
+
+    /// TLS and SASL to the brokers of `--from-kafka`.
+    #[command(flatten)]
+    pub from_kafka_security: FromKafkaSecurityArgs,
 
     /// An external registry to copy into instead (`--to-registry-url`).
     #[command(flatten)]
@@ -101,14 +106,21 @@ impl ImportArgs {
     /// A message naming the argument that is wrong.
     pub fn into_config(self) -> Result<ImportConfig, String> {
         let store = self.store.into_options()?;
+        let from_kafka_security = self.from_kafka_security.security();
+        if self.from_kafka.is_none()
+            && let Some(flag) = from_kafka_security.first_given()
+        {
+            return Err(format!("{flag} needs --from-kafka"));
+        }
         if let Some(url) = self.from_kafka {
             if self.target.to_registry_url.is_some() {
                 return Err("--from-kafka copies into the embedded store: give --data or --store, \
                             not --to-registry-url"
                     .to_owned());
             }
-            let topic =
+            let mut topic =
                 super::StoreArgs::kafka_source(&url).map_err(|message| message.replace("--store", "--from-kafka"))?;
+            (topic.tls, topic.sasl) = from_kafka_security.into_kafka()?;
             return Ok(ImportConfig {
                 source: ImportSource::Kafka(Box::new(topic)),
                 database: self.data.join("registry.db"),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::ApiAccessArgs;
+use super::kafka::StoreSecurityArgs;
 use crate::compat::Limits;
 use crate::compat::budget::BudgetLimits;
 use crate::compat::json::JsonPolicy;
@@ -14,7 +15,7 @@ use crate::http_server::args::ServerLimitsArgs;
 use crate::registry::api::{AccessPolicy, AdmissionConfig, RestWrites};
 use crate::registry::embedded::kafka::election::ElectionOptions;
 use crate::registry::embedded::kafka::topic_check::TopicPolicy;
-use crate::registry::embedded::kafka::topic_store::{KafkaOptions, KafkaTls};
+use crate::registry::embedded::kafka::topic_store::KafkaOptions;
 use crate::registry::embedded::postgres::{PostgresOptions, requires_tls};
 
 /// What `schemaops registry` does, as its help says it.
@@ -213,7 +214,7 @@ pub struct StoreArgs {
     /// processes may share one database.
     ///
     /// Kafka: `kafka://host:port[,host:port…]/topic` (TLS with
-    /// `--store-tls`), the topic
+    /// `--store-tls`, SASL with `--store-sasl-mechanism`), the topic
     /// in Confluent Schema Registry's format (`_schemas` is Confluent's and
     /// Karapace's default). Every instance reads the whole topic before it
     /// answers and follows it; one elected instance writes, the others
@@ -222,29 +223,10 @@ pub struct StoreArgs {
     #[arg(long = "store", env = "SCHEMAOPS_STORE", value_name = "URL", hide_env_values = true)]
     pub dsn: Option<String>,
 
-    /// PEM file of CA certificates trusted for the PostgreSQL server's
-    /// certificate, besides the system's; needs `sslmode=require` in `--store`.
-    /// For the Kafka store, the brokers' (with `--store-tls`).
-    #[arg(long = "store-ca-file", env = "SCHEMAOPS_STORE_CA_FILE", value_name = "FILE")]
-    pub ca_file: Option<PathBuf>,
-
-    /// PEM certificate chain presented to the PostgreSQL server (its `cert`
-    /// authentication); with `--store-client-key` and `sslmode=require`.
-    /// For the Kafka store, to brokers that authenticate clients by
-    /// certificate (with `--store-tls`).
-    #[arg(long = "store-client-cert", env = "SCHEMAOPS_STORE_CLIENT_CERT", value_name = "FILE")]
-    pub client_cert: Option<PathBuf>,
-
-    /// PEM private key of `--store-client-cert`.
-    #[arg(long = "store-client-key", env = "SCHEMAOPS_STORE_CLIENT_KEY", value_name = "FILE")]
-    pub client_key: Option<PathBuf>,
-
-    /// Kafka store: connect to the brokers over TLS (their listeners'
-    /// `SSL` protocol); the brokers' certificates must be valid for the
-    /// host names in `--store` and chain to the system's CAs or
-    /// `--store-ca-file`'s.
-    #[arg(long = "store-tls", env = "SCHEMAOPS_STORE_TLS")]
-    pub tls: bool,
+    /// TLS to PostgreSQL (its CA and client files; `sslmode=require` in
+    /// `--store` turns it on) or Kafka (`--store-tls`), and SASL to Kafka.
+    #[command(flatten)]
+    pub security: StoreSecurityArgs,
 
     /// Kafka store: the writer's transactional ID, the same on every
     /// instance of one topic: an instance that starts writing fences the
@@ -348,10 +330,14 @@ impl StoreArgs {
             ("--store-advertised-url", self.advertised_url.is_some()),
             ("--store-leader-eligibility", !self.leader_eligibility),
             ("--store-session-timeout-ms", self.session_timeout_ms != 10_000),
-            ("--store-tls", self.tls),
         ];
+        let kafka_flags_given = kafka_flags
+            .iter()
+            .find(|(_, given)| *given)
+            .map(|(flag, _)| (*flag).to_owned())
+            .or_else(|| self.security.security().first_given());
         let is_kafka = self.dsn.as_deref().is_some_and(|dsn| dsn.starts_with("kafka://"));
-        if !is_kafka && let Some((flag, _)) = kafka_flags.iter().find(|(_, given)| *given) {
+        if !is_kafka && let Some(flag) = kafka_flags_given {
             return Err(format!(
                 "{flag} is for the Kafka store: it needs --store kafka://host:port/topic"
             ));
@@ -391,37 +377,7 @@ impl StoreArgs {
     }
 
     fn into_kafka(self) -> Result<KafkaOptions, String> {
-        let tls_files = [
-            ("--store-ca-file", &self.ca_file),
-            ("--store-client-cert", &self.client_cert),
-            ("--store-client-key", &self.client_key),
-        ];
-        let tls = if self.tls {
-            for (flag, file) in tls_files {
-                if let Some(path) = file
-                    && !path.is_file()
-                {
-                    return Err(format!("{flag} {} is not a readable file", path.display()));
-                }
-            }
-            let client_identity = match (self.client_cert, self.client_key) {
-                (Some(cert), Some(key)) => Some((cert, key)),
-                (None, None) => None,
-                (Some(_), None) => return Err("--store-client-cert needs --store-client-key".to_owned()),
-                (None, Some(_)) => return Err("--store-client-key needs --store-client-cert".to_owned()),
-            };
-            Some(KafkaTls {
-                ca_file: self.ca_file,
-                client_identity,
-            })
-        } else {
-            if let Some((flag, _)) = tls_files.iter().find(|(_, file)| file.is_some()) {
-                return Err(format!(
-                    "{flag} is used over TLS only: add --store-tls for the Kafka store"
-                ));
-            }
-            None
-        };
+        let (tls, sasl) = self.security.security().into_kafka()?;
         let url = self.dsn.unwrap_or_default();
         let (bootstrap, topic) = parse_kafka_url(&url)?;
         if self.topic_replication_factor < 1 {
@@ -453,6 +409,7 @@ impl StoreArgs {
             read_only: self.read_only,
             election,
             tls,
+            sasl,
             topic_policy: TopicPolicy {
                 create: !self.no_create_topic,
                 replication_factor: self.topic_replication_factor,
@@ -463,10 +420,11 @@ impl StoreArgs {
     }
 
     fn into_postgres(self) -> Result<Option<PostgresOptions>, String> {
+        let security = self.security;
         let tls_files = [
-            ("--store-ca-file", &self.ca_file),
-            ("--store-client-cert", &self.client_cert),
-            ("--store-client-key", &self.client_key),
+            ("--store-ca-file", &security.ca_file),
+            ("--store-client-cert", &security.client_cert),
+            ("--store-client-key", &security.client_key),
         ];
         let Some(dsn) = self.dsn else {
             return match tls_files.iter().find(|(_, file)| file.is_some()) {
@@ -495,7 +453,7 @@ impl StoreArgs {
                 return Err(format!("{flag} {} is not a readable file", path.display()));
             }
         }
-        let client_identity = match (self.client_cert, self.client_key) {
+        let client_identity = match (security.client_cert, security.client_key) {
             (Some(cert), Some(key)) => Some((cert, key)),
             (None, None) => None,
             (Some(_), None) => return Err("--store-client-cert needs --store-client-key".to_owned()),
@@ -503,7 +461,7 @@ impl StoreArgs {
         };
         Ok(Some(PostgresOptions {
             dsn,
-            ca_file: self.ca_file,
+            ca_file: security.ca_file,
             client_identity,
         }))
     }

@@ -51,6 +51,21 @@ impl Broker {
         Self::start_advertising(None)
     }
 
+    /// A broker started with `--authentication`: it refuses clients that do
+    /// not authenticate with SASL. (Tansu 0.6.0 keeps its SCRAM users in the
+    /// storage engine and creates them only through a broker that does not
+    /// authenticate: with the memory engine, such a broker has no users.)
+    pub fn start_authenticating_or_skip() -> Option<Self> {
+        match Self::start_with(None, &["--authentication"]) {
+            Ok(broker) => Some(broker),
+            Err(reason) if !super::require_all() => {
+                println!("skipped: {reason} ({INSTALL})");
+                None
+            }
+            Err(reason) => panic!("SCHEMAOPS_REQUIRE_ALL=1 but {reason} ({INSTALL})"),
+        }
+    }
+
     /// As [`Broker::start_or_skip`], telling clients to connect to
     /// `advertised` (`host:port`, a proxy in front of the broker) instead
     /// of the address it listens on.
@@ -66,6 +81,10 @@ impl Broker {
     }
 
     fn start_advertising(advertised: Option<&str>) -> Result<Self, String> {
+        Self::start_with(advertised, &[])
+    }
+
+    fn start_with(advertised: Option<&str>, extra: &[&str]) -> Result<Self, String> {
         let binary = find_tansu()?;
         let version = Command::new(&binary)
             .arg("--version")
@@ -87,6 +106,7 @@ impl Broker {
                 &advertised,
             ])
             .args(["--storage-engine", "memory://tansu/"])
+            .args(extra)
             // Info logs every span; warnings are what a failing test needs.
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())

@@ -5,6 +5,7 @@
 //!
 //! * [`format`](mod@format): Confluent's record format, byte for byte.
 //! * [`client`]: the few Kafka requests needed, over plain TCP or TLS.
+//! * [`sasl`]: PLAIN and SCRAM authentication messages.
 //! * [`reader`]: committed records of the topic, in offset order.
 //! * [`replay`]: records to the store's changes and snapshot, and back.
 //! * [`producer`]: the one transactional writer, fenced at the broker.
@@ -15,8 +16,7 @@
 //! It knows nothing of the registry's in-memory state or of HTTP.
 //!
 //! # Not yet (issue 43)
-//! SASL for `--store kafka://…` (TLS is there: [`client::Transport`]),
-//! subjects outside the default context, compressed record batches, the
+//! Subjects outside the default context, the
 //! operator's Lease deciding the store's leadership (through
 //! [`election::Leadership::set`]).
 //!
@@ -48,5 +48,6 @@ pub mod format;
 pub mod producer;
 pub mod reader;
 pub mod replay;
+pub mod sasl;
 pub mod topic_check;
 pub mod topic_store;

@@ -40,6 +40,7 @@ use super::election::{ElectionOptions, Leadership, Role};
 use super::producer::{ProducerError, TransactionalProducer};
 use super::reader::TopicReader;
 use super::replay::{Fingerprint, Replay};
+use super::sasl::SaslCredentials;
 use super::topic_check::{self, TopicPolicy};
 use crate::registry::embedded::store::{
     Applied, Batch, CatchUp, Change, NoLeader, ReadOnlyStore, Snapshot, Store, StoreError,
@@ -70,6 +71,8 @@ pub struct KafkaOptions {
     pub topic_policy: TopicPolicy,
     /// TLS to the brokers; `None`: plain TCP.
     pub tls: Option<KafkaTls>,
+    /// SASL authentication on every connection; `None`: none.
+    pub sasl: Option<SaslCredentials>,
     /// How this instance takes part in the leader election, when it may
     /// write and runs one ([`KafkaStore::led_by`]); an empty advertised URL
     /// is filled in by the registry from the address it listens on.
@@ -91,6 +94,7 @@ impl KafkaOptions {
             topic_policy: TopicPolicy::default(),
             election: None,
             tls: None,
+            sasl: None,
         }
     }
 
@@ -111,13 +115,21 @@ pub struct KafkaTls {
 }
 
 impl KafkaOptions {
-    /// How to reach the brokers: the request timeout and TLS.
+    /// How to reach the brokers: the request timeout, TLS and SASL.
     ///
     /// # Errors
     /// When a PEM file cannot be read or TLS refuses it.
     pub fn transport(&self) -> Result<Transport, StoreError> {
+        Ok(Transport {
+            timeout: self.timeout,
+            tls: self.tls_config()?,
+            sasl: self.sasl.clone().map(Arc::new),
+        })
+    }
+
+    fn tls_config(&self) -> Result<Option<Arc<rustls::ClientConfig>>, StoreError> {
         let Some(tls) = &self.tls else {
-            return Ok(self.timeout.into());
+            return Ok(None);
         };
         let mut roots = rustls::RootCertStore::empty();
         crate::registry::tls::add_system_roots(&mut roots);
@@ -132,10 +144,7 @@ impl KafkaOptions {
             }
             None => builder.with_no_client_auth(),
         };
-        Ok(Transport {
-            timeout: self.timeout,
-            tls: Some(Arc::new(config)),
-        })
+        Ok(Some(Arc::new(config)))
     }
 }
 
