@@ -18,8 +18,11 @@ use schemaops::compat::{Format, Mode, SchemaText, check};
 
 use super::{AvroShape, FIELD_COUNTS, HISTORY, avro_record, measure, millis};
 
-/// The target: ours at most this share of Java's time.
-const TARGET_OF_JAVA: f64 = 0.2;
+/// The target: ours at most this share of Java's time (issue 44: at least 3x faster).
+const TARGET_OF_JAVA: f64 = 1.0 / 3.0;
+
+/// The stricter aim the comparison was first written with (5x faster), still printed.
+const FIRST_AIM_OF_JAVA: f64 = 0.2;
 
 /// One case of the comparison.
 pub(crate) struct Case {
@@ -237,13 +240,11 @@ pub fn report(cases: &[Case], budget: Duration) {
         println!("{:<16} {}   {}", case.label(), cells[0], cells[1]);
     }
     if java.is_ok() {
+        let verdict = |limit: f64| if worst_of_java <= limit { "met" } else { "MISSED" };
         println!(
-            "worst ours/Java: {worst_of_java:.2}x (target at most {TARGET_OF_JAVA:.2}: {})",
-            if worst_of_java <= TARGET_OF_JAVA {
-                "met"
-            } else {
-                "MISSED"
-            }
+            "worst ours/Java: {worst_of_java:.2}x (target at most {TARGET_OF_JAVA:.2}: {}; the first aim, at most {FIRST_AIM_OF_JAVA:.2}: {})",
+            verdict(TARGET_OF_JAVA),
+            verdict(FIRST_AIM_OF_JAVA)
         );
     }
 }
