@@ -27,8 +27,8 @@ pub use error::Error;
 pub use guid::{Guid, InvalidGuid};
 pub use types::{
     CompatibilityResult, NewSchema, RegisterOptions, Registered, RegistryMode, SchemaContent, SchemaId,
-    SchemaReference, SharedVersion, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
-    VersionedSchema,
+    SchemaReference, SharedVersion, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter,
+    VersionSelector, VersionedSchema,
 };
 
 use crate::compat::{Format, Mode};
@@ -74,7 +74,9 @@ pub trait Registry: Send + Sync {
         version: VersionSelector,
         include_deleted: bool,
     ) -> Result<SharedVersion, Error> {
-        Ok(SharedVersion::from(self.version(subject, version, include_deleted).await?))
+        Ok(SharedVersion::from(
+            self.version(subject, version, include_deleted).await?,
+        ))
     }
 
     /// The version of `subject` that holds `schema`, if any (no write).

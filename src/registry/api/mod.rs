@@ -730,7 +730,10 @@ async fn get_version(
         }
         return Ok(json_response(&SchemaResponse::from(&found)));
     }
-    let found = state.registry.shared_version(&subject, selector, include_deleted).await?;
+    let found = state
+        .registry
+        .shared_version(&subject, selector, include_deleted)
+        .await?;
     Ok(bodies.version(&subject, &found))
 }
 

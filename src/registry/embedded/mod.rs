@@ -39,7 +39,8 @@ use super::Guid;
 use super::contract::{ConfigPatch, ContractConfig};
 use super::{
     CompatibilityResult, Error, NewSchema, RegisterOptions, Registered, Registry, RegistryMode, SchemaContent,
-    SchemaId, SharedVersion, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector, VersionedSchema,
+    SchemaId, SharedVersion, SubjectFilter, SubjectName, SubjectVersion, Version, VersionFilter, VersionSelector,
+    VersionedSchema,
 };
 use crate::compat::{Checker, Format, Mode};
 
