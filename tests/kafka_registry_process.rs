@@ -9,8 +9,8 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use schemaops::registry::embedded::kafka::client::Connection;
 use serde_json::{Value, json};
@@ -231,34 +231,9 @@ async fn a_topic_store_serves_the_rest_api_through_a_restart_and_to_a_read_only_
     assert!(four["id"].as_i64() > three["id"].as_i64(), "{four} after {three}");
 }
 
-/// Runs `schemaops registry` with `extra`, which must fail to start: returns
-/// its stderr once it exits with status 2 (it is killed after 30 s).
+/// Runs `schemaops registry` with `extra`, which must fail to start: its stderr.
 fn registry_refusing_to_start(extra: &[&str]) -> String {
-    let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
-        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data.path())
-        .args(extra)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the schemaops binary starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the registry kept running with {extra:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(2), "stdout: {stdout}\nstderr: {stderr}");
-    assert!(!stdout.contains("listening on"), "{stdout}");
-    stderr
+    support::registry::refusing_to_start(extra, &[], Duration::from_secs(30))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

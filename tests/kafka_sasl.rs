@@ -14,9 +14,8 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemaops::registry::embedded::kafka::client::{ClientError, Connection, Transport};
 use schemaops::registry::embedded::kafka::sasl::{SaslCredentials, SaslMechanism};
@@ -84,36 +83,15 @@ async fn a_mechanism_the_broker_does_not_offer_lists_the_ones_it_does() {
     );
 }
 
-/// Runs `schemaops registry` on `topic` of `broker` with `extra` flags and
-/// `env`, which must fail to start: its stderr once it exits with status 2.
+/// Runs `schemaops registry` on `broker`'s `_schemas` topic with `extra`
+/// flags and `env`, which must fail to start: its stderr.
 fn registry_refusing_to_start(broker: &Broker, extra: &[&str], env: &[(&str, &str)]) -> String {
-    let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
-        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data.path())
-        .args(["--store", &format!("kafka://{}/_schemas", broker.address)])
-        .args(extra)
-        .envs(env.iter().copied())
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the schemaops binary starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the registry kept running with {extra:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(2), "stdout: {stdout}\nstderr: {stderr}");
-    assert!(!stdout.contains("listening on"), "{stdout}");
-    stderr
+    let store = format!("kafka://{}/_schemas", broker.address);
+    let args: Vec<&str> = ["--store", store.as_str()]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    support::registry::refusing_to_start(&args, env, Duration::from_secs(60))
 }
 
 #[test]

@@ -8,9 +8,8 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemaops::compat::{Checker, Format};
 use schemaops::registry::embedded::EmbeddedRegistry;
@@ -147,33 +146,10 @@ async fn dsn_with(server: &support::postgres::PostgresServer, sslmode: &str) -> 
     format!("{dsn}?sslmode={sslmode}")
 }
 
-/// Runs `schemaops registry` with `extra`, which must fail to start: returns
-/// its stderr once it exits with status 2 (it is killed after 30 s).
+/// Runs `schemaops registry` with `extra`, which must fail to start: its
+/// stderr, which must not hold the password.
 fn registry_refusing_to_start(extra: &[&str]) -> String {
-    let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
-        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data.path())
-        .args(extra)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the schemaops binary starts");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the registry kept running with {extra:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(2), "stdout: {stdout}\nstderr: {stderr}");
-    assert!(!stdout.contains("listening on"), "{stdout}");
+    let stderr = support::registry::refusing_to_start(extra, &[], Duration::from_secs(30));
     assert!(!stderr.contains(PASSWORD), "the password leaked: {stderr}");
     eprintln!("{stderr}");
     stderr

@@ -12,12 +12,14 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
 use axum::response::Response;
 use futures::future::BoxFuture;
-use tower::{Layer, Service};
+use tower::util::Oneshot;
+use tower::{Layer, Service, ServiceExt as _};
 
 /// What a hook decides before the inner service runs.
 pub enum Before<C> {
@@ -60,45 +62,56 @@ impl<H: Hook, S> Layer<S> for HookLayer<H> {
     fn layer(&self, inner: S) -> Self::Service {
         HookService {
             hook: self.0.clone(),
-            inner,
+            inner: Arc::new(inner),
         }
     }
 }
 
 /// A service with a [`Hook`] around it.
-#[derive(Clone)]
+///
+/// The inner service is shared, so cloning this one (axum clones a route's
+/// whole service for every request it routes) costs one reference count,
+/// not a copy of every layer below; a call clones only the inner service.
 pub struct HookService<H, S> {
     hook: H,
-    inner: S,
+    inner: Arc<S>,
+}
+
+impl<H: Clone, S> Clone for HookService<H, S> {
+    fn clone(&self) -> Self {
+        Self {
+            hook: self.hook.clone(),
+            inner: Arc::clone(&self.inner),
+        }
+    }
 }
 
 impl<H, S> Service<Request> for HookService<H, S>
 where
     H: Hook,
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
     S::Future: Send + 'static,
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = HookFuture<H, S::Future>;
+    type Future = HookFuture<H, Oneshot<S, Request>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // Each call readies its own clone of the inner service.
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
         match self.hook.before(request) {
             Before::Pass(request, carry) => HookFuture::at(Stage::Running {
-                inner: self.inner.call(request),
+                inner: S::clone(&self.inner).oneshot(request),
                 hook: Some((self.hook.clone(), carry)),
             }),
             Before::Answer(response) => HookFuture::at(Stage::Answered {
                 response: Some(response),
             }),
             Before::Prepare(prepare) => {
-                // The ready inner service goes into the future; a clone stays.
-                let fresh = self.inner.clone();
-                let mut inner = std::mem::replace(&mut self.inner, fresh);
+                let inner = S::clone(&self.inner);
                 let hook = self.hook.clone();
                 HookFuture::at(Stage::Waiting {
                     work: Box::pin(async move {
@@ -106,7 +119,7 @@ where
                             Ok(prepared) => prepared,
                             Err(response) => return response,
                         };
-                        let response = match inner.call(request).await {
+                        let response = match inner.oneshot(request).await {
                             Ok(response) => response,
                             Err(never) => match never {},
                         };

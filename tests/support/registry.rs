@@ -117,3 +117,36 @@ impl Drop for RegistryProcess {
         self.kill();
     }
 }
+
+/// Runs `schemaops registry --listen 127.0.0.1:0 --data TEMP` with `extra`
+/// and `env`, which must make it refuse to start: returns its stderr once it
+/// exits with status 2 without having printed its address (it is killed,
+/// and the test fails, after `patience`).
+pub fn refusing_to_start(extra: &[&str], env: &[(&str, &str)], patience: Duration) -> String {
+    let data = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schemaops"))
+        .args(["registry", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data.path())
+        .args(extra)
+        .envs(env.iter().copied())
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the schemaops binary starts");
+    let deadline = std::time::Instant::now() + patience;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the registry kept running with {extra:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(!stdout.contains("listening on"), "{stdout}");
+    stderr
+}
