@@ -8,7 +8,10 @@
 //! - start-up: the registry stopped (SIGTERM) and started again on the filled
 //!   store, timed from spawn to the first successful `GET /subjects` (it
 //!   answers once the `listening on` line is printed, after the store is read;
-//!   both times are printed), and its peak RSS (VmHWM) right then;
+//!   both times are printed), and its peak RSS (VmHWM) right then; on a
+//!   topic, a writer also waits for the store's leader election, so a
+//!   `--store-read-only` instance's start-up (the topic read alone) is
+//!   printed beside it;
 //! - lookups on that restarted instance with wrk (64 connections, `--seconds`
 //!   each): `GET /schemas/ids/{id}` (random acknowledged IDs) and
 //!   `GET /subjects/{s}/versions/latest` (random subjects), then the peak RSS
@@ -389,8 +392,14 @@ struct Figures {
     registered: Registered,
     registrations: usize,
     filled: usize,
+    /// The registrations after the first `registrations`, up to `--versions`.
+    fill: Registered,
+    /// From spawn to `listening on` on the empty store.
+    first_start: Duration,
     listening: Duration,
     start_up: Duration,
+    /// The start-up of a `--store-read-only` instance, on a topic.
+    read_only: Option<Duration>,
     rss_filling: f64,
     rss_started: f64,
     by_id: Option<Load>,
@@ -406,6 +415,7 @@ fn measure(store: &'static str, backend: &Backend, options: &Options, runtime: &
     let subjects = SUBJECTS.min(options.versions);
 
     let registry = Registry::start(&data, &store_args, &log);
+    let first_start = registry.listening;
     let registered = register(runtime, &registry.url, 0..options.registrations, options.clients);
     let fill = register(
         runtime,
@@ -416,10 +426,22 @@ fn measure(store: &'static str, backend: &Backend, options: &Options, runtime: &
     let rss_filling = registry.peak_rss_mib();
     drop(registry);
 
+    // A writer on a topic also waits for the store's election; a read-only
+    // instance only reads the topic.
+    let read_only = matches!(backend, Backend::Kafka { .. }).then(|| {
+        let mut args = store_args.clone();
+        args.push("--store-read-only".to_owned());
+        let registry = Registry::start(&work.path().join("read-only"), &args, &log);
+        first_subjects(runtime, &registry, subjects)
+    });
     let registry = Registry::start(&data, &store_args, &log);
     let start_up = first_subjects(runtime, &registry, subjects);
     let rss_started = registry.peak_rss_mib();
     let mut ids: Vec<u64> = registered.ids.iter().chain(&fill.ids).copied().collect();
+    let fill = Registered {
+        ids: Vec::new(),
+        ..fill
+    };
     ids.sort_unstable();
     let (by_id, latest) = if have("wrk") && !ids.is_empty() {
         (
@@ -439,9 +461,12 @@ fn measure(store: &'static str, backend: &Backend, options: &Options, runtime: &
         store,
         registrations: options.registrations,
         filled: ids.len(),
+        fill,
         registered,
+        first_start,
         listening: registry.listening,
         start_up,
+        read_only,
         rss_filling,
         rss_started,
         by_id,
@@ -484,12 +509,15 @@ fn print_table(figures: &[Figures], options: &Options) {
                 figure.registered.failed, figure.registrations
             ));
         }
+        let mut start_up = format!("{:.2} s", figure.start_up.as_secs_f64());
+        if let Some(read_only) = figure.read_only {
+            start_up.push_str(&format!(" (read-only: {:.2} s)", read_only.as_secs_f64()));
+        }
         println!(
-            "| {} | {rate} | {} | {} | {:.2} s | {:.1} / {:.1} MiB |",
+            "| {} | {rate} | {} | {} | {start_up} | {:.1} / {:.1} MiB |",
             figure.store,
             lookup_cell(figure.by_id.as_ref()),
             lookup_cell(figure.latest.as_ref()),
-            figure.start_up.as_secs_f64(),
             figure.rss_started,
             figure.rss_loaded,
         );
@@ -497,10 +525,15 @@ fn print_table(figures: &[Figures], options: &Options) {
     println!();
     for figure in figures {
         println!(
-            "{}: {} versions stored; restarted, `listening on` after {:.2} s, first full `GET /subjects` after {:.2} s; \
+            "{}: first start (empty store) `listening on` after {:.2} s; {} versions stored (after the first {}, \
+             {:.0}/s, {} failed); restarted, `listening on` after {:.2} s, first full `GET /subjects` after {:.2} s; \
              peak RSS while filling {:.1} MiB",
             figure.store,
+            figure.first_start.as_secs_f64(),
             figure.filled,
+            figure.registrations,
+            (figure.filled - figure.registered.ids.len()) as f64 / figure.fill.seconds,
+            figure.fill.failed,
             figure.listening.as_secs_f64(),
             figure.start_up.as_secs_f64(),
             figure.rss_filling
