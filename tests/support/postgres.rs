@@ -86,16 +86,24 @@ fn free_port() -> u16 {
 impl PostgresServer {
     /// Creates and starts a cluster; `None` when PostgreSQL is not installed.
     pub fn start() -> Option<Self> {
-        Self::start_with(false)
+        Self::start_with(false, false)
+    }
+
+    /// As [`Self::start`], with `fsync` on, as a production server runs:
+    /// for benchmarks that compare durable writes with SQLite's.
+    pub fn start_durable() -> Option<Self> {
+        Self::start_with(false, true)
     }
 
     /// Creates and starts a cluster that takes only TLS over TCP (see the
     /// module docs); `None` when PostgreSQL is not installed.
     pub fn start_tls() -> Option<Self> {
-        Self::start_with(true)
+        Self::start_with(true, false)
     }
 
-    fn start_with(tls: bool) -> Option<Self> {
+    /// Tests run with `fsync=off` (nothing to survive a crash of the
+    /// machine); `durable` leaves it on.
+    fn start_with(tls: bool, durable: bool) -> Option<Self> {
         let Some(bin) = binaries() else {
             let reason = "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb); \
                           `apt-get install postgresql` (as .ci/run does)";
@@ -145,9 +153,10 @@ impl PostgresServer {
         );
         server.watch_this_process();
         let mut options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync={}",
             server.port,
-            server.folder.display()
+            server.folder.display(),
+            if durable { "on" } else { "off" }
         );
         if tls {
             options.push_str(&server.turn_tls_on());
