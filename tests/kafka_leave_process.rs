@@ -4,7 +4,10 @@
 //! over, need not wait for the coordinator to give up on the stopped
 //! member at its session timeout. Only a killed instance (SIGKILL) is
 //! waited for. Leaving is bounded: a broker that never answers does not
-//! hold the shutdown up.
+//! hold the shutdown up. (Tansu 0.6.0 answers a JoinGroup that forms a
+//! generation only after half the session timeout, 5 s here: that is the
+//! floor of every figure below; before instances left, a restart took
+//! about 18 s and a takeover 15 s.)
 
 mod support;
 

@@ -65,6 +65,12 @@ const GROUP_COORDINATOR: i8 = 0;
 /// The longest pause between two attempts after the broker failed.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
+/// The longest pause between two heartbeats. A member learns that the
+/// group rebalances (an instance joined or left) only from a heartbeat's
+/// answer, and the new generation waits for it: a second at most, whatever
+/// the session timeout (one small request a second costs the broker little).
+const MAX_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Kafka's error codes the elector acts on.
 mod code {
     pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
@@ -553,7 +559,7 @@ async fn heartbeat_until_rebalance(
     generation: i32,
     leadership: &Leadership,
 ) -> Result<GenerationEnd, ClientError> {
-    let interval = options.session_timeout / 3;
+    let interval = (options.session_timeout / 3).min(MAX_HEARTBEAT_INTERVAL);
     loop {
         tokio::select! {
             () = tokio::time::sleep(interval) => {}
