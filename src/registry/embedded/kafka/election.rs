@@ -655,6 +655,28 @@ mod tests {
         assert_eq!(elected(&[a_ineligible]), None);
     }
 
+    #[tokio::test]
+    async fn a_leadership_that_left_waits_for_the_write_under_way_and_never_leads_again() {
+        let leadership = Leadership::new();
+        leadership.set(Role::Leader { generation: 1 });
+        let writing = leadership.writing().await;
+        let leaving = tokio::spawn({
+            let leadership = Arc::clone(&leadership);
+            async move { leadership.leave(Duration::from_secs(5)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(leadership.role(), Role::Unknown, "it stops leading first");
+        assert!(!leaving.is_finished(), "it waits for the write under way");
+        drop(writing);
+        // No group elector runs: nothing else to wait for.
+        tokio::time::timeout(Duration::from_secs(1), leaving)
+            .await
+            .expect("leaves once the write is done")
+            .unwrap();
+        leadership.set(Role::Leader { generation: 2 });
+        assert_eq!(leadership.role(), Role::Unknown, "no role after leaving");
+    }
+
     #[test]
     fn two_members_with_one_url_elect_nobody() {
         let a = ("m-a", "http://same:8081", true, false);
