@@ -333,6 +333,12 @@ pub async fn run(config: OperatorConfig) -> Result<Verdict, Error> {
         .await
     };
     let ((), (), webhook, led) = tokio::join!(api, health, webhook, controllers);
+    // Leaves the store's election only now that nothing writes any more (see `schemaops registry`).
+    if let Some(leadership) = &leadership {
+        leadership
+            .leave(crate::registry::embedded::kafka::election::LEAVE_TIMEOUT)
+            .await;
+    }
     webhook.map_err(serve_error("webhook"))?;
     led.map_err(Error::LeadershipLost)?;
     Ok(Verdict::Compatible)

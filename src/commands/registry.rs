@@ -208,6 +208,11 @@ pub async fn run(config: &RegistryConfig) -> Result<Verdict, Error> {
         app = app.layer(axum::middleware::from_fn_with_state(forwarder, forward_writes));
     }
     http_server::serve(listener, app, config.server_limits, shutdown).await;
+    // Once the requests under way are answered, so that the others elect
+    // again at once rather than after the session timeout.
+    if let Some(leadership) = &leadership {
+        leadership.leave(election::LEAVE_TIMEOUT).await;
+    }
     Ok(Verdict::Compatible)
 }
 

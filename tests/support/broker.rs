@@ -132,6 +132,15 @@ impl Broker {
         Ok(broker)
     }
 
+    /// Sends the broker process `signal` (`STOP`, `CONT`, …).
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} the broker");
+    }
+
     fn wait_until_ready(&mut self, started: Instant) {
         let address: SocketAddr = self.address.parse().expect("a socket address");
         loop {

@@ -26,6 +26,7 @@ use kafka_protocol::messages::{
     ResponseHeader, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
     SyncGroupRequest, SyncGroupResponse, TopicName,
 };
+use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use std::io::Read as _;
 
@@ -280,6 +281,14 @@ impl Versioned for SaslAuthenticateRequest {
     type Response = SaslAuthenticateResponse;
 }
 
+impl Versioned for LeaveGroupRequest {
+    const KEY: ApiKey = ApiKey::LeaveGroup;
+    const NAME: &'static str = "LeaveGroup";
+    // v3 names the leaving members in a list, v5 with a reason.
+    const OURS: (i16, i16) = (0, 5);
+    type Response = LeaveGroupResponse;
+}
+
 impl Versioned for HeartbeatRequest {
     const KEY: ApiKey = ApiKey::Heartbeat;
     const NAME: &'static str = "Heartbeat";
@@ -532,7 +541,7 @@ impl Connection {
     }
 
     /// The newest version of `R` that both sides speak.
-    fn version<R: Versioned>(&self) -> Result<i16, ClientError> {
+    pub(super) fn version<R: Versioned>(&self) -> Result<i16, ClientError> {
         let (ours_oldest, ours_newest) = R::OURS;
         self.versions
             .iter()

@@ -23,21 +23,32 @@
 //! producer at the broker; the store starts its own producer anew for each
 //! generation it leads.
 //!
-//! Checked against Tansu 0.6.0, which answers JoinGroup, SyncGroup and
-//! Heartbeat for any protocol type (and asks even v1 joiners for a member
-//! ID first, as KIP-394 brokers do from v4).
+//! # Leaving
+//! An instance that shuts down gracefully leaves the group
+//! ([`Leadership::leave`]): it stops leading, lets the writes under way
+//! finish, then sends LeaveGroup, as Confluent's elector does when it
+//! closes; the others elect again at once. An instance that dies (SIGKILL,
+//! a lost machine) is dropped by the coordinator only after the session
+//! timeout.
+//!
+//! Checked against Tansu 0.6.0, which answers JoinGroup, SyncGroup,
+//! Heartbeat and LeaveGroup for any protocol type (and asks even v1
+//! joiners for a member ID first, as KIP-394 brokers do from v4).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+use kafka_protocol::messages::leave_group_request::MemberIdentity;
 use kafka_protocol::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_protocol::messages::{
-    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, SyncGroupRequest,
+    FindCoordinatorRequest, GroupId, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    SyncGroupRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 use serde::{Deserialize, Serialize};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, RwLock, RwLockReadGuard, watch};
 
 use super::client::{ClientError, Connection, Transport, Versioned};
 use super::producer::{ProducerError, TransactionalProducer};
@@ -53,6 +64,12 @@ const GROUP_COORDINATOR: i8 = 0;
 
 /// The longest pause between two attempts after the broker failed.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
+/// The longest pause between two heartbeats. A member learns that the
+/// group rebalances (an instance joined or left) only from a heartbeat's
+/// answer, and the new generation waits for it: a second at most, whatever
+/// the session timeout (one small request a second costs the broker little).
+const MAX_HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Kafka's error codes the elector acts on.
 mod code {
@@ -82,12 +99,36 @@ pub enum Role {
     },
 }
 
+/// How long [`Leadership::leave`] waits for the writes under way, and then
+/// for the coordinator to answer LeaveGroup: a broker that does not answer
+/// delays a shutdown by twice this at most.
+pub const LEAVE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Where this instance stands in the group, for leaving it gracefully.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Membership {
+    /// No group elector runs ([`run`] has not started, or another elector
+    /// drives the role).
+    Outside,
+    /// [`run`] takes part in the election.
+    Member,
+    /// [`Leadership::leave`] asks [`run`] to send LeaveGroup and stop.
+    Leaving,
+    /// Out of the group: LeaveGroup was answered or could not be sent.
+    Left,
+}
+
 /// This instance's role, shared by the elector, the store and the HTTP
 /// layer that forwards writes.
 #[derive(Debug)]
 pub struct Leadership {
     role: watch::Sender<Role>,
     step_down: Notify,
+    /// Set by [`Leadership::leave`]: no role but [`Role::Unknown`] from then on.
+    resigned: AtomicBool,
+    membership: watch::Sender<Membership>,
+    /// Read-held by the store for each write it makes as leader.
+    writes: RwLock<()>,
 }
 
 impl Leadership {
@@ -96,6 +137,9 @@ impl Leadership {
         Arc::new(Self {
             role: watch::Sender::new(Role::Unknown),
             step_down: Notify::new(),
+            resigned: AtomicBool::new(false),
+            membership: watch::Sender::new(Membership::Outside),
+            writes: RwLock::new(()),
         })
     }
 
@@ -116,10 +160,59 @@ impl Leadership {
         self.step_down.notify_one();
     }
 
+    /// Held by the store while it makes a write, from checking the role
+    /// until the write is applied: [`Leadership::leave`] waits for it.
+    pub async fn writing(&self) -> RwLockReadGuard<'_, ()> {
+        self.writes.read().await
+    }
+
+    /// Leaves the election for good, on a graceful shutdown: stops leading
+    /// (new writes are refused, those under way finish), then has [`run`]
+    /// send LeaveGroup, so that the group elects again at once instead of
+    /// after the session timeout, and stop heartbeating. Each of the two
+    /// waits lasts `within` at most; without a running [`run`] only the
+    /// first one is made.
+    pub async fn leave(&self, within: Duration) {
+        self.resigned.store(true, Ordering::SeqCst);
+        if self.role.send_replace(Role::Unknown) != Role::Unknown {
+            tracing::info!("Stopped leading the store: leaving its election");
+        }
+        if tokio::time::timeout(within, self.writes.write()).await.is_err() {
+            tracing::warn!(
+                ?within,
+                "The store's writes under way did not finish in time; leaving anyway"
+            );
+        }
+        let joined = self.membership.send_if_modified(|membership| {
+            let joined = *membership == Membership::Member;
+            if joined {
+                *membership = Membership::Leaving;
+            }
+            joined
+        });
+        if !joined {
+            return;
+        }
+        let mut membership = self.membership.subscribe();
+        let left = membership.wait_for(|membership| *membership == Membership::Left);
+        if tokio::time::timeout(within, left).await.is_err() {
+            tracing::warn!(
+                ?within,
+                "The store's group coordinator did not answer LeaveGroup in time; \
+                 the others elect a leader once this member's session times out"
+            );
+        }
+    }
+
     /// Sets the role: [`run`] does as the group decides; another elector
     /// (the operator's Lease, say) could drive a store through this alone.
+    /// After [`Leadership::leave`] the role stays [`Role::Unknown`].
     pub fn set(&self, role: Role) {
         self.role.send_if_modified(|current| {
+            // Read under the role's lock, which `leave` takes after setting it.
+            if role != Role::Unknown && self.resigned.load(Ordering::SeqCst) {
+                return false;
+            }
             let changed = *current != role;
             if changed {
                 tracing::info!(?role, "The store's leadership changed");
@@ -169,14 +262,55 @@ pub struct Group {
     pub transport: Transport,
 }
 
-/// Takes part in the election until the task is dropped: joins the group,
+/// Takes part in the election until [`Leadership::leave`] (then leaves the
+/// group and returns) or until the task is dropped: joins the group,
 /// follows its generations, and starts again (with backoff) when the broker
-/// fails.
+/// fails. Returns at once when `leadership` left already or another `run`
+/// drives it.
 pub async fn run(group: Group, options: ElectionOptions, leadership: Arc<Leadership>) {
+    let started = leadership.membership.send_if_modified(|membership| {
+        let outside = *membership == Membership::Outside;
+        if outside {
+            *membership = Membership::Member;
+        }
+        outside
+    });
+    if !started {
+        return;
+    }
+    let mut member_id = String::new();
+    let mut membership = leadership.membership.subscribe();
+    tokio::select! {
+        () = take_part_again_and_again(&group, &options, &leadership, &mut member_id) => {}
+        _ = membership.wait_for(|membership| *membership == Membership::Leaving) => {}
+    }
+    // A request cut off above may have left its connection mid-exchange: a new one.
+    if !member_id.is_empty() {
+        match leave_group(&group, &member_id).await {
+            Ok(()) => tracing::info!(member_id, "Left the store's election group"),
+            Err(error) => tracing::warn!(
+                error = &error as &dyn std::error::Error,
+                "Could not leave the store's election group; \
+                 the others elect a leader once this member's session times out"
+            ),
+        }
+    }
+    leadership.membership.send_replace(Membership::Left);
+}
+
+/// Takes part in the election as `member_id` (the member ID of the
+/// membership under way, empty while there is none), starting again with
+/// backoff whenever the broker fails.
+async fn take_part_again_and_again(
+    group: &Group,
+    options: &ElectionOptions,
+    leadership: &Leadership,
+    member_id: &mut String,
+) {
     let mut backoff = Duration::from_millis(100);
     loop {
         let started = Instant::now();
-        if let Err(error) = take_part(&group, &options, &leadership).await {
+        if let Err(error) = take_part(group, options, leadership, member_id).await {
             leadership.set(Role::Unknown);
             tracing::warn!(
                 error = &error as &dyn std::error::Error,
@@ -191,17 +325,23 @@ pub async fn run(group: Group, options: ElectionOptions, leadership: Arc<Leaders
     }
 }
 
-/// One membership: from finding the coordinator until a request fails.
-async fn take_part(group: &Group, options: &ElectionOptions, leadership: &Leadership) -> Result<(), ProducerError> {
+/// One membership, as `member_id`: from finding the coordinator until a
+/// request fails.
+async fn take_part(
+    group: &Group,
+    options: &ElectionOptions,
+    leadership: &Leadership,
+    member_id: &mut String,
+) -> Result<(), ProducerError> {
+    member_id.clear();
     let mut coordinator = find_coordinator(group).await?;
-    let mut member_id = String::new();
     // Whether this member led the last generation and is still in the group:
     // it then says so when it joins the next one, and keeps leading.
     let mut sitting = false;
     loop {
-        let joined = join(&mut coordinator, group, options, &mut member_id, sitting).await?;
+        let joined = join(&mut coordinator, group, options, member_id, sitting).await?;
         let generation = joined.generation_id;
-        let assignments = if joined.leader.as_str() == member_id {
+        let assignments = if joined.leader.as_str() == *member_id {
             assign(&joined)
         } else {
             Vec::new()
@@ -226,7 +366,7 @@ async fn take_part(group: &Group, options: &ElectionOptions, leadership: &Leader
         }
         let assignment: Assignment = serde_json::from_slice(&synced.assignment).unwrap_or_default();
         let role = match (assignment.leader_member, assignment.leader_url) {
-            (Some(leader), _) if leader == member_id => {
+            (Some(leader), _) if leader == *member_id => {
                 // Fence the previous leader's producer before writing as leader.
                 drop(
                     TransactionalProducer::start(
@@ -245,7 +385,7 @@ async fn take_part(group: &Group, options: &ElectionOptions, leadership: &Leader
         let leading = matches!(role, Role::Leader { .. });
         leadership.set(role);
         let ended =
-            heartbeat_until_rebalance(&mut coordinator, group, options, &member_id, generation, leadership).await?;
+            heartbeat_until_rebalance(&mut coordinator, group, options, member_id, generation, leadership).await?;
         sitting = leading && ended == GenerationEnd::Rebalance;
         if ended == GenerationEnd::Evicted {
             member_id.clear();
@@ -284,6 +424,36 @@ async fn find_coordinator(group: &Group) -> Result<Connection, ClientError> {
         Ok(bootstrap)
     } else {
         Connection::connect(&address, group.transport.clone()).await
+    }
+}
+
+/// Tells the group's coordinator that `member_id` leaves the group (a new
+/// connection: the elector's may be mid-request).
+async fn leave_group(group: &Group, member_id: &str) -> Result<(), ClientError> {
+    let mut coordinator = find_coordinator(group).await?;
+    let request =
+        LeaveGroupRequest::default().with_group_id(GroupId(StrBytes::from_string(group.transactional_id.clone())));
+    // v3 names the leaving members in a list (v5 with a reason); earlier versions, one member.
+    let version = coordinator.version::<LeaveGroupRequest>()?;
+    let member_id = StrBytes::from_string(member_id.to_owned());
+    let request = if version >= 3 {
+        let reason = (version >= 5).then(|| StrBytes::from_static_str("the schemaops instance is shutting down"));
+        request.with_members(vec![
+            MemberIdentity::default().with_member_id(member_id).with_reason(reason),
+        ])
+    } else {
+        request.with_member_id(member_id)
+    };
+    let response = coordinator.call(&request).await?;
+    let member_code = response
+        .members
+        .iter()
+        .map(|member| member.error_code)
+        .find(|code| *code != 0);
+    match member_code.unwrap_or(response.error_code) {
+        // The coordinator had dropped the member already.
+        code::UNKNOWN_MEMBER_ID => Ok(()),
+        code => coordinator.check(LeaveGroupRequest::NAME, code),
     }
 }
 
@@ -389,7 +559,7 @@ async fn heartbeat_until_rebalance(
     generation: i32,
     leadership: &Leadership,
 ) -> Result<GenerationEnd, ClientError> {
-    let interval = options.session_timeout / 3;
+    let interval = (options.session_timeout / 3).min(MAX_HEARTBEAT_INTERVAL);
     loop {
         tokio::select! {
             () = tokio::time::sleep(interval) => {}
@@ -483,6 +653,28 @@ mod tests {
         let a_ineligible = ("m-a", "http://a:8081", false, true);
         assert_eq!(elected(&[a_ineligible, b]).as_deref(), Some("http://b:8081"));
         assert_eq!(elected(&[a_ineligible]), None);
+    }
+
+    #[tokio::test]
+    async fn a_leadership_that_left_waits_for_the_write_under_way_and_never_leads_again() {
+        let leadership = Leadership::new();
+        leadership.set(Role::Leader { generation: 1 });
+        let writing = leadership.writing().await;
+        let leaving = tokio::spawn({
+            let leadership = Arc::clone(&leadership);
+            async move { leadership.leave(Duration::from_secs(5)).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(leadership.role(), Role::Unknown, "it stops leading first");
+        assert!(!leaving.is_finished(), "it waits for the write under way");
+        drop(writing);
+        // No group elector runs: nothing else to wait for.
+        tokio::time::timeout(Duration::from_secs(1), leaving)
+            .await
+            .expect("leaves once the write is done")
+            .unwrap();
+        leadership.set(Role::Leader { generation: 2 });
+        assert_eq!(leadership.role(), Role::Unknown, "no role after leaving");
     }
 
     #[test]

@@ -278,6 +278,15 @@ impl KafkaStore {
         Ok(())
     }
 
+    /// While an elected store writes, its instance does not leave the
+    /// election (see [`Leadership::leave`]).
+    async fn writing(&self) -> Option<tokio::sync::RwLockReadGuard<'_, ()>> {
+        match &self.leadership {
+            Some(leadership) => Some(leadership.writing().await),
+            None => None,
+        }
+    }
+
     /// Writes `changes` as one transaction when nothing was committed after
     /// `revision`, then reads it back.
     async fn write_after(
@@ -370,6 +379,7 @@ impl Store for KafkaStore {
     }
 
     async fn apply(&self, changes: Vec<Change>) -> Result<(), StoreError> {
+        let _writing = self.writing().await;
         let mut state = self.state.lock().await;
         self.write_after(&mut state, None, &changes).await.map(|_| ())
     }
@@ -394,6 +404,7 @@ impl Store for KafkaStore {
     }
 
     async fn apply_after(&self, revision: u64, changes: Vec<Change>) -> Result<Applied, StoreError> {
+        let _writing = self.writing().await;
         let mut state = self.state.lock().await;
         self.write_after(&mut state, Some(revision), &changes).await
     }
