@@ -40,9 +40,10 @@
 //! their ratio; skipped, with a line saying why, without valgrind or a baseline.
 //!
 //! `--only SECTION` runs one section: `timing` (the medians per format),
-//! `peers` (Avro beside the crate and Java) or `instructions`.
+//! `peers` (Avro beside the crate and Java) or `instructions`; `--case NAME`
+//! runs only the Avro peers' cases whose label (`rich-10-ok`) contains NAME.
 //!
-//! `cargo bench --bench compat [-- --dump DIR] [--format NAME] [--only SECTION] [--baseline PATH]`
+//! `cargo bench --bench compat [-- --dump DIR] [--format NAME] [--only SECTION] [--case NAME] [--baseline PATH]`
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -424,7 +425,10 @@ fn main() {
         }
     }
     if selected(&BENCHES[0]) {
-        let cases = peers::cases();
+        let cases: Vec<peers::Case> = peers::cases()
+            .into_iter()
+            .filter(|case| option("--case").is_none_or(|name| case.label().contains(name.as_str())))
+            .collect();
         if section("peers") {
             peers::report(&cases, Duration::from_secs(1));
             println!();

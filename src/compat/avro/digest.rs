@@ -12,8 +12,10 @@
 
 use siphasher::sip128::{Hasher128 as _, SipHasher13};
 use std::hash::{Hash as _, Hasher as _};
+use std::sync::LazyLock;
 
 use super::model::{Name, NodeId, Type, Types};
+use super::parse::PRIMITIVES;
 use crate::compat::stack::deep;
 
 /// A 128-bit SipHash-1-3 of a node's structure.
@@ -70,10 +72,7 @@ impl Walk<'_> {
         let types = self.types;
         let mut hasher = SipHasher13::new();
         match types.ty(id) {
-            Type::Primitive(primitive) => {
-                hasher.write_u8(0);
-                hasher.write_u8(*primitive as u8);
-            }
+            Type::Primitive(primitive) => return Some(PRIMITIVE_DIGESTS[*primitive as usize]),
             Type::Array(items) => {
                 hasher.write_u8(1);
                 write_digest(&mut hasher, self.digest(*items)?);
@@ -117,6 +116,18 @@ impl Walk<'_> {
     }
 }
 
+/// The digests of the eight primitive types, which every schema has as
+/// nodes: computed once per process, in the order of [`Primitive`]'s variants.
+static PRIMITIVE_DIGESTS: LazyLock<[Digest; 8]> = LazyLock::new(|| {
+    PRIMITIVES.map(|primitive| {
+        let mut hasher = SipHasher13::new();
+        hasher.write_u8(0);
+        hasher.write_u8(primitive as u8);
+        let hash = hasher.finish128();
+        [hash.h1, hash.h2]
+    })
+});
+
 fn write_digest(hasher: &mut SipHasher13, digest: Digest) {
     hasher.write_u64(digest[0]);
     hasher.write_u64(digest[1]);
@@ -144,6 +155,13 @@ mod tests {
             _ => unreachable!("a union"),
         };
         a.same_as(branch(&a), &b, branch(&b))
+    }
+
+    #[test]
+    fn the_primitive_digests_are_in_the_order_of_the_variants() {
+        for (position, primitive) in super::PRIMITIVES.into_iter().enumerate() {
+            assert_eq!(primitive as usize, position, "{primitive:?}");
+        }
     }
 
     #[test]

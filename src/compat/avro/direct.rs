@@ -62,6 +62,8 @@ struct Direct {
     /// The branches of the unions being read, innermost last: one buffer
     /// for all, so each union's branches are allocated once, at their size.
     branches: Vec<NodeId>,
+    /// The fields of the records being read, innermost last, likewise.
+    fields: RecordFields,
 }
 
 /// The text being read and the position in it.
@@ -84,6 +86,7 @@ impl Direct {
             skip_budget: 0,
             root_guess: None,
             branches: Vec::new(),
+            fields: RecordFields::with_capacity(0),
         }
     }
 
@@ -118,7 +121,8 @@ impl Direct {
 
     /// A type at `depth` levels of arrays and objects.
     fn parse_type(&mut self, reader: &mut Reader<'_>, namespace: &str, depth: usize) -> Step<NodeId> {
-        deep(|| match reader.peek() {
+        // Only a union or an object recurses, and needs the stack checked.
+        match reader.peek() {
             Some(b'"') => {
                 let name = reader.string()?;
                 match Primitive::from_name(&name) {
@@ -126,10 +130,10 @@ impl Direct {
                     None => self.lookup(&name, namespace),
                 }
             }
-            Some(b'[') => self.parse_union(reader, namespace, depth),
-            Some(b'{') => self.parse_object(reader, namespace, depth),
+            Some(b'[') => deep(|| self.parse_union(reader, namespace, depth)),
+            Some(b'{') => deep(|| self.parse_object(reader, namespace, depth)),
             _ => Err(GiveUp),
-        })
+        }
     }
 
     fn lookup(&self, name: &str, namespace: &str) -> Step<NodeId> {
@@ -362,19 +366,20 @@ impl Direct {
         self.names.insert(full, id);
         let inner = self.enter(depth)?;
         reader.expect(b'[')?;
-        let mut fields = RecordFields::with_capacity(4);
+        let (first, names_from) = (self.fields.len(), self.fields.names_len());
         if !reader.next_is(b']') {
             loop {
                 let (name, field) = self.parse_field(reader, &namespace, inner)?;
                 if field.default().is_some() {
-                    self.defaults.push((id, fields.len()));
+                    self.defaults.push((id, self.fields.len() - first));
                 }
-                fields.push(&name, field);
+                self.fields.push(&name, field);
                 if !reader.comma_or(b']')? {
                     break;
                 }
             }
         }
+        let fields = self.fields.split_off(first, names_from);
         Ok(ParsedRecord { id, fields })
     }
 
@@ -388,7 +393,7 @@ impl Direct {
         reader.expect(b'{')?;
         let mut name: Option<Cow<'t, str>> = None;
         let mut ty: Option<NodeId> = None;
-        let mut details: Option<Box<FieldDetails>> = None;
+        let mut details: Option<FieldDetails> = None;
         let (mut aliases, mut doc, mut order, mut default) = (false, false, false, false);
         if !reader.next_is(b'}') {
             loop {
@@ -480,8 +485,7 @@ impl Direct {
                 if record.repeated_field().is_some() {
                     return Err(GiveUp);
                 }
-                self.types
-                    .replace(id, Type::Record(Box::new(record)), object.properties);
+                self.types.finish_record(id, record, object.properties);
                 Ok(id)
             }
             Kind::Enum => {
@@ -833,21 +837,26 @@ impl<'t> Reader<'t> {
     }
 
     /// An object key and its colon. `"name":` and `"type":`, two of every
-    /// field's keys, are recognised as one word each, without a scan.
+    /// field's keys, are recognised as one word each, without a scan, and
+    /// `"default":` as a word and two bytes.
     fn key(&mut self) -> Step<Cow<'t, str>> {
         const SEVEN_BYTES: u64 = 0x00ff_ffff_ffff_ffff;
         const NAME: u64 = u64::from_le_bytes(*b"\"name\":\0");
         const TYPE: u64 = u64::from_le_bytes(*b"\"type\":\0");
+        const DEFAULT: u64 = u64::from_le_bytes(*b"\"default");
         self.peek();
         if let Some(chunk) = self.bytes().get(self.at..self.at + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().map_err(|_| GiveUp)?) & SEVEN_BYTES;
-            let known = match word {
-                NAME => Some("name"),
-                TYPE => Some("type"),
+            let word = u64::from_le_bytes(chunk.try_into().map_err(|_| GiveUp)?);
+            let known = match word & SEVEN_BYTES {
+                NAME => Some(("name", 7)),
+                TYPE => Some(("type", 7)),
+                _ if word == DEFAULT && self.bytes().get(self.at + 8..self.at + 10) == Some(&b"\":"[..]) => {
+                    Some(("default", 10))
+                }
                 _ => None,
             };
-            if let Some(key) = known {
-                self.at += 7;
+            if let Some((key, length)) = known {
+                self.at += length;
                 return Ok(Cow::Borrowed(key));
             }
         }
@@ -921,11 +930,20 @@ impl<'t> Reader<'t> {
 
     /// Any JSON value, as `serde_json::Value` (defaults and custom attributes).
     fn value(&mut self, direct: &mut Direct, depth: usize) -> Step<Value> {
-        deep(|| match self.peek().ok_or(GiveUp)? {
+        // Only an array or an object recurses, and needs the stack checked.
+        match self.peek().ok_or(GiveUp)? {
             b'"' => Ok(Value::String(self.string()?.into_owned())),
             b'n' => self.literal("null").map(|()| Value::Null),
             b't' => self.literal("true").map(|()| Value::Bool(true)),
             b'f' => self.literal("false").map(|()| Value::Bool(false)),
+            b'[' | b'{' => deep(|| self.structure(direct, depth)),
+            _ => self.number().map(Value::Number),
+        }
+    }
+
+    /// An array or an object, as `serde_json::Value`.
+    fn structure(&mut self, direct: &mut Direct, depth: usize) -> Step<Value> {
+        match self.peek().ok_or(GiveUp)? {
             b'[' => {
                 let inner = direct.enter(depth)?;
                 self.at += 1;
@@ -957,8 +975,8 @@ impl<'t> Reader<'t> {
                 }
                 Ok(Value::Object(members))
             }
-            _ => self.number().map(Value::Number),
-        })
+            _ => Err(GiveUp),
+        }
     }
 
     /// A JSON value read and dropped.

@@ -47,9 +47,13 @@ impl Types {
         id
     }
 
-    /// Replaces a placeholder node with the finished type.
-    pub(crate) fn replace(&mut self, id: NodeId, ty: Type, properties: BTreeMap<String, Value>) {
-        self.nodes[id] = ty;
+    /// Fills in the record `id`, a placeholder until its fields were read,
+    /// in the box the placeholder already has.
+    pub(crate) fn finish_record(&mut self, id: NodeId, record: Record, properties: BTreeMap<String, Value>) {
+        match &mut self.nodes[id] {
+            Type::Record(placeholder) => **placeholder = record,
+            other => *other = Type::Record(Box::new(record)),
+        }
         self.set_properties(id, properties);
     }
 
@@ -382,6 +386,35 @@ impl RecordFields {
         self.fields.len()
     }
 
+    /// The length of the names so far.
+    pub(crate) fn names_len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Moves the fields from position `first` (whose names start at
+    /// `names_from`) into a gathering of their own, allocated at its size:
+    /// a parser gathers the fields of nested records in one buffer, the
+    /// innermost record's last, and takes each record's out when it ends.
+    pub(crate) fn split_off(&mut self, first: usize, names_from: usize) -> RecordFields {
+        if first == 0 && names_from == 0 {
+            // The outermost record, often most of the text: no copy.
+            return std::mem::replace(self, RecordFields::with_capacity(0));
+        }
+        let rebase = offset(names_from);
+        let fields = self
+            .fields
+            .drain(first..)
+            .map(|mut field| {
+                field.name_start -= rebase;
+                field.name_end -= rebase;
+                field
+            })
+            .collect();
+        let names = self.names[names_from..].to_owned();
+        self.names.truncate(names_from);
+        RecordFields { fields, names }
+    }
+
     pub(crate) fn finish(self, name: Name) -> Record {
         Record::build(name, self)
     }
@@ -411,8 +444,22 @@ pub(crate) struct Field {
     name_start: u32,
     name_end: u32,
     pub(crate) ty: NodeId,
-    details: Option<Box<FieldDetails>>,
+    details: Details,
 }
+
+/// A field's attributes beyond its name and type, as kept: a field whose
+/// only attribute is one of the commonest defaults (`null`, `""`) takes
+/// no allocation.
+#[derive(Debug, Clone)]
+enum Details {
+    None,
+    NullDefault,
+    EmptyStringDefault,
+    Boxed(Box<FieldDetails>),
+}
+
+static NULL: Value = Value::Null;
+static EMPTY_STRING: Value = Value::String(String::new());
 
 /// A field's attributes beyond its name and type.
 #[derive(Debug, Clone, Default)]
@@ -425,19 +472,29 @@ pub(crate) struct FieldDetails {
     pub(crate) properties: BTreeMap<String, Value>,
 }
 
-impl FieldDetails {
-    fn is_empty(&self) -> bool {
-        self.aliases.is_empty()
-            && self.default.is_none()
-            && self.doc.is_none()
-            && self.order.is_none()
-            && self.properties.is_empty()
-    }
-}
-
 impl Field {
     pub(crate) fn new(ty: NodeId, details: FieldDetails) -> Self {
-        let details = (!details.is_empty()).then(|| Box::new(details));
+        Self::with_details(ty, Some(details))
+    }
+
+    /// A field with `details`, if it has any beyond its name and type.
+    pub(crate) fn with_details(ty: NodeId, details: Option<FieldDetails>) -> Self {
+        let details = match details {
+            None => Details::None,
+            Some(details) => {
+                let only_default = details.aliases.is_empty()
+                    && details.doc.is_none()
+                    && details.order.is_none()
+                    && details.properties.is_empty();
+                match &details.default {
+                    _ if !only_default => Details::Boxed(Box::new(details)),
+                    None => Details::None,
+                    Some(Value::Null) => Details::NullDefault,
+                    Some(Value::String(text)) if text.is_empty() => Details::EmptyStringDefault,
+                    Some(_) => Details::Boxed(Box::new(details)),
+                }
+            }
+        };
         Self {
             name_start: 0,
             name_end: 0,
@@ -446,36 +503,37 @@ impl Field {
         }
     }
 
-    /// A field whose details, if any, are already boxed (empty ones are dropped).
-    pub(crate) fn with_details(ty: NodeId, details: Option<Box<FieldDetails>>) -> Self {
-        Self {
-            name_start: 0,
-            name_end: 0,
-            ty,
-            details: details.filter(|details| !details.is_empty()),
+    /// The attributes kept in a box, if any are.
+    fn boxed(&self) -> Option<&FieldDetails> {
+        match &self.details {
+            Details::Boxed(details) => Some(details),
+            Details::None | Details::NullDefault | Details::EmptyStringDefault => None,
         }
     }
 
     pub(crate) fn aliases(&self) -> &[String] {
-        self.details.as_ref().map_or(&[], |details| &details.aliases)
+        self.boxed().map_or(&[], |details| &details.aliases)
     }
 
     pub(crate) fn default(&self) -> Option<&Value> {
-        self.details.as_ref().and_then(|details| details.default.as_ref())
+        match &self.details {
+            Details::None => None,
+            Details::NullDefault => Some(&NULL),
+            Details::EmptyStringDefault => Some(&EMPTY_STRING),
+            Details::Boxed(details) => details.default.as_ref(),
+        }
     }
 
     pub(crate) fn doc(&self) -> Option<&str> {
-        self.details.as_ref().and_then(|details| details.doc.as_deref())
+        self.boxed().and_then(|details| details.doc.as_deref())
     }
 
     pub(crate) fn order(&self) -> Option<&str> {
-        self.details.as_ref().and_then(|details| details.order.as_deref())
+        self.boxed().and_then(|details| details.order.as_deref())
     }
 
     pub(crate) fn properties(&self) -> &BTreeMap<String, Value> {
-        self.details
-            .as_ref()
-            .map_or(&NO_PROPERTIES, |details| &details.properties)
+        self.boxed().map_or(&NO_PROPERTIES, |details| &details.properties)
     }
 }
 

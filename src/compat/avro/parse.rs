@@ -408,8 +408,7 @@ impl Parser {
                 ),
             ));
         }
-        self.types
-            .replace(id, Type::Record(Box::new(record)), properties(object));
+        self.types.finish_record(id, record, properties(object));
         Ok(id)
     }
 
