@@ -25,7 +25,7 @@ use serde_json::{Map, Number, Value};
 use super::model::{
     AvroSchema, Enum, Field, FieldDetails, Fixed, Name, NodeId, Primitive, Record, RecordFields, Type, Types,
 };
-use super::parse::{PRIMITIVES, is_valid_full_name, is_valid_name, primitive_node, qualify};
+use super::parse::{is_valid_full_name, is_valid_name, primitive_node, primitive_types, qualify};
 use crate::compat::SchemaText;
 use crate::compat::json_tree::MAX_NESTING;
 use crate::compat::stack::deep;
@@ -74,12 +74,8 @@ struct Reader<'t> {
 
 impl Direct {
     fn new() -> Self {
-        let mut types = Types::default();
-        for primitive in PRIMITIVES {
-            types.push(Type::Primitive(primitive), BTreeMap::new());
-        }
         Self {
-            types,
+            types: primitive_types(),
             names: rustc_hash::FxHashMap::default(),
             defaults: Vec::new(),
             nesting: 0,

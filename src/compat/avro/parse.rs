@@ -153,14 +153,19 @@ pub(super) const PRIMITIVES: [Primitive; 8] = [
     Primitive::String,
 ];
 
+/// An arena holding the [`PRIMITIVES`] nodes first, at their positions in it.
+pub(super) fn primitive_types() -> Types {
+    let mut types = Types::default();
+    for primitive in PRIMITIVES {
+        types.push(Type::Primitive(primitive), BTreeMap::new());
+    }
+    types
+}
+
 impl Parser {
     fn new() -> Self {
-        let mut types = Types::default();
-        for primitive in PRIMITIVES {
-            types.push(Type::Primitive(primitive), BTreeMap::new());
-        }
         Self {
-            types,
+            types: primitive_types(),
             names: FxHashMap::default(),
             defaults: Vec::new(),
             nesting: 0,

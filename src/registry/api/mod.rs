@@ -408,12 +408,16 @@ async fn holder_for(
     })
 }
 
-/// Whether a request asks for Protobuf's serialized form (`format=serialized`).
+/// Whether a request asks for Protobuf's serialized form of a `format` schema.
 fn serialized_requested(query: &QueryParams, format: crate::compat::Format) -> bool {
-    format == crate::compat::Format::Protobuf
-        && query
-            .text("format")
-            .is_some_and(|value| value.eq_ignore_ascii_case("serialized"))
+    format == crate::compat::Format::Protobuf && asks_serialized(query)
+}
+
+/// Whether a request carries `format=serialized`, whatever the schema's format.
+fn asks_serialized(query: &QueryParams) -> bool {
+    query
+        .text("format")
+        .is_some_and(|value| value.eq_ignore_ascii_case("serialized"))
 }
 
 #[utoipa::path(
@@ -722,7 +726,7 @@ async fn get_version(
 ) -> Reply {
     let subject = subject(name)?;
     let (selector, include_deleted) = (version(&number)?, query.flag("deleted")?);
-    if serialized_requested(&query, crate::compat::Format::Protobuf) {
+    if asks_serialized(&query) {
         let mut found = state.registry.version(&subject, selector, include_deleted).await?;
         if found.format == crate::compat::Format::Protobuf {
             found.text = state.registry.serialized_by_id(found.id).await?;
